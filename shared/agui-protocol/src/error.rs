@@ -1,0 +1,80 @@
+//! The one error type of this crate.
+
+/// What went wrong reading AG-UI material.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ProtocolError {
+    /// The text is not JSON.
+    #[error("invalid JSON: {message}")]
+    Syntax {
+        /// Parser message with line/column.
+        message: String,
+    },
+    /// A known value is malformed; `path` names where (e.g. `outcome.interrupts[0].reason`).
+    #[error("invalid value at `{path}`: {message}")]
+    Invalid {
+        /// JSON path of the offending value (`.` for the root).
+        path: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// An SSE frame is not a JSON object with a non-empty string `type`.
+    #[error("invalid SSE frame: {0}")]
+    Frame(String),
+    /// The stream broke a sequencing rule.
+    #[error("{0}")]
+    Verify(#[from] crate::verify::Violation),
+}
+
+impl ProtocolError {
+    /// The JSON path of the problem, when known.
+    pub fn path(&self) -> Option<&str> {
+        match self {
+            ProtocolError::Invalid { path, .. } => Some(path),
+            _ => None,
+        }
+    }
+}
+
+/// Deserializes `T` from a JSON value, naming the JSON path of the first malformed value.
+pub(crate) fn from_value_with_path<T: serde::de::DeserializeOwned>(
+    value: serde_json::Value,
+) -> Result<T, ProtocolError> {
+    serde_path_to_error::deserialize(value).map_err(|err| {
+        let path = err.path().to_string();
+        ProtocolError::Invalid {
+            path,
+            message: err.into_inner().to_string(),
+        }
+    })
+}
+
+/// Deserializes `T` from JSON text, naming the JSON path of the first malformed value.
+pub(crate) fn from_str_with_path<T: serde::de::DeserializeOwned>(
+    text: &str,
+) -> Result<T, ProtocolError> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    let result: Result<T, _> = serde_path_to_error::deserialize(&mut de);
+    match result {
+        Ok(v) => {
+            de.end().map_err(|e| ProtocolError::Syntax {
+                message: e.to_string(),
+            })?;
+            Ok(v)
+        }
+        Err(err) => {
+            let path = err.path().to_string();
+            let inner = err.into_inner();
+            if inner.is_syntax() || inner.is_eof() {
+                Err(ProtocolError::Syntax {
+                    message: inner.to_string(),
+                })
+            } else {
+                Err(ProtocolError::Invalid {
+                    path,
+                    message: inner.to_string(),
+                })
+            }
+        }
+    }
+}

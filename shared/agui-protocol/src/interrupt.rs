@@ -1,0 +1,205 @@
+//! Run outcomes, interrupts, token usage and resume entries.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::ids::{InterruptId, SubagentRunId, ToolCallId};
+use crate::message::Metadata;
+
+/// How a run ended (`RUN_FINISHED.outcome`). Absent on the wire means success;
+/// Handoff always sends it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+#[non_exhaustive]
+pub enum RunFinishedOutcome {
+    /// The run completed. Frontend-tool calls left unanswered are listed.
+    #[serde(rename_all = "camelCase")]
+    Success {
+        /// Calls to application tools that the client must answer.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pending_tool_call_ids: Option<Vec<ToolCallId>>,
+    },
+    /// The run stopped to ask; at least one interrupt.
+    Interrupt {
+        /// The questions, ids unique within the run.
+        interrupts: Vec<Interrupt>,
+    },
+    /// The run was stopped on purpose (user, application or a producer deadline).
+    Cancelled,
+}
+
+impl RunFinishedOutcome {
+    /// Plain success.
+    pub fn success() -> Self {
+        RunFinishedOutcome::Success {
+            pending_tool_call_ids: None,
+        }
+    }
+}
+
+/// A question that ends a run and is answered by a later run's `resume`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Interrupt {
+    /// Unique within the run.
+    pub id: InterruptId,
+    /// `tool_call`, `input_required`, `confirmation` or a namespaced `<framework>:<name>`.
+    pub reason: String,
+    /// Human-readable prompt.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// The call this interrupt is about (set when `reason` is `tool_call`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<ToolCallId>,
+    /// JSON Schema (an object) the resume payload must satisfy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response_schema: Option<Value>,
+    /// ISO 8601 UTC instant after which only `cancelled` is accepted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires_at: Option<String>,
+    /// Metadata.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Metadata>,
+    /// Set when raised inside a subagent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subagent_run_id: Option<SubagentRunId>,
+}
+
+impl Interrupt {
+    /// An interrupt with an id and a reason; fill the rest with the `with_*` helpers.
+    pub fn new(id: impl Into<InterruptId>, reason: impl Into<String>) -> Self {
+        Interrupt {
+            id: id.into(),
+            reason: reason.into(),
+            message: None,
+            tool_call_id: None,
+            response_schema: None,
+            expires_at: None,
+            metadata: None,
+            subagent_run_id: None,
+        }
+    }
+    /// Sets the human-readable prompt.
+    pub fn with_message(mut self, message: impl Into<String>) -> Self {
+        self.message = Some(message.into());
+        self
+    }
+    /// Binds the interrupt to a tool call.
+    pub fn with_tool_call(mut self, id: impl Into<ToolCallId>) -> Self {
+        self.tool_call_id = Some(id.into());
+        self
+    }
+    /// Sets the JSON Schema for the answer.
+    pub fn with_response_schema(mut self, schema: Value) -> Self {
+        self.response_schema = Some(schema);
+        self
+    }
+    /// Sets the expiry (ISO 8601).
+    pub fn with_expires_at(mut self, at: impl Into<String>) -> Self {
+        self.expires_at = Some(at.into());
+        self
+    }
+    /// Sets metadata.
+    pub fn with_metadata(mut self, metadata: Metadata) -> Self {
+        self.metadata = Some(metadata);
+        self
+    }
+    /// Attributes the interrupt to a subagent invocation.
+    pub fn with_subagent(mut self, id: impl Into<SubagentRunId>) -> Self {
+        self.subagent_run_id = Some(id.into());
+        self
+    }
+}
+
+/// The answer to one interrupt (`RunAgentInput.resume[]`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResumeEntry {
+    /// The interrupt answered.
+    pub interrupt_id: InterruptId,
+    /// `resolved` (payload is the answer, denials included) or `cancelled` (not executed).
+    pub status: ResumeStatus,
+    /// The answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub payload: Option<Value>,
+    /// Envelope data (signatures, routing keys).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Metadata>,
+}
+
+impl ResumeEntry {
+    /// A resolved entry with a payload.
+    pub fn resolved(id: impl Into<InterruptId>, payload: Value) -> Self {
+        ResumeEntry {
+            interrupt_id: id.into(),
+            status: ResumeStatus::Resolved,
+            payload: Some(payload),
+            metadata: None,
+        }
+    }
+    /// A cancelled entry.
+    pub fn cancelled(id: impl Into<InterruptId>) -> Self {
+        ResumeEntry {
+            interrupt_id: id.into(),
+            status: ResumeStatus::Cancelled,
+            payload: None,
+            metadata: None,
+        }
+    }
+}
+
+/// Status of a resume entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ResumeStatus {
+    /// Answered; the payload carries the decision.
+    Resolved,
+    /// Abandoned; the interrupted action must not execute.
+    Cancelled,
+}
+
+/// Token accounting for a run. Absent counts mean "not reported".
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TokenUsage {
+    /// Provider label.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider: Option<String>,
+    /// Model label.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// Total input tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_tokens: Option<u64>,
+    /// Total output tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_tokens: Option<u64>,
+    /// Input plus output.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total_tokens: Option<u64>,
+    /// Part of the output spent reasoning.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_tokens: Option<u64>,
+    /// Part of the input read from cache.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_input_tokens: Option<u64>,
+    /// Part of the input written to cache.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_write_input_tokens: Option<u64>,
+}
+
+/// How a subagent invocation ended (`SUBAGENT_FINISHED.outcome`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+#[non_exhaustive]
+pub enum SubagentOutcome {
+    /// Completed.
+    Success,
+    /// Waiting on interrupts it raised (ids) or a descendant raised (no ids).
+    #[serde(rename_all = "camelCase")]
+    Suspended {
+        /// Interrupts this invocation itself raised.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        interrupt_ids: Option<Vec<InterruptId>>,
+    },
+}

@@ -1,0 +1,132 @@
+//! Side effects that execute at most once per key, across instances, retries and replays.
+
+use std::future::Future;
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use super::RunContext;
+use crate::agent::AgentError;
+use crate::error::CoreError;
+use crate::records::{self, EffectRecord, THREAD_KEY, effect_key};
+use crate::store::{Condition, StoreError, Write};
+
+impl RunContext {
+    /// Runs `call` at most once for `key` on this thread and records its result;
+    /// any later call with the same key (a replayed resume, a retry on another
+    /// instance) gets the recorded result without executing.
+    ///
+    /// `call` receives the idempotency key to hand to the downstream service
+    /// (`{threadId}/{key}`). The one window no store can close — the process dies
+    /// after the downstream call and before the record — is covered by that key:
+    /// the retry calls again with the same key, so a downstream that honours
+    /// idempotency keys still executes once.
+    ///
+    /// A failed call records nothing, so it can be retried.
+    pub async fn effect<T, E, F, Fut>(&mut self, key: &str, call: F) -> Result<T, AgentError>
+    where
+        T: Serialize + DeserializeOwned + Send,
+        E: std::fmt::Display,
+        F: FnOnce(String) -> Fut + Send,
+        Fut: Future<Output = Result<T, E>> + Send,
+    {
+        let thread = self.input.thread_id.to_string();
+        let item_key = effect_key(key);
+        let idempotency_key = format!("{thread}/{key}");
+        let now = self.now_ms();
+        let read = self.store.get(&thread, &[&item_key], now).await;
+        let existing = match read {
+            Ok(mut items) => items.pop().flatten(),
+            Err(e) => return Err(self.fail(CoreError::Store(e))),
+        };
+        let (condition, attempts) = match &existing {
+            Some(item) => {
+                let record: EffectRecord = records::decode(item).map_err(|e| self.fail(e))?;
+                if record.done {
+                    let value = record.result.unwrap_or(Value::Null);
+                    return serde_json::from_value(value).map_err(AgentError::from);
+                }
+                // Started by a run whose lease is gone: in doubt, call again with the same key.
+                tracing::warn!(
+                    key,
+                    previous_fence = record.fence,
+                    "effect in doubt; retrying with the same idempotency key"
+                );
+                (Condition::Version(item.version), record.attempts)
+            }
+            None => (Condition::Absent, 0),
+        };
+        let started_version = match condition {
+            Condition::Version(v) => v + 1,
+            _ => 1,
+        };
+        let ttl = Some(now + self.effect_ttl_ms);
+        let started = EffectRecord {
+            done: false,
+            fence: self.fence,
+            attempts: attempts + 1,
+            result: None,
+        };
+        self.fenced_commit(Write::put(
+            &item_key,
+            condition,
+            records::encode(&started),
+            ttl,
+        ))
+        .await?;
+
+        let outcome = call(idempotency_key).await;
+        let now = self.now_ms();
+        match outcome {
+            Ok(value) => {
+                let json = serde_json::to_value(&value).map_err(AgentError::from)?;
+                let done = EffectRecord {
+                    done: true,
+                    fence: self.fence,
+                    attempts: attempts + 1,
+                    result: Some(json),
+                };
+                let write = Write::put(
+                    &item_key,
+                    Condition::Version(started_version),
+                    records::encode(&done),
+                    Some(now + self.effect_ttl_ms),
+                );
+                self.fenced_commit(write).await?;
+                Ok(value)
+            }
+            Err(e) => {
+                let write = Write::delete(&item_key, Condition::Version(started_version));
+                self.fenced_commit(write).await?;
+                Err(AgentError(format!("effect {key} failed: {e}")))
+            }
+        }
+    }
+
+    /// Commits one write together with a check that this run still holds the thread.
+    async fn fenced_commit(&mut self, write: Write) -> Result<(), AgentError> {
+        let thread = self.input.thread_id.to_string();
+        let batch = vec![
+            Write::check(THREAD_KEY, Condition::Version(self.fence)),
+            write,
+        ];
+        match self.store.commit(&thread, batch, self.now_ms()).await {
+            Ok(()) => Ok(()),
+            Err(StoreError::ConditionFailed { index: 0 }) => Err(self.fail(CoreError::LeaseLost)),
+            Err(e @ StoreError::ConditionFailed { .. }) => {
+                // Someone else wrote this effect: only a run holding the lease can, so ours is gone.
+                tracing::warn!(error = %e, "effect record changed under a live lease");
+                Err(self.fail(CoreError::LeaseLost))
+            }
+            Err(e) => Err(self.fail(CoreError::Store(e))),
+        }
+    }
+
+    /// Remembers an engine-level failure so the run ends with its code, not the agent's.
+    fn fail(&mut self, error: CoreError) -> AgentError {
+        let message = error.to_string();
+        self.fatal.get_or_insert(error);
+        AgentError(message)
+    }
+}

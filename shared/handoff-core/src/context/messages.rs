@@ -1,0 +1,169 @@
+//! Folds emitted events into the conversation history the engine persists.
+
+use agui_protocol::event::TextRole;
+use agui_protocol::message::{
+    ActivityMessage, AssistantMessage, ReasoningMessage, TextOnlyMessage, ToolMessage, UserMessage,
+};
+use agui_protocol::{Content, Event, Message, ToolCall};
+use serde_json::Value;
+
+/// The history, updated event by event.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct MessageLog {
+    messages: Vec<Message>,
+}
+
+impl MessageLog {
+    pub(crate) fn new(messages: Vec<Message>) -> Self {
+        Self { messages }
+    }
+
+    pub(crate) fn messages(&self) -> &[Message] {
+        &self.messages
+    }
+
+    fn find(&mut self, id: &str) -> Option<&mut Message> {
+        self.messages
+            .iter_mut()
+            .rev()
+            .find(|m| m.id().as_str() == id)
+    }
+
+    pub(crate) fn apply(&mut self, event: &Event) {
+        match event {
+            Event::TextMessageStart(e) => {
+                if self.find(&e.message_id).is_some() {
+                    return; // Reopening a closed id appends to it.
+                }
+                let id = e.message_id.clone();
+                let message = match e.role.unwrap_or(TextRole::Assistant) {
+                    TextRole::Assistant => Message::Assistant(AssistantMessage {
+                        id,
+                        content: Some(String::new()),
+                        name: e.name.clone(),
+                        subagent_run_id: e.subagent_run_id.clone(),
+                        ..AssistantMessage::default()
+                    }),
+                    TextRole::User => Message::User(UserMessage {
+                        id,
+                        content: Content::Text(String::new()),
+                        name: e.name.clone(),
+                        encrypted_value: None,
+                        metadata: None,
+                        subagent_run_id: e.subagent_run_id.clone(),
+                    }),
+                    role => {
+                        let inner = TextOnlyMessage {
+                            id,
+                            name: e.name.clone(),
+                            subagent_run_id: e.subagent_run_id.clone(),
+                            ..TextOnlyMessage::default()
+                        };
+                        if role == TextRole::System {
+                            Message::System(inner)
+                        } else {
+                            Message::Developer(inner)
+                        }
+                    }
+                };
+                self.messages.push(message);
+            }
+            Event::TextMessageContent(e) => match self.find(&e.message_id) {
+                Some(Message::Assistant(m)) => {
+                    m.content.get_or_insert_with(String::new).push_str(&e.delta)
+                }
+                Some(Message::User(m)) => {
+                    if let Content::Text(text) = &mut m.content {
+                        text.push_str(&e.delta);
+                    }
+                }
+                Some(Message::System(m) | Message::Developer(m)) => m.content.push_str(&e.delta),
+                _ => {}
+            },
+            Event::ToolCallStart(e) => {
+                let call = ToolCall::function(e.tool_call_id.clone(), e.tool_call_name.clone(), "");
+                let parent = e.parent_message_id.as_ref().map(|p| p.to_string());
+                if let Some(Message::Assistant(m)) = parent.as_deref().and_then(|p| self.find(p)) {
+                    m.tool_calls.get_or_insert_with(Vec::new).push(call);
+                    return;
+                }
+                self.messages.push(Message::Assistant(AssistantMessage {
+                    id: parent.unwrap_or_else(|| e.tool_call_id.to_string()).into(),
+                    tool_calls: Some(vec![call]),
+                    subagent_run_id: e.subagent_run_id.clone(),
+                    ..AssistantMessage::default()
+                }));
+            }
+            Event::ToolCallArgs(e) => {
+                let call = self.messages.iter_mut().rev().find_map(|m| match m {
+                    Message::Assistant(a) => a
+                        .tool_calls
+                        .as_mut()?
+                        .iter_mut()
+                        .find(|c| c.id == e.tool_call_id),
+                    _ => None,
+                });
+                if let Some(call) = call {
+                    call.function.arguments.push_str(&e.delta);
+                }
+            }
+            Event::ToolCallResult(e) => self.messages.push(Message::Tool(ToolMessage {
+                id: e.message_id.clone(),
+                content: e.content.clone(),
+                tool_call_id: e.tool_call_id.clone(),
+                error: None,
+                encrypted_value: None,
+                metadata: None,
+                subagent_run_id: e.subagent_run_id.clone(),
+            })),
+            Event::ReasoningMessageStart(e) if self.find(&e.message_id).is_none() => {
+                self.messages.push(Message::Reasoning(ReasoningMessage {
+                    id: e.message_id.clone(),
+                    content: String::new(),
+                    encrypted_value: None,
+                    metadata: None,
+                    subagent_run_id: e.subagent_run_id.clone(),
+                }));
+            }
+            Event::ReasoningMessageContent(e) => {
+                if let Some(Message::Reasoning(m)) = self.find(&e.message_id) {
+                    m.content.push_str(&e.delta);
+                }
+            }
+            Event::ActivitySnapshot(e) => {
+                let replace = e.replace.unwrap_or(true);
+                match self.find(&e.message_id) {
+                    Some(Message::Activity(m)) => {
+                        m.activity_type = e.activity_type.clone();
+                        if replace {
+                            m.content = e.content.clone();
+                        } else {
+                            m.content.extend(e.content.clone());
+                        }
+                    }
+                    Some(_) => {}
+                    None => self.messages.push(Message::Activity(ActivityMessage {
+                        id: e.message_id.clone(),
+                        activity_type: e.activity_type.clone(),
+                        content: e.content.clone(),
+                        metadata: None,
+                        subagent_run_id: e.subagent_run_id.clone(),
+                    })),
+                }
+            }
+            Event::ActivityDelta(e) => {
+                if let Some(Message::Activity(m)) = self.find(&e.message_id) {
+                    let mut doc = Value::Object(std::mem::take(&mut m.content));
+                    // A failing activity patch is skipped as the official client does; content stays as it was.
+                    let _ = crate::context::state::apply_patch(&mut doc, &e.patch);
+                    if let Value::Object(map) = doc {
+                        m.content = map;
+                    }
+                    m.activity_type = e.activity_type.clone();
+                }
+            }
+            Event::MessagesSnapshot(e) => self.messages = e.messages.clone(),
+            _ => {}
+        }
+    }
+}

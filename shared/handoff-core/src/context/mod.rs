@@ -1,0 +1,185 @@
+//! What an agent sees and does during a run.
+
+mod effect;
+mod emit;
+pub(crate) mod messages;
+pub(crate) mod state;
+pub(crate) mod tracker;
+
+use std::sync::Arc;
+
+use agui_protocol::{Event, Message, RunAgentInput, RunId, ThreadId};
+use futures::channel::mpsc::UnboundedSender;
+use serde_json::Value;
+
+use crate::decision::Decision;
+use crate::error::CoreError;
+use crate::runtime::Runtime;
+use crate::store::Store;
+use messages::MessageLog;
+use tracker::OpenItems;
+
+/// Everything the engine hands an agent for one run.
+///
+/// Emitting is synchronous (events are queued to the client in order); storage
+/// work ([`RunContext::effect`]) is async. Time and ids come from the injected
+/// [`Runtime`].
+pub struct RunContext {
+    input: RunAgentInput,
+    runtime: Runtime,
+    store: Arc<dyn Store>,
+    fence: u64,
+    effect_ttl_ms: u64,
+    state: Value,
+    messages: MessageLog,
+    decisions: Vec<Decision>,
+    sink: UnboundedSender<Event>,
+    open: OpenItems,
+    log: Vec<Event>,
+    fatal: Option<CoreError>,
+}
+
+impl std::fmt::Debug for RunContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunContext")
+            .field("thread_id", &self.input.thread_id)
+            .field("run_id", &self.input.run_id)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Construction parameters (engine-internal).
+pub(crate) struct ContextParts {
+    pub(crate) input: RunAgentInput,
+    pub(crate) runtime: Runtime,
+    pub(crate) store: Arc<dyn Store>,
+    pub(crate) fence: u64,
+    pub(crate) effect_ttl_ms: u64,
+    pub(crate) state: Value,
+    pub(crate) messages: Vec<Message>,
+    pub(crate) decisions: Vec<Decision>,
+    pub(crate) sink: UnboundedSender<Event>,
+}
+
+impl RunContext {
+    pub(crate) fn new(parts: ContextParts) -> Self {
+        RunContext {
+            input: parts.input,
+            runtime: parts.runtime,
+            store: parts.store,
+            fence: parts.fence,
+            effect_ttl_ms: parts.effect_ttl_ms,
+            state: parts.state,
+            messages: MessageLog::new(parts.messages),
+            decisions: parts.decisions,
+            sink: parts.sink,
+            open: OpenItems::default(),
+            log: Vec::new(),
+            fatal: None,
+        }
+    }
+
+    /// The input as posted.
+    pub fn input(&self) -> &RunAgentInput {
+        &self.input
+    }
+    /// The thread.
+    pub fn thread_id(&self) -> &ThreadId {
+        &self.input.thread_id
+    }
+    /// This run.
+    pub fn run_id(&self) -> &RunId {
+        &self.input.run_id
+    }
+    /// The authoritative shared state (as left by the previous run, or the client's for a new run).
+    pub fn state(&self) -> &Value {
+        &self.state
+    }
+    /// The history, including what this run has emitted so far.
+    pub fn messages(&self) -> &[Message] {
+        self.messages.messages()
+    }
+    /// The text of the latest user message.
+    pub fn last_user_text(&self) -> Option<String> {
+        self.messages()
+            .iter()
+            .rev()
+            .find(|m| matches!(m, Message::User(_)))
+            .and_then(Message::text)
+    }
+    /// Whether this run answers interrupts.
+    pub fn is_resume(&self) -> bool {
+        !self.decisions.is_empty()
+    }
+    /// The answers to the interrupts this thread raised, in the order they were raised.
+    pub fn decisions(&self) -> &[Decision] {
+        &self.decisions
+    }
+    /// The answer to one interrupt.
+    pub fn decision(&self, interrupt_id: &str) -> Option<&Decision> {
+        self.decisions
+            .iter()
+            .find(|d| d.interrupt.id.as_str() == interrupt_id)
+    }
+    /// The answer to the interrupt bound to a tool call.
+    pub fn decision_for_tool_call(&self, tool_call_id: &str) -> Option<&Decision> {
+        self.decisions
+            .iter()
+            .find(|d| d.tool_call_id().is_some_and(|t| t.as_str() == tool_call_id))
+    }
+    /// Now, from the injected clock (Unix ms).
+    pub fn now_ms(&self) -> u64 {
+        self.runtime.now_ms()
+    }
+    /// A fresh id from the injected generator.
+    pub fn new_id(&self, prefix: &str) -> String {
+        self.runtime.ids.next_id(prefix)
+    }
+    /// The injected runtime (clock, ids, sleep).
+    pub fn runtime(&self) -> &Runtime {
+        &self.runtime
+    }
+
+    /// Emits any event. Prefer the typed helpers; this is the escape hatch.
+    /// Run lifecycle events are the engine's and are ignored here.
+    pub fn emit(&mut self, event: impl Into<Event>) {
+        let mut event = event.into();
+        if matches!(
+            event,
+            Event::RunStarted(_) | Event::RunFinished(_) | Event::RunError(_)
+        ) {
+            tracing::warn!(event = %event.event_type(), "agents cannot emit run lifecycle events; ignored");
+            return;
+        }
+        if event.base().timestamp.is_none() {
+            event.base_mut().timestamp = Some(self.runtime.now_ms());
+        }
+        self.open.observe(&event);
+        self.messages.apply(&event);
+        // The client may have gone; the run still completes and commits.
+        let _ = self.sink.unbounded_send(event.clone());
+        self.log.push(event);
+    }
+
+    /// Emits an engine-owned event (lifecycle, snapshots) without agent filtering.
+    pub(crate) fn emit_engine(&mut self, event: Event) {
+        self.open.observe(&event);
+        let _ = self.sink.unbounded_send(event.clone());
+        self.log.push(event);
+    }
+
+    pub(crate) fn close_open_items(&mut self) {
+        for event in self.open.close_all() {
+            let event = event.with_timestamp(self.runtime.now_ms());
+            self.emit_engine(event);
+        }
+    }
+
+    pub(crate) fn log(&self) -> &[Event] {
+        &self.log
+    }
+
+    pub(crate) fn take_fatal(&mut self) -> Option<CoreError> {
+        self.fatal.take()
+    }
+}

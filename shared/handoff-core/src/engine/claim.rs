@@ -1,0 +1,272 @@
+//! Reading, validating and claiming a thread for a run: one consistent read and
+//! one conditional commit in the common case.
+
+use agui_protocol::event::{RunFinished, RunStarted};
+use agui_protocol::{Event, Message, ResumeEntry, RunAgentInput, RunId};
+use serde_json::Value;
+
+use super::hash::{input_hash, resume_hash};
+use super::validate::validate_resume;
+use super::{Inner, RunOptions};
+use crate::decision::Decision;
+use crate::error::CoreError;
+use crate::records::{
+    self, LastRun, Lease, ResumeRecord, RunRecord, RunStatus, THREAD_KEY, ThreadRecord,
+    ThreadStatus, resume_key, run_key,
+};
+use crate::store::{Condition, StoreError, Write};
+
+/// Conditional-commit races a claim retries before answering busy.
+const MAX_ATTEMPTS: usize = 6;
+
+/// A claimed run, ready to execute.
+pub(crate) struct Claimed {
+    /// Thread version this run's lease holds; every commit is fenced on it.
+    pub(crate) fence: u64,
+    /// The thread as claimed.
+    pub(crate) thread: ThreadRecord,
+    pub(crate) decisions: Vec<Decision>,
+    pub(crate) resume_key: Option<String>,
+    pub(crate) input_hash: String,
+    pub(crate) started_at_ms: u64,
+    pub(crate) state: Value,
+    pub(crate) messages: Vec<Message>,
+}
+
+pub(crate) enum Claim {
+    Run(Box<Claimed>),
+    Replay(Vec<Event>),
+}
+
+pub(crate) async fn claim(
+    inner: &Inner,
+    input: &RunAgentInput,
+    options: RunOptions,
+) -> Result<Claim, CoreError> {
+    let partition = input.thread_id.as_str();
+    let hash = input_hash(input);
+    let entries = input.resume_entries();
+    let resume = (!entries.is_empty()).then(|| resume_key(&resume_hash(partition, entries)));
+    let run_item_key = run_key(&input.run_id);
+
+    for _ in 0..MAX_ATTEMPTS {
+        let now = inner.runtime.now_ms();
+        let mut keys = vec![THREAD_KEY, run_item_key.as_str()];
+        keys.extend(resume.as_deref());
+        let items = inner.store.get(partition, &keys, now).await?;
+
+        // Abandoned runs (their instance died holding the lease) are re-executed in place;
+        // their effects are protected by effect records, not by this check.
+        let mut run_condition = Condition::Absent;
+        let mut resume_condition = Condition::Absent;
+        if let Some(item) = &items[1] {
+            let run: RunRecord = records::decode(item)?;
+            if run.input_hash != hash {
+                return Err(CoreError::RunIdConflict(input.run_id.to_string()));
+            }
+            if run.status.is_final() || !abandoned(items[0].as_ref(), &input.run_id, now) {
+                return replay_or_busy(inner, run, &input.run_id, &input.run_id, items[0].as_ref());
+            }
+            run_condition = Condition::Version(item.version);
+        }
+        if let Some(item) = items.get(2).and_then(Option::as_ref) {
+            let answer: ResumeRecord = records::decode(item)?;
+            let key = run_key(&answer.run_id);
+            let original = inner.store.get(partition, &[key.as_str()], now).await?;
+            if let Some(run_item) = original.into_iter().next().flatten() {
+                let run: RunRecord = records::decode(&run_item)?;
+                let repeat = if run.status.is_final() {
+                    !reraised(items[0].as_ref(), entries, &answer.run_id)
+                } else {
+                    !abandoned(items[0].as_ref(), &answer.run_id, now)
+                };
+                if answer.run_id != input.run_id && repeat {
+                    return replay_or_busy(
+                        inner,
+                        run,
+                        &answer.run_id,
+                        &input.run_id,
+                        items[0].as_ref(),
+                    );
+                }
+            }
+            resume_condition = Condition::Version(item.version);
+        }
+
+        let (thread, condition) = match &items[0] {
+            Some(item) => (
+                records::decode::<ThreadRecord>(item)?,
+                Condition::Version(item.version),
+            ),
+            None => (ThreadRecord::default(), Condition::Absent),
+        };
+        if let Some(lease) = thread
+            .lease
+            .as_ref()
+            .filter(|l| thread.status == ThreadStatus::Running && l.expires_at_ms > now)
+        {
+            let _ = lease;
+        }
+        let decisions = validate_resume(&thread, input, now)?;
+
+        let lease_end = options
+            .deadline_ms
+            .unwrap_or(u64::MAX)
+            .min(now + inner.config.lease_ms);
+        let (state, messages) = if decisions.is_empty() {
+            let state = input.state.clone().unwrap_or_else(|| thread.state.clone());
+            let state = if state.is_null() {
+                Value::Object(Default::default())
+            } else {
+                state
+            };
+            (state, input.messages.clone())
+        } else {
+            (thread.state.clone(), thread.messages.clone())
+        };
+        let claimed_thread = ThreadRecord {
+            status: ThreadStatus::Running,
+            lease: Some(Lease {
+                run_id: input.run_id.clone(),
+                expires_at_ms: lease_end,
+            }),
+            last_run: Some(LastRun {
+                run_id: input.run_id.clone(),
+                status: RunStatus::Running,
+            }),
+            ..thread.clone()
+        };
+        let run = RunRecord {
+            input_hash: hash.clone(),
+            status: RunStatus::Running,
+            resume_key: resume.clone(),
+            started_at_ms: now,
+            events: Vec::new(),
+        };
+        let run_expiry = Some(now + inner.config.run_ttl_ms);
+        let mut writes = vec![
+            Write::put(
+                THREAD_KEY,
+                condition,
+                records::encode(&claimed_thread),
+                Some(now + inner.config.thread_ttl_ms),
+            ),
+            Write::put(
+                &run_item_key,
+                run_condition,
+                records::encode(&run),
+                run_expiry,
+            ),
+        ];
+        if let Some(key) = &resume {
+            let answer = ResumeRecord {
+                run_id: input.run_id.clone(),
+            };
+            writes.push(Write::put(
+                key,
+                resume_condition,
+                records::encode(&answer),
+                run_expiry,
+            ));
+        }
+        match inner.store.commit(partition, writes, now).await {
+            Ok(()) => {
+                let fence = match condition {
+                    Condition::Version(v) => v + 1,
+                    _ => 1,
+                };
+                return Ok(Claim::Run(Box::new(Claimed {
+                    fence,
+                    thread: claimed_thread,
+                    decisions,
+                    resume_key: resume,
+                    input_hash: hash,
+                    started_at_ms: now,
+                    state,
+                    messages,
+                })));
+            }
+            // Someone else moved first: read again and decide with fresh facts.
+            Err(StoreError::ConditionFailed { .. }) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Err(CoreError::ThreadBusy {
+        run_id: String::new(),
+        retry_after_ms: inner.config.busy_retry_after_ms,
+    })
+}
+
+/// Whether `run_id` no longer holds a live lease on the thread.
+fn abandoned(thread: Option<&crate::store::Item>, run_id: &RunId, now: u64) -> bool {
+    let lease = thread
+        .and_then(|item| records::decode::<ThreadRecord>(item).ok())
+        .and_then(|t| t.lease);
+    lease.is_none_or(|l| l.run_id != *run_id || l.expires_at_ms <= now)
+}
+
+/// Whether an interrupt this answer addresses is pending again, raised by a run
+/// other than the one that applied the answer. Interrupt ids are only unique
+/// within a run, so that is a new question reusing an id: the answer must be
+/// applied to it, not replayed from the earlier run (which would report success
+/// and leave the thread interrupted for as long as the resume record lives).
+fn reraised(
+    thread: Option<&crate::store::Item>,
+    entries: &[ResumeEntry],
+    applied_by: &RunId,
+) -> bool {
+    let Some(thread) = thread.and_then(|item| records::decode::<ThreadRecord>(item).ok()) else {
+        return false;
+    };
+    thread.pending.iter().any(|p| {
+        p.run_id != *applied_by && entries.iter().any(|e| e.interrupt_id == p.interrupt.id)
+    })
+}
+
+fn busy(inner: &Inner, run_id: &RunId, lease_end: u64, now: u64) -> CoreError {
+    CoreError::ThreadBusy {
+        run_id: run_id.to_string(),
+        retry_after_ms: inner
+            .config
+            .busy_retry_after_ms
+            .min(lease_end.saturating_sub(now))
+            .max(1),
+    }
+}
+
+/// A finished run is replayed (under the requester's runId); a running one is busy.
+fn replay_or_busy(
+    inner: &Inner,
+    run: RunRecord,
+    original: &RunId,
+    requested: &RunId,
+    thread: Option<&crate::store::Item>,
+) -> Result<Claim, CoreError> {
+    if !run.status.is_final() {
+        let now = inner.runtime.now_ms();
+        let lease_end = thread
+            .and_then(|item| records::decode::<ThreadRecord>(item).ok())
+            .and_then(|t| t.lease)
+            .map_or(now, |l| l.expires_at_ms);
+        return Err(busy(inner, original, lease_end, now));
+    }
+    Ok(Claim::Replay(rename_run(run.events, requested)))
+}
+
+/// Rewrites the run id of lifecycle events so a replay answers the request that asked.
+fn rename_run(events: Vec<Event>, run_id: &RunId) -> Vec<Event> {
+    events
+        .into_iter()
+        .map(|event| match event {
+            Event::RunStarted(e) => Event::RunStarted(RunStarted {
+                run_id: run_id.clone(),
+                ..e
+            }),
+            Event::RunFinished(e) => Event::RunFinished(RunFinished {
+                run_id: run_id.clone(),
+                ..e
+            }),
+            other => other,
+        })
+        .collect()
+}

@@ -1,0 +1,205 @@
+//! The run engine: claims a thread, drives the agent, persists, then finishes.
+
+mod claim;
+mod compact;
+mod execute;
+mod hash;
+mod validate;
+
+use std::sync::Arc;
+
+use agui_protocol::{Event, Interrupt, Message, RunAgentInput};
+use futures::stream::BoxStream;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::agent::Agent;
+use crate::error::CoreError;
+use crate::records::{self, LastRun, RunRecord, THREAD_KEY, ThreadRecord, ThreadStatus, run_key};
+use crate::runtime::Runtime;
+use crate::store::Store;
+
+pub use compact::compact;
+
+/// Tunables. Defaults suit Lambda and Workers alike.
+#[derive(Debug, Clone)]
+pub struct EngineConfig {
+    /// Lease length when the host gives no deadline (the longest a run may take).
+    pub lease_ms: u64,
+    /// How long before the host deadline the engine stops the agent and finishes cancelled.
+    pub deadline_margin_ms: u64,
+    /// How long finished runs (and their resume records) stay replayable.
+    pub run_ttl_ms: u64,
+    /// How long an untouched thread is kept.
+    pub thread_ttl_ms: u64,
+    /// How long effect records (and so exactly-once) are kept.
+    pub effect_ttl_ms: u64,
+    /// `Retry-After` hint for busy answers.
+    pub busy_retry_after_ms: u64,
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        const DAY: u64 = 24 * 60 * 60 * 1000;
+        EngineConfig {
+            lease_ms: 15 * 60 * 1000,
+            deadline_margin_ms: 3_000,
+            run_ttl_ms: 7 * DAY,
+            thread_ttl_ms: 30 * DAY,
+            effect_ttl_ms: 30 * DAY,
+            busy_retry_after_ms: 1_000,
+        }
+    }
+}
+
+/// Per-request host facts.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RunOptions {
+    /// When the host will kill this invocation (Unix ms), e.g. Lambda's deadline.
+    pub deadline_ms: Option<u64>,
+}
+
+/// A stream of events for one response. Always ends with a terminal event.
+pub type RunStream = BoxStream<'static, Event>;
+
+/// What `GET /threads/{threadId}` shows: enough to rehydrate a UI after a reload.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadView {
+    /// The thread.
+    pub thread_id: String,
+    /// `idle`, `running` or `interrupted`.
+    pub status: ThreadStatus,
+    /// Interrupts waiting for an answer.
+    pub pending_interrupts: Vec<Interrupt>,
+    /// Shared state.
+    pub state: Value,
+    /// History.
+    pub messages: Vec<Message>,
+    /// Latest run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_run: Option<LastRun>,
+}
+
+/// The engine. Cheap to clone; share one per process.
+#[derive(Clone)]
+pub struct Engine {
+    inner: Arc<Inner>,
+}
+
+pub(crate) struct Inner {
+    pub(crate) store: Arc<dyn Store>,
+    pub(crate) agent: Arc<dyn Agent>,
+    pub(crate) runtime: Runtime,
+    pub(crate) config: EngineConfig,
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine")
+            .field("config", &self.inner.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Engine {
+    /// An engine for one agent over one store.
+    pub fn new(agent: impl Agent, store: Arc<dyn Store>, runtime: Runtime) -> Self {
+        Self::with_config(Arc::new(agent), store, runtime, EngineConfig::default())
+    }
+
+    /// An engine with explicit tunables.
+    pub fn with_config(
+        agent: Arc<dyn Agent>,
+        store: Arc<dyn Store>,
+        runtime: Runtime,
+        config: EngineConfig,
+    ) -> Self {
+        Engine {
+            inner: Arc::new(Inner {
+                store,
+                agent,
+                runtime,
+                config,
+            }),
+        }
+    }
+
+    /// The store (shared with agents that keep their own records, like the demo ledger).
+    pub fn store(&self) -> &Arc<dyn Store> {
+        &self.inner.store
+    }
+    /// The injected runtime.
+    pub fn runtime(&self) -> &Runtime {
+        &self.inner.runtime
+    }
+    /// The agent's name.
+    pub fn agent_name(&self) -> &str {
+        self.inner.agent.name()
+    }
+    /// Tunables.
+    pub fn config(&self) -> &EngineConfig {
+        &self.inner.config
+    }
+
+    /// Validates and claims, then returns the run's event stream.
+    ///
+    /// Errors here happen before any byte is sent: answer them with
+    /// [`CoreError::http_status`]. Nothing was written when this fails.
+    /// A repeated request (same runId and body, or the same resume answer) gets a
+    /// replay of the recorded run instead of a second execution.
+    pub async fn start(
+        &self,
+        input: RunAgentInput,
+        options: RunOptions,
+    ) -> Result<RunStream, CoreError> {
+        match claim::claim(&self.inner, &input, options).await? {
+            claim::Claim::Replay(events) => Ok(Box::pin(futures::stream::iter(events))),
+            claim::Claim::Run(claimed) => Ok(execute::spawn_run(
+                self.inner.clone(),
+                input,
+                options,
+                claimed,
+            )),
+        }
+    }
+
+    /// The thread's current view, or `None` if it never ran.
+    pub async fn thread(&self, thread_id: &str) -> Result<Option<ThreadView>, CoreError> {
+        let now = self.inner.runtime.now_ms();
+        let items = self.inner.store.get(thread_id, &[THREAD_KEY], now).await?;
+        let Some(item) = items.into_iter().next().flatten() else {
+            return Ok(None);
+        };
+        let thread: ThreadRecord = records::decode(&item)?;
+        Ok(Some(ThreadView {
+            thread_id: thread_id.to_owned(),
+            status: thread.status,
+            pending_interrupts: thread.pending.into_iter().map(|p| p.interrupt).collect(),
+            state: thread.state,
+            messages: thread.messages,
+            last_run: thread.last_run,
+        }))
+    }
+
+    /// The recorded (compacted) events of a run, for replay over SSE.
+    pub async fn run_events(
+        &self,
+        thread_id: &str,
+        run_id: &str,
+    ) -> Result<Option<(RunRecord, Vec<Event>)>, CoreError> {
+        let now = self.inner.runtime.now_ms();
+        let key = run_key(run_id);
+        let items = self
+            .inner
+            .store
+            .get(thread_id, &[key.as_str()], now)
+            .await?;
+        let Some(item) = items.into_iter().next().flatten() else {
+            return Ok(None);
+        };
+        let record: RunRecord = records::decode(&item)?;
+        let events = record.events.clone();
+        Ok(Some((record, events)))
+    }
+}

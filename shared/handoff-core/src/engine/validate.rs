@@ -1,0 +1,98 @@
+//! The resume contract, checked before anything is written.
+//!
+//! Handoff keeps interrupt state, so it is **strict**: an entry naming an
+//! interrupt that is not pending on the thread is rejected
+//! (`INTERRUPT_NOT_PENDING`) instead of the spec's lenient "proceed and warn".
+//! A stateful producer that silently dropped such an entry would hide a client
+//! bug (answering the wrong thread, or an already-answered interrupt), and a
+//! genuine retry of an applied answer never reaches this check: it is replayed
+//! from its resume record first.
+
+use agui_protocol::{ResumeStatus, RunAgentInput};
+
+use crate::decision::Decision;
+use crate::error::CoreError;
+use crate::records::ThreadRecord;
+
+/// Checks `input.resume` against the thread's pending interrupts and returns the decisions.
+pub(crate) fn validate_resume(
+    thread: &ThreadRecord,
+    input: &RunAgentInput,
+    now_ms: u64,
+) -> Result<Vec<Decision>, CoreError> {
+    let entries = input.resume_entries();
+    for entry in entries {
+        if !thread
+            .pending
+            .iter()
+            .any(|p| p.interrupt.id == entry.interrupt_id)
+        {
+            return Err(CoreError::InterruptNotPending {
+                id: entry.interrupt_id.to_string(),
+            });
+        }
+    }
+    let missing: Vec<String> = thread
+        .pending
+        .iter()
+        .filter(|p| !entries.iter().any(|e| e.interrupt_id == p.interrupt.id))
+        .map(|p| p.interrupt.id.to_string())
+        .collect();
+    if !missing.is_empty() {
+        return Err(CoreError::ResumeIncomplete { missing });
+    }
+    let mut decisions = Vec::with_capacity(thread.pending.len());
+    for pending in &thread.pending {
+        let Some(entry) = entries
+            .iter()
+            .find(|e| e.interrupt_id == pending.interrupt.id)
+        else {
+            continue;
+        };
+        let id = pending.interrupt.id.to_string();
+        if entry.status == ResumeStatus::Resolved {
+            if pending.expires_at_ms.is_some_and(|at| at <= now_ms) {
+                return Err(CoreError::InterruptExpired {
+                    id,
+                    expires_at: pending.interrupt.expires_at.clone().unwrap_or_default(),
+                });
+            }
+            if let Some(schema) = &pending.interrupt.response_schema {
+                check_payload(&id, schema, entry.payload.as_ref())?;
+            }
+        }
+        decisions.push(Decision {
+            interrupt: pending.interrupt.clone(),
+            status: entry.status,
+            payload: entry.payload.clone(),
+            metadata: entry.metadata.clone(),
+        });
+    }
+    Ok(decisions)
+}
+
+fn check_payload(
+    id: &str,
+    schema: &serde_json::Value,
+    payload: Option<&serde_json::Value>,
+) -> Result<(), CoreError> {
+    let invalid = |reason: String| CoreError::ResumePayloadInvalid {
+        id: id.to_owned(),
+        reason,
+    };
+    let validator = jsonschema::validator_for(schema)
+        .map_err(|e| invalid(format!("unusable responseSchema: {e}")))?;
+    let payload = payload.ok_or_else(|| invalid("a resolved entry needs a payload".to_owned()))?;
+    match validator.iter_errors(payload).next() {
+        None => Ok(()),
+        Some(error) => {
+            let path = error.instance_path().to_string();
+            let at = if path.is_empty() {
+                String::new()
+            } else {
+                format!(" at {path}")
+            };
+            Err(invalid(format!("{error}{at}")))
+        }
+    }
+}

@@ -1,0 +1,144 @@
+//! The one error type of the core and its single mapping to codes and statuses.
+
+use agui_protocol::event::RunError;
+
+use crate::store::StoreError;
+
+/// Everything that can stop a run or reject a request.
+///
+/// [`CoreError::code`] is the stable, documented machine code; it is the same
+/// whether the error is answered before the stream (HTTP status from
+/// [`CoreError::http_status`]) or inside it (`RUN_ERROR.code`). Messages never
+/// carry agent internals.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum CoreError {
+    /// The request body is not a valid `RunAgentInput`.
+    #[error("invalid input: {0}")]
+    InvalidInput(String),
+    /// The thread has pending interrupts and the input does not answer all of them.
+    #[error("the thread has pending interrupts not answered by resume: {}", missing.join(", "))]
+    ResumeIncomplete {
+        /// Pending interrupt ids without an entry.
+        missing: Vec<String>,
+    },
+    /// A resume entry names an interrupt that is not pending on this thread.
+    #[error("interrupt {id} is not pending on this thread")]
+    InterruptNotPending {
+        /// The unknown id.
+        id: String,
+    },
+    /// A `resolved` entry answers an interrupt past its `expiresAt`.
+    #[error("interrupt {id} expired at {expires_at}; it can only be cancelled")]
+    InterruptExpired {
+        /// The interrupt.
+        id: String,
+        /// Its expiry.
+        expires_at: String,
+    },
+    /// A payload does not satisfy the interrupt's `responseSchema`.
+    #[error("payload for interrupt {id} does not match its responseSchema: {reason}")]
+    ResumePayloadInvalid {
+        /// The interrupt.
+        id: String,
+        /// First validation error.
+        reason: String,
+    },
+    /// Another run holds the thread.
+    #[error("thread is busy with run {run_id}")]
+    ThreadBusy {
+        /// The run holding the thread.
+        run_id: String,
+        /// Suggested wait.
+        retry_after_ms: u64,
+    },
+    /// The runId was used before with a different body.
+    #[error("runId {0} was already used with a different input")]
+    RunIdConflict(String),
+    /// This run lost its lease (it overran); nothing it did after that was committed.
+    #[error("the run lost its lease on the thread")]
+    LeaseLost,
+    /// The agent returned an error. The detail is logged, not sent.
+    #[error("the agent failed")]
+    Agent(String),
+    /// The agent panicked.
+    #[error("the agent panicked")]
+    AgentPanicked,
+    /// A state patch from the agent did not apply.
+    #[error("state patch failed: {0}")]
+    StatePatch(String),
+    /// Storage failed.
+    #[error("{0}")]
+    Store(#[from] StoreError),
+    /// A stored record could not be read back.
+    #[error("corrupt record: {0}")]
+    CorruptRecord(String),
+}
+
+impl CoreError {
+    /// Stable SCREAMING_SNAKE code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            CoreError::InvalidInput(_) => "INVALID_INPUT",
+            CoreError::ResumeIncomplete { .. } => "RESUME_INCOMPLETE",
+            CoreError::InterruptNotPending { .. } => "INTERRUPT_NOT_PENDING",
+            CoreError::InterruptExpired { .. } => "INTERRUPT_EXPIRED",
+            CoreError::ResumePayloadInvalid { .. } => "RESUME_PAYLOAD_INVALID",
+            CoreError::ThreadBusy { .. } => "THREAD_BUSY",
+            CoreError::RunIdConflict(_) => "RUN_ID_CONFLICT",
+            CoreError::LeaseLost => "LEASE_LOST",
+            CoreError::Agent(_) => "AGENT_ERROR",
+            CoreError::AgentPanicked => "AGENT_PANICKED",
+            CoreError::StatePatch(_) => "STATE_PATCH_FAILED",
+            CoreError::Store(StoreError::Unavailable(_)) => "STORE_UNAVAILABLE",
+            CoreError::Store(_) | CoreError::CorruptRecord(_) => "STORE_ERROR",
+        }
+    }
+
+    /// HTTP status when answered before the stream starts.
+    pub fn http_status(&self) -> u16 {
+        match self {
+            CoreError::InvalidInput(_) => 400,
+            CoreError::ResumeIncomplete { .. }
+            | CoreError::InterruptNotPending { .. }
+            | CoreError::ThreadBusy { .. }
+            | CoreError::RunIdConflict(_) => 409,
+            CoreError::InterruptExpired { .. } | CoreError::ResumePayloadInvalid { .. } => 422,
+            CoreError::Store(StoreError::Unavailable(_)) | CoreError::LeaseLost => 503,
+            CoreError::Agent(_)
+            | CoreError::AgentPanicked
+            | CoreError::StatePatch(_)
+            | CoreError::Store(_)
+            | CoreError::CorruptRecord(_) => 500,
+        }
+    }
+
+    /// Whether the same request may succeed later.
+    pub fn retryable(&self) -> bool {
+        matches!(
+            self,
+            CoreError::ThreadBusy { .. }
+                | CoreError::LeaseLost
+                | CoreError::Store(StoreError::Unavailable(_))
+        )
+    }
+
+    /// The message safe to show a client (internals redacted).
+    pub fn public_message(&self) -> String {
+        match self {
+            CoreError::Store(StoreError::Unavailable(_)) => {
+                "storage is temporarily unavailable; retry".to_owned()
+            }
+            CoreError::Store(_) | CoreError::CorruptRecord(_) => "storage failure".to_owned(),
+            other => other.to_string(),
+        }
+    }
+}
+
+impl From<&CoreError> for RunError {
+    fn from(err: &CoreError) -> Self {
+        let mut event = RunError::new(err.public_message());
+        event.code = Some(err.code().to_owned());
+        event
+    }
+}

@@ -1,0 +1,19 @@
+#![doc = include_str!("../README.md")]
+
+pub mod agent;
+pub mod context;
+pub mod decision;
+pub mod engine;
+pub mod error;
+pub mod records;
+pub mod runtime;
+pub mod store;
+pub mod time_fmt;
+
+pub use agent::{Agent, AgentError, Finish};
+pub use context::RunContext;
+pub use decision::Decision;
+pub use engine::{Engine, EngineConfig, RunOptions, RunStream, ThreadView};
+pub use error::CoreError;
+pub use runtime::{Clock, IdGen, Runtime, Sleep};
+pub use store::{Condition, Item, Store, StoreError, Write, WriteOp};

@@ -1,0 +1,175 @@
+//! The records the engine keeps per thread, and their keys.
+//!
+//! | key | record | written |
+//! |---|---|---|
+//! | `thread` | [`ThreadRecord`]: status, lease, pending interrupts, state, messages, last run | at claim and finish, fenced by version |
+//! | `run#{runId}` | [`RunRecord`]: input hash, status, compacted event log | created at claim, finalized at finish |
+//! | `resume#{sha256}` | [`ResumeRecord`]: the run that applies this answer | created with the claim it belongs to |
+//! | `effect#{key}` | [`EffectRecord`]: started / done, fence, result | around the side effect |
+
+use agui_protocol::{Event, Interrupt, Message, RunId};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::error::CoreError;
+use crate::store::Item;
+
+/// Key of the thread record.
+pub const THREAD_KEY: &str = "thread";
+
+/// Key of a run record.
+pub fn run_key(run_id: &str) -> String {
+    format!("run#{run_id}")
+}
+/// Key of a resume record.
+pub fn resume_key(hash: &str) -> String {
+    format!("resume#{hash}")
+}
+/// Key of an effect record.
+pub fn effect_key(key: &str) -> String {
+    format!("effect#{key}")
+}
+
+/// Where a thread stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum ThreadStatus {
+    /// No run, nothing pending.
+    #[default]
+    Idle,
+    /// A run holds the lease.
+    Running,
+    /// Waiting for a resume.
+    Interrupted,
+}
+
+/// The claim a run holds on its thread.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Lease {
+    /// The holder.
+    pub run_id: RunId,
+    /// After this, another run may take the thread over.
+    pub expires_at_ms: u64,
+}
+
+/// An interrupt waiting for an answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PendingInterrupt {
+    /// As announced.
+    pub interrupt: Interrupt,
+    /// The run that raised it.
+    pub run_id: RunId,
+    /// Parsed `expiresAt`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires_at_ms: Option<u64>,
+}
+
+/// Summary of the latest run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LastRun {
+    /// Run id.
+    pub run_id: RunId,
+    /// Final or current status.
+    pub status: RunStatus,
+}
+
+/// The authoritative thread record.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadRecord {
+    /// Status.
+    pub status: ThreadStatus,
+    /// Current lease, while running.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lease: Option<Lease>,
+    /// Pending interrupts (kept until a run that answers them commits).
+    #[serde(default)]
+    pub pending: Vec<PendingInterrupt>,
+    /// Shared state.
+    #[serde(default)]
+    pub state: Value,
+    /// Conversation history.
+    #[serde(default)]
+    pub messages: Vec<Message>,
+    /// Latest run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_run: Option<LastRun>,
+}
+
+/// Lifecycle of one run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum RunStatus {
+    /// Holding the lease.
+    Running,
+    /// Finished with success.
+    Succeeded,
+    /// Finished with interrupts.
+    Interrupted,
+    /// Finished cancelled (deadline or request).
+    Cancelled,
+    /// Ended with `RUN_ERROR`.
+    Errored,
+}
+
+impl RunStatus {
+    /// Whether the run has ended.
+    pub fn is_final(self) -> bool {
+        self != RunStatus::Running
+    }
+}
+
+/// One run and its compacted event log.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunRecord {
+    /// SHA-256 of the canonical input.
+    pub input_hash: String,
+    /// Status.
+    pub status: RunStatus,
+    /// Resume record this run applies, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resume_key: Option<String>,
+    /// Start time.
+    pub started_at_ms: u64,
+    /// The events as emitted (text and argument deltas merged).
+    #[serde(default)]
+    pub events: Vec<Event>,
+}
+
+/// Which run applies a given resume answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResumeRecord {
+    /// The run.
+    pub run_id: RunId,
+}
+
+/// Progress of one side effect.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EffectRecord {
+    /// Whether the result is recorded.
+    pub done: bool,
+    /// Thread version (fence) of the run that started it.
+    pub fence: u64,
+    /// How many times the downstream was called with this key.
+    pub attempts: u32,
+    /// The recorded result.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<Value>,
+}
+
+/// Serializes a record.
+pub(crate) fn encode<T: Serialize>(record: &T) -> Vec<u8> {
+    serde_json::to_vec(record).expect("records always serialize")
+}
+
+/// Deserializes a record from an item.
+pub(crate) fn decode<T: serde::de::DeserializeOwned>(item: &Item) -> Result<T, CoreError> {
+    serde_json::from_slice(&item.value)
+        .map_err(|e| CoreError::CorruptRecord(format!("{}: {e}", item.key)))
+}

@@ -1,0 +1,121 @@
+//! Injected time, ids and sleep: the core never reads a clock or mints randomness itself.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use futures::future::BoxFuture;
+
+/// Wall-clock time in Unix milliseconds.
+pub trait Clock: Send + Sync + 'static {
+    /// Now, in Unix milliseconds.
+    fn now_ms(&self) -> u64;
+}
+
+/// Mints unique, opaque ids.
+pub trait IdGen: Send + Sync + 'static {
+    /// A fresh id beginning with `prefix` (e.g. `msg`, `tc`, `int`).
+    fn next_id(&self, prefix: &str) -> String;
+}
+
+/// Waits without blocking the executor.
+pub trait Sleep: Send + Sync + 'static {
+    /// Resolves after `millis` milliseconds.
+    fn sleep(&self, millis: u64) -> BoxFuture<'static, ()>;
+}
+
+/// The three injected services, cheap to clone.
+#[derive(Clone)]
+pub struct Runtime {
+    /// Time source.
+    pub clock: Arc<dyn Clock>,
+    /// Id source.
+    pub ids: Arc<dyn IdGen>,
+    /// Timer.
+    pub sleep: Arc<dyn Sleep>,
+}
+
+impl Runtime {
+    /// Bundles the services.
+    pub fn new(clock: impl Clock, ids: impl IdGen, sleep: impl Sleep) -> Self {
+        Self {
+            clock: Arc::new(clock),
+            ids: Arc::new(ids),
+            sleep: Arc::new(sleep),
+        }
+    }
+    /// Now, in Unix milliseconds.
+    pub fn now_ms(&self) -> u64 {
+        self.clock.now_ms()
+    }
+}
+
+impl std::fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Runtime").finish_non_exhaustive()
+    }
+}
+
+/// A clock that only moves when told to; for tests.
+#[derive(Debug, Default)]
+pub struct ManualClock(AtomicU64);
+
+impl ManualClock {
+    /// Starts at `millis`.
+    pub fn new(millis: u64) -> Self {
+        Self(AtomicU64::new(millis))
+    }
+    /// Moves forward by `millis`.
+    pub fn advance(&self, millis: u64) {
+        self.0.fetch_add(millis, Ordering::SeqCst);
+    }
+    /// Jumps to `millis`.
+    pub fn set(&self, millis: u64) {
+        self.0.store(millis, Ordering::SeqCst);
+    }
+}
+
+impl Clock for ManualClock {
+    fn now_ms(&self) -> u64 {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
+impl<C: Clock> Clock for Arc<C> {
+    fn now_ms(&self) -> u64 {
+        (**self).now_ms()
+    }
+}
+
+/// Sequential ids `prefix-1`, `prefix-2`, … with an instance tag; deterministic, for tests.
+#[derive(Debug, Default)]
+pub struct SequentialIds {
+    tag: String,
+    next: AtomicU64,
+}
+
+impl SequentialIds {
+    /// Ids look like `{prefix}-{tag}{n}`.
+    pub fn new(tag: impl Into<String>) -> Self {
+        Self {
+            tag: tag.into(),
+            next: AtomicU64::new(1),
+        }
+    }
+}
+
+impl IdGen for SequentialIds {
+    fn next_id(&self, prefix: &str) -> String {
+        let n = self.next.fetch_add(1, Ordering::SeqCst);
+        format!("{prefix}-{}{n}", self.tag)
+    }
+}
+
+/// A sleep that never completes; for hosts without timers and for tests without deadlines.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct NeverSleep;
+
+impl Sleep for NeverSleep {
+    fn sleep(&self, _millis: u64) -> BoxFuture<'static, ()> {
+        Box::pin(futures::future::pending())
+    }
+}

@@ -1,0 +1,212 @@
+//! What the engine needs from storage, and nothing more.
+//!
+//! A store holds **items** grouped in **partitions** (one partition per thread,
+//! plus one per demo ledger account). Every read is strongly consistent; every
+//! write goes through [`Store::commit`], an all-or-nothing batch of conditional
+//! writes inside one partition. That maps one-to-one onto:
+//!
+//! - DynamoDB: partition key = partition, sort key = item key, `ConsistentRead`,
+//!   `TransactWriteItems` with `attribute_not_exists` / `#version = :v` conditions;
+//! - a Durable Object per partition: a storage transaction in a single-threaded object;
+//! - SQLite: one `BEGIN IMMEDIATE` transaction;
+//! - memory: one mutex.
+//!
+//! Items carry a version (1 on creation, +1 on every put) that conditions compare
+//! against, and an optional expiry: an expired item reads as absent and satisfies
+//! [`Condition::Absent`], whatever the backend's physical deletion lag.
+//!
+//! Under one [`Store::commit`] the writes of a batch address distinct keys.
+
+pub mod memory;
+
+use async_trait::async_trait;
+
+/// One stored item.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Item {
+    /// Key within the partition.
+    pub key: String,
+    /// 1 after creation, incremented by each put.
+    pub version: u64,
+    /// Opaque bytes (the engine stores JSON).
+    pub value: Vec<u8>,
+    /// Unix milliseconds from which on the item reads as absent.
+    pub expires_at_ms: Option<u64>,
+}
+
+/// A precondition on one item.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Condition {
+    /// No precondition.
+    Always,
+    /// The item must be absent (or expired).
+    Absent,
+    /// The item must exist, unexpired, at exactly this version.
+    Version(u64),
+}
+
+/// What to do with one item.
+///
+/// Versions are predictable from the condition, so a caller knows the version it
+/// created without another read (DynamoDB cannot return values from a
+/// transaction): a put under `Version(v)` yields `v + 1`, a put under `Absent`
+/// yields 1 (an expired item is replaced as if it never existed), a put under
+/// `Always` yields the live version + 1, or 1. Records whose versions fence
+/// writers (threads) must therefore outlive every lease on them by far.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WriteOp {
+    /// Create or replace; the version becomes previous + 1 (1 if absent).
+    Put {
+        /// New bytes.
+        value: Vec<u8>,
+        /// New expiry.
+        expires_at_ms: Option<u64>,
+    },
+    /// Remove the item.
+    Delete,
+    /// Only check the condition (fencing).
+    Check,
+}
+
+/// One conditional write.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Write {
+    /// Item key.
+    pub key: String,
+    /// Precondition.
+    pub condition: Condition,
+    /// Operation.
+    pub op: WriteOp,
+}
+
+impl Write {
+    /// Put `value` if `condition` holds.
+    pub fn put(
+        key: impl Into<String>,
+        condition: Condition,
+        value: Vec<u8>,
+        expires_at_ms: Option<u64>,
+    ) -> Self {
+        Write {
+            key: key.into(),
+            condition,
+            op: WriteOp::Put {
+                value,
+                expires_at_ms,
+            },
+        }
+    }
+    /// Check `condition` without writing.
+    pub fn check(key: impl Into<String>, condition: Condition) -> Self {
+        Write {
+            key: key.into(),
+            condition,
+            op: WriteOp::Check,
+        }
+    }
+    /// Delete if `condition` holds.
+    pub fn delete(key: impl Into<String>, condition: Condition) -> Self {
+        Write {
+            key: key.into(),
+            condition,
+            op: WriteOp::Delete,
+        }
+    }
+}
+
+/// Why a store call failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// A condition did not hold; nothing was written. `index` is the first failing write.
+    #[error("condition failed on write {index}")]
+    ConditionFailed {
+        /// Index into the batch.
+        index: usize,
+    },
+    /// The backend is unreachable, throttling or timed out; retry later. The
+    /// batch may or may not have been applied (a timed-out transaction can still
+    /// commit), so callers re-read before deciding anything.
+    #[error("store unavailable: {0}")]
+    Unavailable(String),
+    /// The batch or an item exceeds what the backend can hold.
+    #[error("too large: {0}")]
+    TooLarge(String),
+    /// The backend returned something it should not have.
+    #[error("store failure: {0}")]
+    Backend(String),
+}
+
+/// Strongly consistent, partitioned, conditionally written storage.
+///
+/// `now_ms` is passed in (not read from a clock) so expiry is testable and the
+/// core stays clock-free.
+#[async_trait]
+pub trait Store: Send + Sync + 'static {
+    /// Reads `keys` of `partition`; absent or expired items are `None`, in order.
+    async fn get(
+        &self,
+        partition: &str,
+        keys: &[&str],
+        now_ms: u64,
+    ) -> Result<Vec<Option<Item>>, StoreError>;
+
+    /// Applies `writes` to `partition` atomically if every condition holds, else
+    /// writes nothing and returns [`StoreError::ConditionFailed`].
+    async fn commit(
+        &self,
+        partition: &str,
+        writes: Vec<Write>,
+        now_ms: u64,
+    ) -> Result<(), StoreError>;
+
+    /// Keys of unexpired items in `partition` that start with `prefix`, sorted.
+    async fn list(
+        &self,
+        partition: &str,
+        prefix: &str,
+        now_ms: u64,
+    ) -> Result<Vec<String>, StoreError>;
+}
+
+#[async_trait]
+impl<S: Store + ?Sized> Store for std::sync::Arc<S> {
+    async fn get(
+        &self,
+        partition: &str,
+        keys: &[&str],
+        now_ms: u64,
+    ) -> Result<Vec<Option<Item>>, StoreError> {
+        (**self).get(partition, keys, now_ms).await
+    }
+    async fn commit(
+        &self,
+        partition: &str,
+        writes: Vec<Write>,
+        now_ms: u64,
+    ) -> Result<(), StoreError> {
+        (**self).commit(partition, writes, now_ms).await
+    }
+    async fn list(
+        &self,
+        partition: &str,
+        prefix: &str,
+        now_ms: u64,
+    ) -> Result<Vec<String>, StoreError> {
+        (**self).list(partition, prefix, now_ms).await
+    }
+}
+
+/// Checks one condition against the current item (already filtered for expiry).
+pub fn condition_holds(condition: Condition, current: Option<&Item>) -> bool {
+    match condition {
+        Condition::Always => true,
+        Condition::Absent => current.is_none(),
+        Condition::Version(v) => current.is_some_and(|item| item.version == v),
+    }
+}
+
+/// Whether an item is live at `now_ms`.
+pub fn is_live(expires_at_ms: Option<u64>, now_ms: u64) -> bool {
+    expires_at_ms.is_none_or(|at| at > now_ms)
+}

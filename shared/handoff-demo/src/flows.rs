@@ -1,0 +1,240 @@
+//! The two flows, split into the run that asks and the run that resumes.
+
+use agui_protocol::{Interrupt, PatchOp};
+use handoff_core::time_fmt::format_ms;
+use handoff_core::{AgentError, Decision, Finish, RunContext};
+use serde_json::{Value, json};
+
+use crate::DemoAgent;
+use crate::orders::{Order, format_cents};
+
+/// Refund reasons offered by the return flow.
+pub(crate) const RETURN_REASONS: [&str; 4] = ["damaged", "late", "wrong_item", "changed_mind"];
+
+/// Streams text word by word, the way a model would.
+pub(crate) fn stream_text(ctx: &mut RunContext, text: &str) {
+    let id = ctx.text_start();
+    for piece in text.split_inclusive(' ') {
+        ctx.text_delta(&id, piece);
+    }
+    ctx.text_end(&id);
+}
+
+fn look_up(ctx: &mut RunContext, order_id: &str) -> Result<Order, AgentError> {
+    ctx.set_state(json!({"order": null, "step": "lookup"}));
+    ctx.step_start("lookup");
+    let call = ctx.tool_call("get_order", &json!({"orderId": order_id}));
+    let order = Order::lookup(order_id);
+    ctx.tool_result(&call, serde_json::to_string(&order)?);
+    ctx.step_end("lookup");
+    ctx.patch_state(vec![
+        PatchOp::replace("/order", serde_json::to_value(&order)?),
+        PatchOp::replace("/step", json!("await_decision")),
+    ])?;
+    Ok(order)
+}
+
+pub(crate) fn start_refund(
+    agent: &DemoAgent,
+    ctx: &mut RunContext,
+    order_id: &str,
+) -> Result<Finish, AgentError> {
+    let order = look_up(ctx, order_id)?;
+    stream_text(
+        ctx,
+        &format!(
+            "Order {} ({}) was paid {} {}. I can refund it in full once you approve.",
+            order.order_id,
+            order.item,
+            order.amount(),
+            order.currency
+        ),
+    );
+
+    let args = json!({"orderId": order.order_id, "amountCents": order.amount_cents, "currency": order.currency}).to_string();
+    let call = ctx.tool_call_start("refund_order", None);
+    // Streamed the way a model emits arguments: in small fragments.
+    for fragment in args.as_bytes().chunks(12) {
+        ctx.tool_call_args(&call, &String::from_utf8_lossy(fragment));
+    }
+    ctx.tool_call_end(&call);
+
+    let expires = format_ms(ctx.now_ms() + agent.config.interrupt_ttl_secs * 1000);
+    let interrupt = Interrupt::new(ctx.new_id("int"), "tool_call")
+        .with_message(format!(
+            "Refund {} {} for order {}?",
+            order.amount(),
+            order.currency,
+            order.order_id
+        ))
+        .with_tool_call(call)
+        .with_response_schema(json!({
+            "type": "object",
+            "properties": {"approved": {"type": "boolean"}, "editedArgs": {"type": "object"}},
+            "required": ["approved"]
+        }))
+        .with_expires_at(expires);
+    Ok(Finish::interrupt(interrupt))
+}
+
+pub(crate) fn start_return(
+    agent: &DemoAgent,
+    ctx: &mut RunContext,
+    order_id: &str,
+) -> Result<Finish, AgentError> {
+    let order = look_up(ctx, order_id)?;
+    stream_text(
+        ctx,
+        &format!(
+            "I can register a return for order {}. Why is it coming back?",
+            order.order_id
+        ),
+    );
+    let mut metadata = serde_json::Map::new();
+    metadata.insert("handoff.demo.orderId".to_owned(), json!(order.order_id));
+    let interrupt = Interrupt::new(ctx.new_id("int"), "input_required")
+        .with_message(format!(
+            "Choose a return reason for order {}",
+            order.order_id
+        ))
+        .with_response_schema(json!({
+            "type": "object",
+            "properties": {
+                "reason": {"type": "string", "enum": RETURN_REASONS, "title": "Return reason"},
+                "note": {"type": "string", "maxLength": 500}
+            },
+            "required": ["reason"]
+        }))
+        .with_metadata(metadata)
+        .with_expires_at(format_ms(
+            ctx.now_ms() + agent.config.interrupt_ttl_secs * 1000,
+        ));
+    Ok(Finish::interrupt(interrupt))
+}
+
+pub(crate) async fn resume(agent: &DemoAgent, ctx: &mut RunContext) -> Result<Finish, AgentError> {
+    let decisions: Vec<Decision> = ctx.decisions().to_vec();
+    for decision in &decisions {
+        match decision.interrupt.reason.as_str() {
+            "tool_call" => resume_refund(agent, ctx, decision).await?,
+            "input_required" => resume_return(agent, ctx, decision).await?,
+            other => return Err(AgentError(format!("unexpected interrupt reason {other}"))),
+        }
+    }
+    Ok(Finish::done())
+}
+
+/// The arguments the model proposed for a call, from the stored history.
+fn proposed_args(ctx: &RunContext, call_id: &str) -> Option<Value> {
+    ctx.messages().iter().find_map(|m| match m {
+        agui_protocol::Message::Assistant(a) => a
+            .tool_calls
+            .iter()
+            .flatten()
+            .find(|c| c.id.as_str() == call_id)
+            .and_then(|c| serde_json::from_str(&c.function.arguments).ok()),
+        _ => None,
+    })
+}
+
+async fn resume_refund(
+    agent: &DemoAgent,
+    ctx: &mut RunContext,
+    decision: &Decision,
+) -> Result<(), AgentError> {
+    let call = decision
+        .tool_call_id()
+        .cloned()
+        .ok_or("refund interrupt without toolCallId")?;
+    if decision.is_cancelled() || !decision.approved() {
+        let word = if decision.is_cancelled() {
+            "cancelled"
+        } else {
+            "declined"
+        };
+        ctx.patch_state(vec![PatchOp::replace("/step", json!(word))])?;
+        stream_text(
+            ctx,
+            &format!("Understood, the refund was {word}. Nothing was charged back."),
+        );
+        return Ok(());
+    }
+    let args = match decision.edited_args() {
+        Some(edited) => edited.clone(),
+        None => proposed_args(ctx, &call).ok_or("the proposed refund arguments are missing")?,
+    };
+    let order_id = args
+        .get("orderId")
+        .and_then(Value::as_str)
+        .ok_or("refund arguments need orderId")?
+        .to_owned();
+    let cents = args
+        .get("amountCents")
+        .and_then(Value::as_u64)
+        .ok_or("refund arguments need amountCents")?;
+    let ledger = agent.ledger.clone();
+    let now = ctx.now_ms();
+    let refund_id = format!("rf-{}", call.as_str());
+    let receipt: Value = ctx
+        .effect(&format!("refund:{call}"), |idempotency_key| async move {
+            ledger.refund(&order_id, cents, &idempotency_key, now).await?;
+            Ok::<_, handoff_core::CoreError>(json!({"refundId": refund_id, "orderId": order_id, "amountCents": cents, "status": "refunded", "idempotencyKey": idempotency_key}))
+        })
+        .await?;
+    ctx.tool_result(&call, receipt.to_string());
+    ctx.patch_state(vec![PatchOp::replace("/step", json!("refunded"))])?;
+    let amount = format_cents(cents);
+    let order = receipt
+        .get("orderId")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    stream_text(
+        ctx,
+        &format!("Done: {amount} was refunded for order {order}."),
+    );
+    Ok(())
+}
+
+async fn resume_return(
+    agent: &DemoAgent,
+    ctx: &mut RunContext,
+    decision: &Decision,
+) -> Result<(), AgentError> {
+    if decision.is_cancelled() {
+        stream_text(ctx, "No return was registered.");
+        return Ok(());
+    }
+    let order_id = decision
+        .interrupt
+        .metadata
+        .as_ref()
+        .and_then(|m| m.get("handoff.demo.orderId"))
+        .and_then(Value::as_str)
+        .ok_or("return interrupt without order id")?
+        .to_owned();
+    let reason = decision
+        .field("reason")
+        .and_then(Value::as_str)
+        .ok_or("missing reason")?
+        .to_owned();
+    let ledger = agent.ledger.clone();
+    let now = ctx.now_ms();
+    let (order, why) = (order_id.clone(), reason.clone());
+    ctx.effect(
+        &format!("return:{}", decision.id()),
+        |idempotency_key| async move {
+            ledger
+                .record_return(&order, &why, &idempotency_key, now)
+                .await
+                .map(|_| ())
+        },
+    )
+    .await?;
+    ctx.patch_state(vec![PatchOp::replace("/step", json!("returned"))])?;
+    stream_text(
+        ctx,
+        &format!("The return of order {order_id} is registered (reason: {reason})."),
+    );
+    Ok(())
+}

@@ -1,0 +1,147 @@
+//! A simulated payment ledger kept in the engine's store.
+//!
+//! It counts **every** call it receives and does not deduplicate by idempotency
+//! key (it only records the keys it saw), so exactly-once is the engine's doing
+//! and can be observed from outside through `GET /demo/orders/{orderId}`.
+
+use std::sync::Arc;
+
+use handoff_core::{Condition, CoreError, Store, StoreError, Write};
+use serde::{Deserialize, Serialize};
+
+const ACCOUNT_KEY: &str = "account";
+
+/// What the ledger knows about one order.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OrderAccount {
+    /// Order id.
+    pub order_id: String,
+    /// Refund calls executed.
+    pub refunds: u64,
+    /// Sum refunded, in cents.
+    pub refunded_cents: u64,
+    /// Returns recorded.
+    pub returns: u64,
+    /// Return reasons, in order.
+    pub return_reasons: Vec<String>,
+    /// Idempotency keys received, in order (repeats included).
+    pub idempotency_keys: Vec<String>,
+}
+
+/// The ledger over a store.
+#[derive(Clone)]
+pub struct Ledger {
+    store: Arc<dyn Store>,
+}
+
+impl std::fmt::Debug for Ledger {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ledger").finish_non_exhaustive()
+    }
+}
+
+fn partition(order_id: &str) -> String {
+    format!("ledger#{order_id}")
+}
+
+impl Ledger {
+    /// A ledger in `store`.
+    pub fn new(store: Arc<dyn Store>) -> Self {
+        Ledger { store }
+    }
+
+    /// The account of an order (empty if never touched).
+    pub async fn account(&self, order_id: &str, now_ms: u64) -> Result<OrderAccount, CoreError> {
+        let items = self
+            .store
+            .get(&partition(order_id), &[ACCOUNT_KEY], now_ms)
+            .await?;
+        match items.into_iter().next().flatten() {
+            Some(item) => serde_json::from_slice(&item.value)
+                .map_err(|e| CoreError::CorruptRecord(e.to_string())),
+            None => Ok(OrderAccount {
+                order_id: order_id.to_owned(),
+                ..OrderAccount::default()
+            }),
+        }
+    }
+
+    /// Executes a refund. Every call counts.
+    pub async fn refund(
+        &self,
+        order_id: &str,
+        cents: u64,
+        idempotency_key: &str,
+        now_ms: u64,
+    ) -> Result<OrderAccount, CoreError> {
+        self.update(order_id, now_ms, |account| {
+            account.refunds += 1;
+            account.refunded_cents += cents;
+            account.idempotency_keys.push(idempotency_key.to_owned());
+        })
+        .await
+    }
+
+    /// Records a return with its reason. Every call counts.
+    pub async fn record_return(
+        &self,
+        order_id: &str,
+        reason: &str,
+        idempotency_key: &str,
+        now_ms: u64,
+    ) -> Result<OrderAccount, CoreError> {
+        self.update(order_id, now_ms, |account| {
+            account.returns += 1;
+            account.return_reasons.push(reason.to_owned());
+            account.idempotency_keys.push(idempotency_key.to_owned());
+        })
+        .await
+    }
+
+    /// Read-modify-write with compare-and-set, retried on contention.
+    async fn update(
+        &self,
+        order_id: &str,
+        now_ms: u64,
+        change: impl Fn(&mut OrderAccount),
+    ) -> Result<OrderAccount, CoreError> {
+        let partition = partition(order_id);
+        for _ in 0..32 {
+            let items = self.store.get(&partition, &[ACCOUNT_KEY], now_ms).await?;
+            let (mut account, condition) = match items.into_iter().next().flatten() {
+                Some(item) => (
+                    serde_json::from_slice(&item.value)
+                        .map_err(|e| CoreError::CorruptRecord(e.to_string()))?,
+                    Condition::Version(item.version),
+                ),
+                None => (
+                    OrderAccount {
+                        order_id: order_id.to_owned(),
+                        ..OrderAccount::default()
+                    },
+                    Condition::Absent,
+                ),
+            };
+            change(&mut account);
+            let value = serde_json::to_vec(&account)
+                .map_err(|e| CoreError::CorruptRecord(e.to_string()))?;
+            match self
+                .store
+                .commit(
+                    &partition,
+                    vec![Write::put(ACCOUNT_KEY, condition, value, None)],
+                    now_ms,
+                )
+                .await
+            {
+                Ok(()) => return Ok(account),
+                Err(StoreError::ConditionFailed { .. }) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Err(CoreError::Store(StoreError::Unavailable(
+            "ledger contention".to_owned(),
+        )))
+    }
+}

@@ -1,0 +1,110 @@
+//! The demo agent served by every Handoff host.
+//!
+//! **Refund flow** (`"Refund order A1024"`): backend tool `get_order` (START, ARGS,
+//! END and RESULT) → state snapshot and delta (`order`, `step`) → text → a
+//! `refund_order` call with streamed arguments → interrupt `reason:"tool_call"`
+//! bound to that call, `responseSchema {approved: boolean, editedArgs?: object}`,
+//! `expiresAt` = now + `interrupt_ttl_secs`. On approval the refund executes once
+//! through [`handoff_core::RunContext::effect`] against the simulated [`Ledger`],
+//! then `TOOL_CALL_RESULT` answers the original call (no new START/ARGS/END).
+//! `editedArgs` replace the arguments. A denial or a cancel executes nothing.
+//!
+//! **Return flow** (`"Return order A1024"`): `get_order`, then an
+//! `input_required` interrupt asking for a reason from an enum; the answer is
+//! recorded once in the ledger.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use handoff_core::{Engine, runtime::{ManualClock, NeverSleep, Runtime, SequentialIds}, store::memory::MemoryStore};
+//! use handoff_demo::{DemoAgent, DemoConfig};
+//!
+//! let store: Arc<dyn handoff_core::Store> = Arc::new(MemoryStore::new());
+//! let agent = DemoAgent::new(store.clone(), DemoConfig::default());
+//! let engine = Engine::new(agent, store, Runtime::new(ManualClock::new(0), SequentialIds::new("doc"), NeverSleep));
+//! assert_eq!(engine.agent_name(), "refund-demo");
+//! ```
+
+mod flows;
+#[cfg(feature = "http")]
+pub mod http;
+mod ledger;
+mod orders;
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use handoff_core::{Agent, AgentError, Finish, RunContext, Store};
+
+pub use ledger::{Ledger, OrderAccount};
+pub use orders::{Order, Request, format_cents, parse_request};
+
+/// Demo settings.
+#[derive(Debug, Clone)]
+pub struct DemoConfig {
+    /// Seconds an approval stays answerable (`DEMO_INTERRUPT_TTL_SECS`, default 300).
+    pub interrupt_ttl_secs: u64,
+}
+
+impl Default for DemoConfig {
+    fn default() -> Self {
+        DemoConfig {
+            interrupt_ttl_secs: 300,
+        }
+    }
+}
+
+impl DemoConfig {
+    /// Reads `DEMO_INTERRUPT_TTL_SECS` from a lookup function (hosts pass their env).
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Self {
+        let interrupt_ttl_secs = lookup("DEMO_INTERRUPT_TTL_SECS")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(300);
+        DemoConfig { interrupt_ttl_secs }
+    }
+}
+
+/// The refund / return agent.
+#[derive(Debug, Clone)]
+pub struct DemoAgent {
+    ledger: Ledger,
+    config: DemoConfig,
+}
+
+impl DemoAgent {
+    /// A demo agent whose ledger lives in `store`.
+    pub fn new(store: Arc<dyn Store>, config: DemoConfig) -> Self {
+        DemoAgent {
+            ledger: Ledger::new(store),
+            config,
+        }
+    }
+
+    /// The ledger (for `GET /demo/orders/{orderId}`).
+    pub fn ledger(&self) -> &Ledger {
+        &self.ledger
+    }
+}
+
+#[async_trait]
+impl Agent for DemoAgent {
+    fn name(&self) -> &str {
+        "refund-demo"
+    }
+
+    async fn run(&self, ctx: &mut RunContext) -> Result<Finish, AgentError> {
+        if ctx.is_resume() {
+            return flows::resume(self, ctx).await;
+        }
+        match ctx.last_user_text().map(|t| parse_request(&t)) {
+            Some(Request::Refund(order_id)) => flows::start_refund(self, ctx, &order_id),
+            Some(Request::Return(order_id)) => flows::start_return(self, ctx, &order_id),
+            _ => {
+                flows::stream_text(
+                    ctx,
+                    "I can refund or return an order. Try \"Refund order A1024\" or \"Return order A1024\".",
+                );
+                Ok(Finish::done())
+            }
+        }
+    }
+}

@@ -1,0 +1,102 @@
+//! Turning an event stream into a streamed HTTP body: AG-UI SSE, A2UI or
+//! legacy framing, with keep-alive comments during quiet periods.
+
+use std::convert::Infallible;
+
+use agui_protocol::a2ui::A2uiEncoder;
+use agui_protocol::sse::{self, SseEncoder};
+use agui_protocol::{Event, a2ui};
+use axum::body::Body;
+use axum::response::Response;
+use bytes::Bytes;
+use futures::StreamExt;
+use futures::future::{Either, select};
+use futures::stream::BoxStream;
+use handoff_core::Runtime;
+use http::{HeaderMap, HeaderValue, StatusCode};
+
+/// How events are framed on the wire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Encoding {
+    /// AG-UI `data: <json>\n\n`.
+    AgUi,
+    /// A2UI named frames.
+    A2ui,
+    /// Superagent legacy mode (raw text tokens, `[DONE]`).
+    Legacy,
+}
+
+impl Encoding {
+    /// A2UI when the request asks for it (`X-A2UI: true` or `?a2ui=true`), else `default`.
+    pub fn negotiate(headers: &HeaderMap, query: Option<&str>, default: Encoding) -> Encoding {
+        let header = headers.get(a2ui::HEADER).and_then(|v| v.to_str().ok());
+        if a2ui::requested(header, query) {
+            Encoding::A2ui
+        } else {
+            default
+        }
+    }
+}
+
+enum Framer {
+    AgUi(SseEncoder),
+    A2ui(Box<A2uiEncoder>, bool),
+}
+
+impl Framer {
+    fn frame(&mut self, event: &Event, now_ms: u64) -> Bytes {
+        match self {
+            Framer::AgUi(encoder) => encoder.encode(event),
+            Framer::A2ui(encoder, false) => encoder.encode(event, now_ms),
+            Framer::A2ui(encoder, true) => encoder.encode_legacy(event, now_ms),
+        }
+    }
+}
+
+/// An SSE response (200, event-stream headers) streaming `events` in `encoding`.
+pub fn sse_response(
+    events: BoxStream<'static, Event>,
+    encoding: Encoding,
+    agent_name: &str,
+    runtime: Runtime,
+    keep_alive_ms: u64,
+) -> Response {
+    let framer = match encoding {
+        Encoding::AgUi => Framer::AgUi(SseEncoder::new()),
+        Encoding::A2ui => Framer::A2ui(Box::new(A2uiEncoder::new(agent_name)), false),
+        Encoding::Legacy => Framer::A2ui(Box::new(A2uiEncoder::new(agent_name)), true),
+    };
+    let stream = futures::stream::unfold(
+        (events, framer, runtime),
+        move |(mut events, mut framer, runtime)| async move {
+            loop {
+                let tick = runtime.sleep.sleep(keep_alive_ms);
+                match select(events.next(), tick).await {
+                    Either::Left((Some(event), _)) => {
+                        let bytes = framer.frame(&event, runtime.now_ms());
+                        if !bytes.is_empty() {
+                            return Some((bytes, (events, framer, runtime)));
+                        }
+                    }
+                    Either::Left((None, _)) => return None,
+                    // Quiet for a while: a comment keeps proxies and clients from timing out.
+                    Either::Right(((), _)) => {
+                        return Some((
+                            Bytes::from_static(sse::KEEP_ALIVE),
+                            (events, framer, runtime),
+                        ));
+                    }
+                }
+            }
+        },
+    );
+    let body = Body::from_stream(stream.map(Ok::<_, Infallible>));
+    let mut response = Response::new(body);
+    *response.status_mut() = StatusCode::OK;
+    for (name, value) in sse::RESPONSE_HEADERS {
+        response
+            .headers_mut()
+            .insert(name, HeaderValue::from_static(value));
+    }
+    response
+}

@@ -1,0 +1,67 @@
+//! Rejections answered before any stream byte: the single mapping to HTTP.
+
+use axum::Json;
+use axum::response::{IntoResponse, Response};
+use handoff_core::CoreError;
+use http::{HeaderValue, StatusCode, header};
+use serde_json::json;
+
+/// A request answered with a JSON error body `{"code","message"}`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ApiError {
+    /// HTTP status.
+    pub status: StatusCode,
+    /// Stable code (the same vocabulary as `RUN_ERROR.code`).
+    pub code: &'static str,
+    /// Human-readable message, no internals.
+    pub message: String,
+    /// `Retry-After`, in milliseconds.
+    pub retry_after_ms: Option<u64>,
+}
+
+impl ApiError {
+    /// A rejection with a status and code.
+    pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
+        ApiError {
+            status,
+            code,
+            message: message.into(),
+            retry_after_ms: None,
+        }
+    }
+}
+
+impl From<CoreError> for ApiError {
+    fn from(err: CoreError) -> Self {
+        let status =
+            StatusCode::from_u16(err.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        let retry_after_ms = match &err {
+            CoreError::ThreadBusy { retry_after_ms, .. } => Some(*retry_after_ms),
+            e if e.retryable() => Some(1_000),
+            _ => None,
+        };
+        if status.is_server_error() {
+            tracing::error!(code = err.code(), error = %err, "request failed");
+        }
+        ApiError {
+            status,
+            code: err.code(),
+            message: err.public_message(),
+            retry_after_ms,
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let body = json!({"code": self.code, "message": self.message});
+        let mut response = (self.status, Json(body)).into_response();
+        if let Some(ms) = self.retry_after_ms {
+            let secs = ms.div_ceil(1000).max(1);
+            if let Ok(value) = HeaderValue::from_str(&secs.to_string()) {
+                response.headers_mut().insert(header::RETRY_AFTER, value);
+            }
+        }
+        response
+    }
+}

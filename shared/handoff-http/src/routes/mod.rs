@@ -1,0 +1,5 @@
+//! Route handlers.
+
+pub(crate) mod agent;
+pub(crate) mod superagent;
+pub(crate) mod threads;

@@ -1,0 +1,63 @@
+//! Rehydration and replay: `GET /threads/{threadId}` and `GET /threads/{threadId}/runs/{runId}/events`.
+
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::response::{IntoResponse, Response};
+use handoff_core::records::RunStatus;
+use http::{HeaderMap, StatusCode, Uri};
+
+use crate::AppState;
+use crate::body::{Encoding, sse_response};
+use crate::error::ApiError;
+
+pub(crate) async fn get_thread(
+    State(app): State<AppState>,
+    Path(thread_id): Path<String>,
+) -> Result<Response, ApiError> {
+    match app.engine.thread(&thread_id).await? {
+        Some(view) => Ok(Json(view).into_response()),
+        None => Err(ApiError::new(
+            StatusCode::NOT_FOUND,
+            "THREAD_NOT_FOUND",
+            "no such thread",
+        )),
+    }
+}
+
+pub(crate) async fn replay_run(
+    State(app): State<AppState>,
+    Path((thread_id, run_id)): Path<(String, String)>,
+    headers: HeaderMap,
+    uri: Uri,
+) -> Result<Response, ApiError> {
+    let Some((record, events)) = app.engine.run_events(&thread_id, &run_id).await? else {
+        return Err(ApiError::new(
+            StatusCode::NOT_FOUND,
+            "RUN_NOT_FOUND",
+            "no such run (or it expired)",
+        ));
+    };
+    if record.status == RunStatus::Running {
+        let mut error = ApiError::new(
+            StatusCode::CONFLICT,
+            "RUN_IN_PROGRESS",
+            "the run has not finished; its log is written when it does",
+        );
+        error.retry_after_ms = Some(1_000);
+        return Err(error);
+    }
+    let encoding = Encoding::negotiate(&headers, uri.query(), Encoding::AgUi);
+    let stream = Box::pin(futures::stream::iter(events));
+    Ok(sse_response(
+        stream,
+        encoding,
+        app.engine.agent_name(),
+        app.engine.runtime().clone(),
+        app.config.keep_alive_ms,
+    ))
+}
+
+pub(crate) async fn health(State(app): State<AppState>) -> Response {
+    Json(serde_json::json!({"status": "ok", "agent": app.engine.agent_name(), "protocolVersion": agui_protocol::PROTOCOL_VERSION}))
+        .into_response()
+}

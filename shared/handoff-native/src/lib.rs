@@ -1,0 +1,97 @@
+//! Runtime services for native hosts (the dev server, Lambda): the wall clock,
+//! random ids and tokio timers that the core receives by injection, and the
+//! store chosen by `HANDOFF_STORE`.
+//!
+//! ```no_run
+//! let runtime = handoff_native::runtime();
+//! let store = handoff_native::store_from_env(|k| std::env::var(k).ok()).unwrap();
+//! # let _ = (runtime, store);
+//! ```
+
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use futures::future::BoxFuture;
+use handoff_core::store::memory::MemoryStore;
+use handoff_core::{Clock, IdGen, Runtime, Sleep, Store, StoreError};
+use handoff_store_sqlite::SqliteStore;
+
+/// The system wall clock.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    #[allow(clippy::disallowed_methods)] // Hosts are where time comes from.
+    fn now_ms(&self) -> u64 {
+        let since = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default();
+        u64::try_from(since.as_millis()).unwrap_or(u64::MAX)
+    }
+}
+
+/// Random (UUID v4) ids.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct RandomIds;
+
+impl IdGen for RandomIds {
+    fn next_id(&self, prefix: &str) -> String {
+        format!("{prefix}-{}", uuid::Uuid::new_v4().simple())
+    }
+}
+
+/// Tokio timers.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct TokioSleep;
+
+impl Sleep for TokioSleep {
+    fn sleep(&self, millis: u64) -> BoxFuture<'static, ()> {
+        Box::pin(tokio::time::sleep(Duration::from_millis(millis)))
+    }
+}
+
+/// Clock, ids and sleep for a tokio host.
+pub fn runtime() -> Runtime {
+    Runtime::new(SystemClock, RandomIds, TokioSleep)
+}
+
+/// Which store a native host uses.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StoreChoice {
+    /// Embedded SQLite file in this directory (the default).
+    Sqlite(std::path::PathBuf),
+    /// Process memory (`HANDOFF_STORE=memory`).
+    Memory,
+}
+
+impl StoreChoice {
+    /// `HANDOFF_STORE` (`sqlite` | `memory`) and `HANDOFF_DATA_DIR` (default `.handoff`).
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, StoreError> {
+        match lookup("HANDOFF_STORE").as_deref().unwrap_or("sqlite") {
+            "memory" => Ok(StoreChoice::Memory),
+            "sqlite" | "" => Ok(StoreChoice::Sqlite(
+                lookup("HANDOFF_DATA_DIR")
+                    .unwrap_or_else(|| ".handoff".to_owned())
+                    .into(),
+            )),
+            other => Err(StoreError::Backend(format!(
+                "unknown HANDOFF_STORE `{other}` (use sqlite or memory)"
+            ))),
+        }
+    }
+
+    /// Opens the store.
+    pub fn open(&self) -> Result<Arc<dyn Store>, StoreError> {
+        Ok(match self {
+            StoreChoice::Memory => Arc::new(MemoryStore::new()),
+            StoreChoice::Sqlite(dir) => Arc::new(SqliteStore::open(dir.join("handoff.sqlite3"))?),
+        })
+    }
+}
+
+/// Opens the store the environment asks for.
+pub fn store_from_env(
+    lookup: impl Fn(&str) -> Option<String>,
+) -> Result<Arc<dyn Store>, StoreError> {
+    StoreChoice::from_lookup(lookup)?.open()
+}

@@ -1,0 +1,369 @@
+//! What the conformance suite cannot see: the file, restarts, locking, the schema, purging.
+
+use std::time::Duration;
+
+use futures::executor::block_on;
+use handoff_core::{Condition, Item, Store, StoreError, Write};
+use handoff_store_sqlite::{SCHEMA_VERSION, SqliteOptions, SqliteStore};
+
+const NOW: u64 = 1_700_000_000_000;
+
+fn put(key: &str, condition: Condition, value: &[u8], expires_at_ms: Option<u64>) -> Write {
+    Write::put(key, condition, value.to_vec(), expires_at_ms)
+}
+
+fn get_one(store: &SqliteStore, partition: &str, key: &str, now_ms: u64) -> Option<Item> {
+    block_on(store.get(partition, &[key], now_ms))
+        .expect("get")
+        .remove(0)
+}
+
+fn raw_row_count(path: &std::path::Path) -> i64 {
+    let conn = rusqlite::Connection::open(path).expect("raw connection");
+    conn.query_row("SELECT count(*) FROM items", [], |row| row.get(0))
+        .expect("count rows")
+}
+
+#[test]
+fn data_survives_a_restart() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let path = dir.path().join("store.sqlite3");
+    let big: Vec<u8> = (0..(1 << 20))
+        .map(|i: u32| (i.wrapping_mul(2_654_435_761) >> 24) as u8)
+        .collect();
+    {
+        let store = SqliteStore::open(&path).expect("open");
+        block_on(async {
+            store
+                .commit(
+                    "t1",
+                    vec![put("thread", Condition::Absent, b"v1", None)],
+                    NOW,
+                )
+                .await?;
+            store
+                .commit(
+                    "t1",
+                    vec![put("thread", Condition::Version(1), b"v2", None)],
+                    NOW,
+                )
+                .await?;
+            store
+                .commit(
+                    "t1",
+                    vec![put("thread", Condition::Version(2), b"v3", None)],
+                    NOW,
+                )
+                .await?;
+            store
+                .commit(
+                    "t1",
+                    vec![put("run#1", Condition::Absent, &big, Some(NOW + 60_000))],
+                    NOW,
+                )
+                .await?;
+            store
+                .commit(
+                    "t2",
+                    vec![put("thread", Condition::Absent, b"other", None)],
+                    NOW,
+                )
+                .await
+        })
+        .expect("write");
+    }
+    let store = SqliteStore::open(&path).expect("reopen");
+    assert_eq!(store.path(), Some(path.as_path()));
+    let items = block_on(store.get("t1", &["thread", "run#1"], NOW)).expect("read back");
+    assert_eq!(
+        items[0],
+        Some(Item {
+            key: "thread".into(),
+            version: 3,
+            value: b"v3".to_vec(),
+            expires_at_ms: None
+        })
+    );
+    assert_eq!(
+        items[1],
+        Some(Item {
+            key: "run#1".into(),
+            version: 1,
+            value: big,
+            expires_at_ms: Some(NOW + 60_000)
+        })
+    );
+    assert_eq!(
+        block_on(store.list("t1", "", NOW)).expect("list"),
+        vec!["run#1".to_owned(), "thread".to_owned()]
+    );
+    assert_eq!(
+        get_one(&store, "t2", "thread", NOW).map(|i| i.value),
+        Some(b"other".to_vec())
+    );
+    // Versions read before the restart still fence writers after it.
+    assert_eq!(
+        block_on(store.commit(
+            "t1",
+            vec![put("thread", Condition::Version(2), b"stale", None)],
+            NOW
+        )),
+        Err(StoreError::ConditionFailed { index: 0 })
+    );
+    block_on(store.commit(
+        "t1",
+        vec![put("thread", Condition::Version(3), b"v4", None)],
+        NOW,
+    ))
+    .expect("continue after restart");
+    assert_eq!(
+        get_one(&store, "t1", "thread", NOW).map(|i| i.version),
+        Some(4)
+    );
+}
+
+#[test]
+fn the_file_has_the_documented_schema() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let path = dir.path().join("store.sqlite3");
+    let store = SqliteStore::open(&path).expect("open");
+    block_on(store.commit(
+        "p",
+        vec![put("k", Condition::Absent, b"v", Some(NOW + 1))],
+        NOW,
+    ))
+    .expect("write");
+    let conn = rusqlite::Connection::open(&path).expect("raw connection");
+    let user_version: u32 = conn
+        .query_row("PRAGMA user_version", [], |row| row.get(0))
+        .expect("user_version");
+    assert_eq!(user_version, SCHEMA_VERSION);
+    let mode: String = conn
+        .query_row("PRAGMA journal_mode", [], |row| row.get(0))
+        .expect("journal_mode");
+    assert_eq!(mode, "wal");
+    let row: (String, String, i64, Vec<u8>, Option<i64>) = conn
+        .query_row(
+            "SELECT partition, key, version, value, expires_at_ms FROM items",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
+        )
+        .expect("the row");
+    assert_eq!(
+        row,
+        (
+            "p".to_owned(),
+            "k".to_owned(),
+            1,
+            b"v".to_vec(),
+            Some(NOW as i64 + 1)
+        )
+    );
+    let sql: String = conn
+        .query_row(
+            "SELECT sql FROM sqlite_schema WHERE name = 'items'",
+            [],
+            |r| r.get(0),
+        )
+        .expect("table sql");
+    assert!(
+        sql.contains("PRIMARY KEY (partition, key)") && sql.ends_with("WITHOUT ROWID, STRICT"),
+        "{sql}"
+    );
+}
+
+#[test]
+fn open_creates_parent_directories() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let path = dir.path().join("a").join("b").join("store.sqlite3");
+    let store = SqliteStore::open(&path).expect("open in a missing directory");
+    block_on(store.commit("p", vec![put("k", Condition::Absent, b"v", None)], NOW)).expect("write");
+    assert!(path.is_file());
+}
+
+#[test]
+fn a_newer_schema_is_refused() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let path = dir.path().join("store.sqlite3");
+    rusqlite::Connection::open(&path)
+        .expect("raw connection")
+        .pragma_update(None, "user_version", 99)
+        .expect("set user_version");
+    match SqliteStore::open(&path) {
+        Err(StoreError::Backend(message)) => {
+            assert!(message.contains("schema version 99"), "{message}")
+        }
+        other => panic!("expected a Backend error, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_held_write_lock_maps_to_unavailable_and_reads_go_on() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let path = dir.path().join("store.sqlite3");
+    let options = SqliteOptions::default().with_busy_timeout(Duration::from_millis(200));
+    let store = SqliteStore::open_with(&path, options).expect("open");
+    block_on(store.commit("p", vec![put("k", Condition::Absent, b"v1", None)], NOW))
+        .expect("write");
+
+    // Another process (here: another connection) holds the write lock.
+    let mut other = rusqlite::Connection::open(&path).expect("raw connection");
+    let lock = other
+        .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+        .expect("take the write lock");
+    match block_on(store.commit("p", vec![put("k", Condition::Version(1), b"v2", None)], NOW)) {
+        Err(StoreError::Unavailable(_)) => {}
+        other => panic!("expected Unavailable while another connection writes, got {other:?}"),
+    }
+    assert_eq!(
+        get_one(&store, "p", "k", NOW).map(|i| i.value),
+        Some(b"v1".to_vec()),
+        "WAL readers are not blocked by a writer"
+    );
+    lock.commit().expect("release the lock");
+    block_on(store.commit("p", vec![put("k", Condition::Version(1), b"v2", None)], NOW))
+        .expect("write after the lock is released");
+}
+
+#[test]
+fn a_waiting_commit_does_not_block_the_executor() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let path = dir.path().join("store.sqlite3");
+    let store = SqliteStore::open_with(
+        &path,
+        SqliteOptions::default().with_busy_timeout(Duration::from_secs(20)),
+    )
+    .expect("open");
+    block_on(store.commit("p", vec![put("k", Condition::Absent, b"v1", None)], NOW))
+        .expect("write");
+
+    let mut other = rusqlite::Connection::open(&path).expect("raw connection");
+    let lock = other
+        .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+        .expect("take the write lock");
+    // On one single-threaded executor: the commit waits for the lock; the read and the release
+    // can only run if waiting for the lock does not block the executor. Were it blocking, the
+    // commit would give up after the busy timeout and fail.
+    let commit = store.commit("p", vec![put("k", Condition::Version(1), b"v2", None)], NOW);
+    let read_then_release = async {
+        let item = store
+            .get("p", &["k"], NOW)
+            .await
+            .expect("read while a commit waits")
+            .remove(0);
+        assert_eq!(item.map(|i| i.value), Some(b"v1".to_vec()));
+        lock.commit().expect("release the lock");
+    };
+    let (committed, ()) = block_on(futures::future::join(commit, read_then_release));
+    committed.expect("the commit went through once the lock was released");
+    assert_eq!(get_one(&store, "p", "k", NOW).map(|i| i.version), Some(2));
+}
+
+#[test]
+fn long_expired_rows_are_purged_in_bounded_batches() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let path = dir.path().join("store.sqlite3");
+    let options = SqliteOptions::default()
+        .with_purge_expired_after(Some(1_000))
+        .with_purge_batch(2);
+    let store = SqliteStore::open_with(&path, options).expect("open");
+    let writes = (0..5)
+        .map(|n| put(&format!("old#{n}"), Condition::Absent, b"x", Some(NOW + n)))
+        .collect();
+    block_on(store.commit("p", writes, NOW)).expect("write expiring rows");
+    block_on(store.commit(
+        "p",
+        vec![put("recent", Condition::Absent, b"x", Some(NOW + 5_000))],
+        NOW,
+    ))
+    .expect("write");
+    block_on(store.commit("p", vec![put("live", Condition::Absent, b"x", None)], NOW))
+        .expect("write");
+    assert_eq!(raw_row_count(&path), 7);
+
+    // 1.5 s after the old rows expired: two of them go per commit; `recent` (not yet expired
+    // for a second) and `live` stay.
+    let later = NOW + 1_004 + 500;
+    block_on(store.commit("q", vec![put("a", Condition::Absent, b"x", None)], later))
+        .expect("commit");
+    assert_eq!(raw_row_count(&path), 8 - 2);
+    block_on(store.commit("q", vec![put("b", Condition::Absent, b"x", None)], later))
+        .expect("commit");
+    block_on(store.commit("q", vec![put("c", Condition::Absent, b"x", None)], later))
+        .expect("commit");
+    assert_eq!(raw_row_count(&path), 10 - 5);
+    assert_eq!(
+        block_on(store.list("p", "", NOW)).expect("list"),
+        vec!["live".to_owned(), "recent".to_owned()]
+    );
+    // A failed commit purges nothing.
+    let much_later = NOW + 10_000;
+    let failed = block_on(store.commit(
+        "q",
+        vec![put("a", Condition::Absent, b"x", None)],
+        much_later,
+    ));
+    assert_eq!(failed, Err(StoreError::ConditionFailed { index: 0 }));
+    assert_eq!(raw_row_count(&path), 5);
+    // Purging never changes what callers see: an expired row and a purged one both read as absent
+    // and are both replaced at version 1.
+    block_on(store.commit(
+        "p",
+        vec![put("recent", Condition::Absent, b"y", None)],
+        much_later,
+    ))
+    .expect("replace");
+    assert_eq!(
+        get_one(&store, "p", "recent", much_later).map(|i| i.version),
+        Some(1)
+    );
+}
+
+#[test]
+fn expiries_beyond_i64_round_trip() {
+    let store = SqliteStore::in_memory().expect("open");
+    let huge = [u64::MAX, i64::MAX as u64 + 1, i64::MAX as u64];
+    let writes = huge
+        .iter()
+        .enumerate()
+        .map(|(n, at)| put(&format!("k{n}"), Condition::Absent, b"x", Some(*at)))
+        .collect();
+    block_on(store.commit("p", writes, NOW)).expect("write");
+    for (n, at) in huge.iter().enumerate() {
+        assert_eq!(
+            get_one(&store, "p", &format!("k{n}"), NOW).and_then(|i| i.expires_at_ms),
+            Some(*at),
+            "k{n}"
+        );
+    }
+    // A commit at a `now` beyond i64::MAX: its purge removes `k2`, long expired by then, and
+    // leaves the rows stored with the high bit set.
+    block_on(store.commit(
+        "q",
+        vec![put("x", Condition::Absent, b"x", None)],
+        u64::MAX - 1,
+    ))
+    .expect("commit");
+    assert_eq!(
+        get_one(&store, "p", "k0", u64::MAX - 1).map(|i| i.version),
+        Some(1),
+        "live until u64::MAX"
+    );
+    assert_eq!(
+        get_one(&store, "p", "k1", NOW).and_then(|i| i.expires_at_ms),
+        Some(i64::MAX as u64 + 1)
+    );
+    assert_eq!(get_one(&store, "p", "k2", NOW), None, "purged");
+}
+
+#[test]
+fn store_is_usable_behind_dyn_and_arc() {
+    let store: std::sync::Arc<dyn Store> =
+        std::sync::Arc::new(SqliteStore::in_memory().expect("open"));
+    block_on(store.commit("p", vec![put("k", Condition::Absent, b"v", None)], NOW)).expect("write");
+    assert!(format!("{:?}", SqliteStore::in_memory().expect("open")).starts_with("SqliteStore"));
+    assert_eq!(
+        block_on(store.list("p", "k", NOW)).expect("list"),
+        vec!["k".to_owned()]
+    );
+}

@@ -1,0 +1,3 @@
+//! Test support shared by the integration tests and the corpus generator.
+
+pub mod corpus;
