@@ -53,3 +53,5 @@ check-wasm: setup
 
 bench:
 	cargo bench -p agui-protocol --bench encode
+	cargo build --release -p dev-server -p handoff-tests --bin load
+	./target/release/load --bin-dir target/release --runs 400 --concurrency 8

@@ -83,22 +83,29 @@ impl TextSplitter {
         self.at_line_start = true;
     }
 
+    /// Adds a piece; a piece of the same kind as the previous one in this push
+    /// extends that frame, so one delta never turns into several frames.
     fn emit(&mut self, piece: &str, out: &mut Vec<Piece>) {
-        match &mut self.code {
+        let (kind, data) = match &mut self.code {
             Some((language, code)) => {
                 code.push_str(piece);
-                out.push(Piece {
-                    kind: "code_block",
-                    data: json!({"language": language, "code": code, "delta": piece}),
-                });
+                (
+                    "code_block",
+                    json!({"language": language, "code": code, "delta": piece}),
+                )
             }
             None => {
                 self.prose.push_str(piece);
-                out.push(Piece {
-                    kind: "text",
-                    data: json!({"content": self.prose, "delta": piece}),
-                });
+                ("text", json!({"content": self.prose, "delta": piece}))
             }
+        };
+        match out.last_mut() {
+            Some(last) if last.kind == kind => {
+                let delta = format!("{}{piece}", last.data["delta"].as_str().unwrap_or_default());
+                last.data = data;
+                last.data["delta"] = Value::String(delta);
+            }
+            _ => out.push(Piece { kind, data }),
         }
     }
 }

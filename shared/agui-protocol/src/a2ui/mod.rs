@@ -107,9 +107,23 @@ impl Frame {
             }
             "done" => buf.put_slice(b"data: [DONE]\n\n"),
             _ => {
+                #[derive(Serialize)]
+                struct Legacy<'a> {
+                    #[serde(rename = "type")]
+                    kind: &'a str,
+                    data: &'a Value,
+                }
                 buf.put_slice(b"data: ");
-                let body = json!({"type": self.kind, "data": self.data});
-                buf.put_slice(body.to_string().as_bytes());
+                let mut w = buf.writer();
+                serde_json::to_writer(
+                    &mut w,
+                    &Legacy {
+                        kind: self.kind,
+                        data: &self.data,
+                    },
+                )
+                .expect("A2UI frames always serialize");
+                buf = w.into_inner();
                 buf.put_slice(b"\n\n");
             }
         }
