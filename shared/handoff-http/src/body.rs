@@ -5,7 +5,7 @@ use std::convert::Infallible;
 
 use agui_protocol::a2ui::A2uiEncoder;
 use agui_protocol::sse::{self, SseEncoder};
-use agui_protocol::{Event, a2ui};
+use agui_protocol::{Event, Message, a2ui};
 use axum::body::Body;
 use axum::response::Response;
 use bytes::Bytes;
@@ -54,17 +54,31 @@ impl Framer {
 }
 
 /// An SSE response (200, event-stream headers) streaming `events` in `encoding`.
+///
+/// `history` lets A2UI frames name tools called in earlier runs of the thread.
 pub fn sse_response(
     events: BoxStream<'static, Event>,
     encoding: Encoding,
     agent_name: &str,
+    history: &[Message],
     runtime: Runtime,
     keep_alive_ms: u64,
 ) -> Response {
+    let a2ui = || {
+        let mut encoder = A2uiEncoder::new(agent_name);
+        for message in history {
+            if let Message::Assistant(m) = message {
+                for call in m.tool_calls.iter().flatten() {
+                    encoder.remember_tool_call(call.id.to_string(), call.function.name.clone());
+                }
+            }
+        }
+        Box::new(encoder)
+    };
     let framer = match encoding {
         Encoding::AgUi => Framer::AgUi(SseEncoder::new()),
-        Encoding::A2ui => Framer::A2ui(Box::new(A2uiEncoder::new(agent_name)), false),
-        Encoding::Legacy => Framer::A2ui(Box::new(A2uiEncoder::new(agent_name)), true),
+        Encoding::A2ui => Framer::A2ui(a2ui(), false),
+        Encoding::Legacy => Framer::A2ui(a2ui(), true),
     };
     let stream = futures::stream::unfold(
         (events, framer, runtime),

@@ -299,6 +299,12 @@ impl A2uiEncoder {
         }
     }
 
+    /// Teaches the encoder a tool call's name from earlier runs, so a resumed
+    /// run's `tool_result` (whose `TOOL_CALL_START` is not in this stream) names its tool.
+    pub fn remember_tool_call(&mut self, id: impl Into<String>, name: impl Into<String>) {
+        self.tool_names.insert(id.into(), name.into());
+    }
+
     fn current_agent(&self) -> String {
         self.agents
             .last()

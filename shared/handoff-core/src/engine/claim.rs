@@ -105,7 +105,7 @@ pub(crate) async fn claim(
             .as_ref()
             .filter(|l| thread.status == ThreadStatus::Running && l.expires_at_ms > now)
         {
-            let _ = lease;
+            return Err(busy(inner, &lease.run_id, lease.expires_at_ms, now));
         }
         let decisions = validate_resume(&thread, input, now)?;
 

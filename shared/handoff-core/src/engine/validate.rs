@@ -21,7 +21,16 @@ pub(crate) fn validate_resume(
     now_ms: u64,
 ) -> Result<Vec<Decision>, CoreError> {
     let entries = input.resume_entries();
-    for entry in entries {
+    for (index, entry) in entries.iter().enumerate() {
+        if entries[..index]
+            .iter()
+            .any(|e| e.interrupt_id == entry.interrupt_id)
+        {
+            return Err(CoreError::InvalidInput(format!(
+                "resume answers interrupt {} more than once",
+                entry.interrupt_id
+            )));
+        }
         if !thread
             .pending
             .iter()

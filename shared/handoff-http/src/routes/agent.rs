@@ -36,11 +36,23 @@ pub(crate) async fn start_run(
 ) -> Result<Response, ApiError> {
     let run_id = input.run_id.clone();
     tracing::info!(thread_id = %input.thread_id, run_id = %run_id, resume = input.resume_entries().len(), "run requested");
+    // A2UI names tools in results; a resumed run's calls were made in earlier runs.
+    let history = match encoding {
+        Encoding::AgUi => Vec::new(),
+        _ if input.resume_entries().is_empty() => input.messages.clone(),
+        _ => app
+            .engine
+            .thread(&input.thread_id)
+            .await?
+            .map(|t| t.messages)
+            .unwrap_or_default(),
+    };
     let events = app.engine.start(input, RunOptions { deadline_ms }).await?;
     let mut response = sse_response(
         events,
         encoding,
         app.engine.agent_name(),
+        &history,
         app.engine.runtime().clone(),
         app.config.keep_alive_ms,
     );

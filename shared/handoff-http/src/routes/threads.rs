@@ -47,11 +47,21 @@ pub(crate) async fn replay_run(
         return Err(error);
     }
     let encoding = Encoding::negotiate(&headers, uri.query(), Encoding::AgUi);
+    let history = match encoding {
+        Encoding::AgUi => Vec::new(),
+        _ => app
+            .engine
+            .thread(&thread_id)
+            .await?
+            .map(|t| t.messages)
+            .unwrap_or_default(),
+    };
     let stream = Box::pin(futures::stream::iter(events));
     Ok(sse_response(
         stream,
         encoding,
         app.engine.agent_name(),
+        &history,
         app.engine.runtime().clone(),
         app.config.keep_alive_ms,
     ))
