@@ -3,13 +3,18 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
 PORT ?= 8080
+LAMBDA_PORT ?= 9000
+MOTO_PORT ?= 8000
 NODE_DIR := tests/node
+VENV := .venv
+export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
+export SAM_CLI_TELEMETRY := 0
 CORPUS_DIR := $(CURDIR)/target/agui-corpus
 # Crates that must run on Cloudflare Workers (wasm32-unknown-unknown).
 WASM_CRATES := agui-protocol handoff-core handoff-demo handoff-http
 export CARGO_TERM_COLOR ?= never
 
-.PHONY: help setup dev test test-rust test-node lint fmt check-wasm bench corpus
+.PHONY: help setup dev test test-rust test-node lint lint-infra fmt check-wasm bench corpus build-lambda dev-lambda deploy
 
 help:
 	@echo "make setup       install what a fresh machine lacks (rust targets, npm packages)"
@@ -18,8 +23,16 @@ help:
 	@echo "make lint        rustfmt --check and clippy -D warnings"
 	@echo "make check-wasm  cargo check the Workers crates for wasm32-unknown-unknown"
 	@echo "make bench       criterion benches (encoding) and the dev-server load test"
+	@echo "make build-lambda  cargo lambda build --release --arm64 (bootstrap for provided.al2023)"
+	@echo "make dev-lambda  moto_server + cargo lambda watch on 127.0.0.1:$(LAMBDA_PORT)"
+	@echo "make deploy      sam build && sam deploy --guided (needs Docker-free cargo-lambda and AWS credentials)"
 
-setup:
+$(VENV)/.installed: requirements-dev.txt
+	python3 -m venv $(VENV)
+	$(VENV)/bin/pip install -q --disable-pip-version-check -r requirements-dev.txt
+	touch $@
+
+setup: $(VENV)/.installed
 	@rustup show active-toolchain >/dev/null
 	@rustup target list --installed | grep -q '^wasm32-unknown-unknown$$' || rustup target add wasm32-unknown-unknown
 	@if [ ! -d $(NODE_DIR)/node_modules/@ag-ui/client ] || [ $(NODE_DIR)/package-lock.json -nt $(NODE_DIR)/node_modules/.package-lock.json ]; then \
@@ -39,18 +52,37 @@ corpus:
 	cargo run -q -p handoff-tests --bin agui-corpus -- $(CORPUS_DIR)
 
 test-node: corpus
-	cargo build -q -p dev-server -p handoff-tests
+	cargo build -q -p dev-server -p agent-lambda -p handoff-tests
 	cd $(NODE_DIR) && AGUI_CORPUS_DIR=$(CORPUS_DIR) HANDOFF_BIN_DIR=$(CURDIR)/target/debug node --test
 
-lint:
+lint: lint-infra
 	cargo fmt --all -- --check
 	cargo clippy --workspace --all-targets -- -D warnings
+
+lint-infra: $(VENV)/.installed
+	sam validate --lint --template-file infra/template.yaml --region us-east-1
+	cfn-lint infra/template.yaml
 
 fmt:
 	cargo fmt --all
 
 check-wasm: setup
 	cargo check --target wasm32-unknown-unknown $(addprefix -p ,$(WASM_CRATES))
+
+build-lambda: setup
+	cargo lambda build --release --arm64 -p agent-lambda
+
+dev-lambda: setup
+	@moto_server -H 127.0.0.1 -p $(MOTO_PORT) > /dev/null 2>&1 & echo $$! > .moto.pid
+	@trap 'kill $$(cat .moto.pid) 2>/dev/null; rm -f .moto.pid' EXIT INT TERM; \
+	AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test AWS_REGION=us-east-1 \
+	AWS_ENDPOINT_URL_DYNAMODB=http://127.0.0.1:$(MOTO_PORT) HANDOFF_TABLE=handoff HANDOFF_CREATE_TABLE=true \
+	cargo lambda watch -A 127.0.0.1 -P $(LAMBDA_PORT) -p agent-lambda
+
+# Deploying needs AWS credentials (not available offline): sam build uses cargo-lambda, no Docker.
+deploy: setup
+	sam build
+	sam deploy --guided
 
 bench:
 	cargo bench -p agui-protocol --bench encode

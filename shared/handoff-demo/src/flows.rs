@@ -11,10 +11,13 @@ use crate::orders::{Order, format_cents};
 /// Refund reasons offered by the return flow.
 pub(crate) const RETURN_REASONS: [&str; 4] = ["damaged", "late", "wrong_item", "changed_mind"];
 
-/// Streams text word by word, the way a model would.
-pub(crate) fn stream_text(ctx: &mut RunContext, text: &str) {
+/// Streams text word by word, the way a model would (with `token_delay_ms` between words).
+pub(crate) async fn stream_text(agent: &DemoAgent, ctx: &mut RunContext, text: &str) {
     let id = ctx.text_start();
-    for piece in text.split_inclusive(' ') {
+    for (index, piece) in text.split_inclusive(' ').enumerate() {
+        if index > 0 && agent.config.token_delay_ms > 0 {
+            ctx.runtime().sleep.sleep(agent.config.token_delay_ms).await;
+        }
         ctx.text_delta(&id, piece);
     }
     ctx.text_end(&id);
@@ -34,13 +37,14 @@ fn look_up(ctx: &mut RunContext, order_id: &str) -> Result<Order, AgentError> {
     Ok(order)
 }
 
-pub(crate) fn start_refund(
+pub(crate) async fn start_refund(
     agent: &DemoAgent,
     ctx: &mut RunContext,
     order_id: &str,
 ) -> Result<Finish, AgentError> {
     let order = look_up(ctx, order_id)?;
     stream_text(
+        agent,
         ctx,
         &format!(
             "Order {} ({}) was paid {} {}. I can refund it in full once you approve.",
@@ -49,7 +53,8 @@ pub(crate) fn start_refund(
             order.amount(),
             order.currency
         ),
-    );
+    )
+    .await;
 
     let args = json!({"orderId": order.order_id, "amountCents": order.amount_cents, "currency": order.currency}).to_string();
     let call = ctx.tool_call_start("refund_order", None);
@@ -77,19 +82,21 @@ pub(crate) fn start_refund(
     Ok(Finish::interrupt(interrupt))
 }
 
-pub(crate) fn start_return(
+pub(crate) async fn start_return(
     agent: &DemoAgent,
     ctx: &mut RunContext,
     order_id: &str,
 ) -> Result<Finish, AgentError> {
     let order = look_up(ctx, order_id)?;
     stream_text(
+        agent,
         ctx,
         &format!(
             "I can register a return for order {}. Why is it coming back?",
             order.order_id
         ),
-    );
+    )
+    .await;
     let mut metadata = serde_json::Map::new();
     metadata.insert("handoff.demo.orderId".to_owned(), json!(order.order_id));
     let interrupt = Interrupt::new(ctx.new_id("int"), "input_required")
@@ -154,9 +161,11 @@ async fn resume_refund(
         };
         ctx.patch_state(vec![PatchOp::replace("/step", json!(word))])?;
         stream_text(
+            agent,
             ctx,
             &format!("Understood, the refund was {word}. Nothing was charged back."),
-        );
+        )
+        .await;
         return Ok(());
     }
     let args = match decision.edited_args() {
@@ -190,9 +199,11 @@ async fn resume_refund(
         .unwrap_or_default()
         .to_owned();
     stream_text(
+        agent,
         ctx,
         &format!("Done: {amount} was refunded for order {order}."),
-    );
+    )
+    .await;
     Ok(())
 }
 
@@ -202,7 +213,7 @@ async fn resume_return(
     decision: &Decision,
 ) -> Result<(), AgentError> {
     if decision.is_cancelled() {
-        stream_text(ctx, "No return was registered.");
+        stream_text(agent, ctx, "No return was registered.").await;
         return Ok(());
     }
     let order_id = decision
@@ -233,8 +244,10 @@ async fn resume_return(
     .await?;
     ctx.patch_state(vec![PatchOp::replace("/step", json!("returned"))])?;
     stream_text(
+        agent,
         ctx,
         &format!("The return of order {order_id} is registered (reason: {reason})."),
-    );
+    )
+    .await;
     Ok(())
 }

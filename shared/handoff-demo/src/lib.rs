@@ -43,12 +43,15 @@ pub use orders::{Order, Request, format_cents, parse_request};
 pub struct DemoConfig {
     /// Seconds an approval stays answerable (`DEMO_INTERRUPT_TTL_SECS`, default 300).
     pub interrupt_ttl_secs: u64,
+    /// Pause between streamed words, like a model's token latency (`DEMO_TOKEN_DELAY_MS`, default 0).
+    pub token_delay_ms: u64,
 }
 
 impl Default for DemoConfig {
     fn default() -> Self {
         DemoConfig {
             interrupt_ttl_secs: 300,
+            token_delay_ms: 0,
         }
     }
 }
@@ -59,7 +62,13 @@ impl DemoConfig {
         let interrupt_ttl_secs = lookup("DEMO_INTERRUPT_TTL_SECS")
             .and_then(|v| v.parse().ok())
             .unwrap_or(300);
-        DemoConfig { interrupt_ttl_secs }
+        let token_delay_ms = lookup("DEMO_TOKEN_DELAY_MS")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0);
+        DemoConfig {
+            interrupt_ttl_secs,
+            token_delay_ms,
+        }
     }
 }
 
@@ -96,13 +105,13 @@ impl Agent for DemoAgent {
             return flows::resume(self, ctx).await;
         }
         match ctx.last_user_text().map(|t| parse_request(&t)) {
-            Some(Request::Refund(order_id)) => flows::start_refund(self, ctx, &order_id),
-            Some(Request::Return(order_id)) => flows::start_return(self, ctx, &order_id),
+            Some(Request::Refund(order_id)) => flows::start_refund(self, ctx, &order_id).await,
+            Some(Request::Return(order_id)) => flows::start_return(self, ctx, &order_id).await,
             _ => {
                 flows::stream_text(
-                    ctx,
+                    self, ctx,
                     "I can refund or return an order. Try \"Refund order A1024\" or \"Return order A1024\".",
-                );
+                ).await;
                 Ok(Finish::done())
             }
         }

@@ -60,9 +60,11 @@ async fn execute(inner: &Inner, ctx: &mut RunContext, options: RunOptions, claim
     started.parent_run_id = ctx.input().parent_run_id.clone();
     ctx.emit_engine(Event::from(started).with_timestamp(started_at));
 
-    let stop_at = options
-        .deadline_ms
-        .map(|d| d.saturating_sub(inner.config.deadline_margin_ms));
+    // The margin shrinks for short budgets (a 3 s Lambda timeout must not be all margin).
+    let stop_at = options.deadline_ms.map(|deadline| {
+        let budget = deadline.saturating_sub(started_at);
+        deadline.saturating_sub(inner.config.deadline_margin_ms.min(budget / 5))
+    });
     let agent = inner.agent.clone();
     let outcome = {
         let run = AssertUnwindSafe(agent.run(ctx)).catch_unwind();

@@ -26,7 +26,8 @@ pub use compact::compact;
 pub struct EngineConfig {
     /// Lease length when the host gives no deadline (the longest a run may take).
     pub lease_ms: u64,
-    /// How long before the host deadline the engine stops the agent and finishes cancelled.
+    /// How long before the host deadline the engine stops the agent and finishes
+    /// cancelled; at most a fifth of the run's whole budget.
     pub deadline_margin_ms: u64,
     /// How long finished runs (and their resume records) stay replayable.
     pub run_ttl_ms: u64,

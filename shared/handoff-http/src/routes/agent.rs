@@ -35,7 +35,13 @@ pub(crate) async fn start_run(
     deadline_ms: Option<u64>,
 ) -> Result<Response, ApiError> {
     let run_id = input.run_id.clone();
-    tracing::info!(thread_id = %input.thread_id, run_id = %run_id, resume = input.resume_entries().len(), "run requested");
+    tracing::info!(
+        thread_id = %input.thread_id,
+        run_id = %run_id,
+        resume = input.resume_entries().len(),
+        deadline_ms = ?deadline_ms,
+        "run requested"
+    );
     // A2UI names tools in results; a resumed run's calls were made in earlier runs.
     let history = match encoding {
         Encoding::AgUi => Vec::new(),

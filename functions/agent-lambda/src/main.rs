@@ -1,0 +1,87 @@
+//! Handoff on AWS Lambda: every route of the shared router, streamed through a
+//! Function URL with `InvokeMode: RESPONSE_STREAM`.
+//!
+//! Environment: `HANDOFF_TABLE` (DynamoDB table, required unless
+//! `HANDOFF_STORE=memory|sqlite`), `HANDOFF_BODY_LIMIT`, `HANDOFF_KEEP_ALIVE_MS`,
+//! `DEMO_INTERRUPT_TTL_SECS`, `DEMO_TOKEN_DELAY_MS`, `RUST_LOG`.
+//! `AWS_ENDPOINT_URL_DYNAMODB` points the SDK at a local DynamoDB-compatible
+//! server (moto) and `HANDOFF_CREATE_TABLE=true` creates the table, for `make dev-lambda`.
+//!
+//! The invocation deadline from the Lambda context becomes the engine's host
+//! deadline: a run that would outlive the function is stopped a few seconds
+//! before, closes what it opened and ends with `RUN_FINISHED{cancelled}`, and
+//! its lease expires with the invocation instead of blocking the thread.
+
+use std::sync::Arc;
+
+use handoff_core::{Clock, Engine, EngineConfig, Store};
+use handoff_demo::{DemoAgent, DemoConfig};
+use handoff_http::{HostDeadline, HttpConfig};
+use handoff_store_dynamodb::DynamoStore;
+use lambda_http::{Error, Request, RequestExt, run_with_streaming_response};
+use tower::ServiceExt;
+
+#[tokio::main]
+async fn main() -> Result<(), Error> {
+    tracing_subscriber::fmt()
+        .json()
+        .with_current_span(true)
+        .with_target(false)
+        .without_time()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
+        )
+        .init();
+    let env = |key: &str| std::env::var(key).ok();
+    let store = open_store(env).await?;
+    let runtime = handoff_native::runtime();
+    let agent = DemoAgent::new(store.clone(), DemoConfig::from_lookup(env));
+    let ledger = agent.ledger().clone();
+    let engine = Engine::with_config(
+        Arc::new(agent),
+        store,
+        runtime.clone(),
+        EngineConfig::default(),
+    );
+    let app = handoff_http::router(engine, HttpConfig::from_lookup(env))
+        .merge(handoff_demo::http::routes(ledger, runtime));
+
+    // Lambda requests carry a `lambda_http::Body`; the router takes axum bodies and
+    // the invocation deadline as an extension.
+    let clock = handoff_native::SystemClock;
+    let service = app.map_request(move |request: Request| {
+        let deadline = request
+            .lambda_context_ref()
+            .map(|context| absolute_deadline(context.deadline, clock.now_ms()));
+        let (mut parts, body) = request.into_parts();
+        parts.extensions.insert(HostDeadline(deadline));
+        axum::http::Request::from_parts(parts, axum::body::Body::from(body.to_vec()))
+    });
+    run_with_streaming_response(service).await
+}
+
+/// Lambda's deadline is Unix milliseconds. The local emulator (`cargo lambda
+/// watch`) sends the timeout itself (e.g. 600000); a value that small cannot be an
+/// instant in this century, so it is read as "this many ms from now".
+fn absolute_deadline(raw: u64, now_ms: u64) -> u64 {
+    const YEAR_2001_MS: u64 = 978_307_200_000;
+    if raw < YEAR_2001_MS {
+        now_ms.saturating_add(raw)
+    } else {
+        raw
+    }
+}
+
+async fn open_store(env: impl Fn(&str) -> Option<String> + Copy) -> Result<Arc<dyn Store>, Error> {
+    if matches!(env("HANDOFF_STORE").as_deref(), Some("memory" | "sqlite")) {
+        return Ok(handoff_native::store_from_env(env)?);
+    }
+    let table = env("HANDOFF_TABLE").ok_or("HANDOFF_TABLE is not set")?;
+    let config = aws_config::load_defaults(aws_config::BehaviorVersion::latest()).await;
+    let client = aws_sdk_dynamodb::Client::new(&config);
+    // Local development only (`make dev-lambda`): in AWS the SAM template owns the table.
+    if env("HANDOFF_CREATE_TABLE").as_deref() == Some("true") {
+        DynamoStore::create_table(&client, &table).await?;
+    }
+    Ok(Arc::new(DynamoStore::new(client, table)))
+}

@@ -1,0 +1,116 @@
+// Shared flows of the end-to-end tests: official-client runs recorded and
+// verified, the refund flow's first run, the demo ledger. `server` is anything
+// with a base `url` (a dev server, or the Lambda emulator's function URL).
+import assert from "node:assert/strict";
+import { randomUUID } from "node:crypto";
+import { runOfficialAgainst } from "./official.mjs";
+import { Recorder, makeAgent, postJson, request, sseEvents, verifyStream } from "./devserver.mjs";
+
+export const uid = (prefix) => `${prefix}-${randomUUID()}`;
+export const userMessage = (content) => ({ id: uid("msg-user"), role: "user", content });
+
+export function assertNoPanics(server) {
+  assert.doesNotMatch(server.stderr, /panicked|RUST_BACKTRACE/, `${server.label} panicked\n${server.logs()}`);
+}
+
+export async function ledger(server, orderId) {
+  const r = await request(`${server.url}/demo/orders/${orderId}`);
+  assert.equal(r.status, 200, r.text);
+  return r.json;
+}
+
+/** Strict agui-verify on a stream, with a readable failure message. */
+export async function assertStrict(bytes, { threadId, runId }, what = "stream") {
+  const v = await verifyStream(bytes, { threadId, runId });
+  assert.ok(
+    v.ok,
+    `agui-verify (strict) rejected ${what} (thread ${threadId}, run ${runId}): ${JSON.stringify(v.report)}\n--- bytes ---\n${Buffer.from(bytes).toString("utf8").slice(0, 4000)}`,
+  );
+  return v.report;
+}
+
+export function describeRun(r) {
+  return [
+    `accepted=${r.accepted} failed=${r.failed} error=${r.error ?? "(none)"}`,
+    `warnings=${JSON.stringify(r.warnings)}`,
+    `runErrors=${JSON.stringify(r.runErrors)}`,
+    `outcome=${JSON.stringify(r.outcome?.outcome)}`,
+    `events=${r.events.map((e) => e.type).join(",")}`,
+    ...(r.records ?? []).map((rec) => `http ${rec.status} ${rec.url}`),
+  ].join("\n  ");
+}
+
+/**
+ * One official-client run through `agent` (its recorder must be `recorder`).
+ * Returns runOfficialAgainst()'s result plus `records` (the HTTP exchanges of
+ * this run, bodies awaited into `rec.body`).
+ */
+export async function officialRun(agent, recorder, input) {
+  const before = recorder.records.length;
+  const r = await runOfficialAgainst(agent.url, input, { agent });
+  r.records = recorder.records.slice(before);
+  for (const rec of r.records) rec.body = await rec.bytes;
+  return r;
+}
+
+/**
+ * Asserts a run the official client accepted with zero warnings, made exactly
+ * one 200 request whose raw stream passes agui-verify strict with the expected
+ * ids, and that no RUN_ERROR arrived. Returns the verifier report.
+ */
+export async function assertCleanOfficialRun(r, { threadId, runId }) {
+  assert.equal(r.accepted, true, `official client did not accept the run\n  ${describeRun(r)}`);
+  assert.deepEqual(r.warnings, [], `official client warned\n  ${describeRun(r)}`);
+  assert.deepEqual(r.runErrors, [], `RUN_ERROR in the stream\n  ${describeRun(r)}`);
+  assert.equal(r.records.length, 1, `expected one HTTP request\n  ${describeRun(r)}`);
+  const rec = r.records[0];
+  assert.equal(rec.status, 200, `HTTP ${rec.status}: ${rec.body.toString("utf8")}`);
+  assert.match(rec.headers["content-type"] ?? "", /^text\/event-stream/);
+  assert.equal(rec.request.threadId, threadId);
+  assert.equal(rec.request.runId, runId);
+  return assertStrict(rec.body, { threadId, runId }, "the stream the official client consumed");
+}
+
+/**
+ * First run of the refund flow with the official client: returns
+ * {agent, recorder, threadId, runId, interrupt, refundCallId, run}.
+ */
+export async function officialRefundInterrupt(server, orderId, { verb = "Refund" } = {}) {
+  const recorder = new Recorder();
+  const threadId = uid("thread");
+  const runId = uid("run");
+  const agent = makeAgent(`${server.url}/agent`, {
+    recorder,
+    threadId,
+    messages: [userMessage(`${verb} order ${orderId}`)],
+  });
+  const run = await officialRun(agent, recorder, { runId });
+  const report = await assertCleanOfficialRun(run, { threadId, runId });
+  assert.equal(run.outcome?.outcome, "interrupt", describeRun(run));
+  assert.equal(report.runs.length, 1);
+  assert.equal(report.runs[0].outcome, "interrupt");
+  assert.equal(agent.pendingInterrupts.length, 1, "agent.pendingInterrupts must be set after an interrupt");
+  const interrupt = agent.pendingInterrupts[0];
+  assert.deepEqual(report.runs[0].interruptIds, [interrupt.id]);
+  assert.deepEqual(run.outcome.interrupts.map((i) => i.id), [interrupt.id]);
+  const refundStart = run.events.find((e) => e.type === "TOOL_CALL_START" && e.toolCallName === "refund_order");
+  return { agent, recorder, threadId, runId, interrupt, refundCallId: refundStart?.toolCallId, run };
+}
+
+/** The refund flow's first run over raw fetch: {threadId, runId, interrupt, events, bytes}. */
+export async function rawRefundInterrupt(server, orderId, { threadId = uid("thread"), verb = "Refund" } = {}) {
+  const runId = uid("run");
+  const res = await postJson(`${server.url}/agent`, {
+    threadId,
+    runId,
+    messages: [userMessage(`${verb} order ${orderId}`)],
+  });
+  assert.equal(res.status, 200, res.text);
+  await assertStrict(res.bytes, { threadId, runId });
+  const events = sseEvents(res.bytes);
+  const finished = events.at(-1);
+  assert.equal(finished.type, "RUN_FINISHED");
+  assert.equal(finished.outcome?.type, "interrupt", JSON.stringify(finished));
+  assert.equal(finished.outcome.interrupts.length, 1);
+  return { threadId, runId, interrupt: finished.outcome.interrupts[0], events, bytes: res.bytes };
+}
