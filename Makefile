@@ -11,7 +11,7 @@ export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 export SAM_CLI_TELEMETRY := 0
 CORPUS_DIR := $(CURDIR)/target/agui-corpus
 # Crates that must run on Cloudflare Workers (wasm32-unknown-unknown).
-WASM_CRATES := agui-protocol handoff-core handoff-demo handoff-http
+WASM_CRATES := agui-protocol handoff-core handoff-demo handoff-http a2a-types handoff-a2a
 export CARGO_TERM_COLOR ?= never
 
 .PHONY: help setup dev test test-rust test-node lint lint-infra fmt check-wasm bench corpus build-lambda dev-lambda deploy

@@ -3,13 +3,50 @@
 //! Environment: `PORT` (0 picks a free port), `HANDOFF_DATA_DIR` (default
 //! `.handoff`), `HANDOFF_STORE=memory`, `HANDOFF_BODY_LIMIT`,
 //! `HANDOFF_KEEP_ALIVE_MS`, `DEMO_INTERRUPT_TTL_SECS`, `RUST_LOG`.
+//!
+//! A2A: the push-notification receiver is served at `POST|GET /a2a/push/{configId}`
+//! and `GET /threads/{id}` lists the thread's A2A task snapshots as `a2aTasks`.
+//! `DEMO_FRAUD_AGENT_URL` makes refunds delegate a fraud review to that A2A agent
+//! (webhook base `HANDOFF_PUBLIC_URL`, default the listening URL).
+//! `HANDOFF_A2A_ALLOW_LOOPBACK=true` lets outbound A2A calls reach loopback
+//! (tests only); `HANDOFF_A2A_BODY_LIMIT`, `HANDOFF_A2A_DEDUPE_TTL_SECS`,
+//! `HANDOFF_A2A_ALLOW_INSECURE_JWKS` tune the receiver.
 
 use axum::serve::ListenerExt;
+use futures::future::BoxFuture;
+use handoff_a2a::{A2aClient, CachedJwks, Receiver, ReceiverConfig};
 use handoff_core::{Engine, EngineConfig};
-use handoff_demo::{DemoAgent, DemoConfig};
-use handoff_http::HttpConfig;
+use handoff_demo::{DemoAgent, DemoConfig, FraudReview};
+use handoff_http::{ApiError, HttpConfig, ThreadExtras};
 use handoff_native::StoreChoice;
+use handoff_native::a2a::{NetPolicy, RandomTokens, UreqHttp, UreqJwks};
 use std::sync::Arc;
+
+/// `GET /threads/{id}` extra: `a2aTasks`, the thread's A2A task snapshots (when any).
+struct A2aTasks(Receiver);
+
+impl ThreadExtras for A2aTasks {
+    fn fields<'a>(
+        &'a self,
+        thread_id: &'a str,
+    ) -> BoxFuture<'a, Result<serde_json::Map<String, serde_json::Value>, ApiError>> {
+        Box::pin(async move {
+            let tasks = self.0.tasks(thread_id).await.map_err(|e| {
+                ApiError::new(
+                    axum::http::StatusCode::SERVICE_UNAVAILABLE,
+                    "STORE_UNAVAILABLE",
+                    e.to_string(),
+                )
+            })?;
+            let mut fields = serde_json::Map::new();
+            if !tasks.is_empty() {
+                let tasks = serde_json::to_value(tasks).unwrap_or_default();
+                fields.insert("a2aTasks".to_owned(), tasks);
+            }
+            Ok(fields)
+        })
+    }
+}
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -23,7 +60,33 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let choice = StoreChoice::from_lookup(env)?;
     let store = choice.open()?;
     let runtime = handoff_native::runtime();
-    let agent = DemoAgent::new(store.clone(), DemoConfig::from_lookup(env));
+    let policy = NetPolicy::from_lookup(env);
+    let receiver = Receiver::new(
+        store.clone(),
+        runtime.clone(),
+        Arc::new(CachedJwks::new(UreqJwks::new(policy))),
+        ReceiverConfig::from_lookup(env),
+    );
+
+    let port: u16 = env("PORT").and_then(|p| p.parse().ok()).unwrap_or(8080);
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await?;
+    let url = format!("http://{}", listener.local_addr()?);
+
+    let mut agent = DemoAgent::new(store.clone(), DemoConfig::from_lookup(env));
+    if let Some(agent_url) = env("DEMO_FRAUD_AGENT_URL").filter(|u| !u.is_empty()) {
+        let client = A2aClient::new(
+            Arc::new(UreqHttp::new(policy)),
+            Arc::new(RandomTokens),
+            policy.allow_loopback,
+        );
+        tracing::info!(%agent_url, "refunds delegate a fraud review over A2A");
+        agent = agent.with_fraud_review(FraudReview {
+            receiver: receiver.clone(),
+            client,
+            agent_url,
+            callback_base_url: env("HANDOFF_PUBLIC_URL").unwrap_or_else(|| url.clone()),
+        });
+    }
     let ledger = agent.ledger().clone();
     let engine = Engine::with_config(
         Arc::new(agent),
@@ -31,12 +94,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         runtime.clone(),
         EngineConfig::default(),
     );
-    let app = handoff_http::router(engine, HttpConfig::from_lookup(env))
-        .merge(handoff_demo::http::routes(ledger, runtime));
+    let app = handoff_http::router_with_thread_extras(
+        engine,
+        HttpConfig::from_lookup(env),
+        Arc::new(A2aTasks(receiver.clone())),
+    )
+    .merge(handoff_demo::http::routes(ledger, runtime))
+    .merge(handoff_a2a::http::routes(receiver));
 
-    let port: u16 = env("PORT").and_then(|p| p.parse().ok()).unwrap_or(8080);
-    let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await?;
-    let url = format!("http://{}", listener.local_addr()?);
     // SSE frames are small writes that must leave at once, not wait for Nagle.
     let listener = listener.tap_io(|tcp| {
         if let Err(err) = tcp.set_nodelay(true) {

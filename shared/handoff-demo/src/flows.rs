@@ -23,7 +23,7 @@ pub(crate) async fn stream_text(agent: &DemoAgent, ctx: &mut RunContext, text: &
     ctx.text_end(&id);
 }
 
-fn look_up(ctx: &mut RunContext, order_id: &str) -> Result<Order, AgentError> {
+pub(crate) fn look_up(ctx: &mut RunContext, order_id: &str) -> Result<Order, AgentError> {
     ctx.set_state(json!({"order": null, "step": "lookup"}));
     ctx.step_start("lookup");
     let call = ctx.tool_call("get_order", &json!({"orderId": order_id}));
@@ -43,6 +43,18 @@ pub(crate) async fn start_refund(
     order_id: &str,
 ) -> Result<Finish, AgentError> {
     let order = look_up(ctx, order_id)?;
+    if let Some(fraud) = agent.fraud.clone() {
+        return crate::fraud::start(agent, ctx, &fraud, &order).await;
+    }
+    propose_refund(agent, ctx, &order).await
+}
+
+/// The refund proposal: text, the streamed `refund_order` call, and its approval interrupt.
+pub(crate) async fn propose_refund(
+    agent: &DemoAgent,
+    ctx: &mut RunContext,
+    order: &Order,
+) -> Result<Finish, AgentError> {
     stream_text(
         agent,
         ctx,
@@ -123,6 +135,9 @@ pub(crate) async fn resume(agent: &DemoAgent, ctx: &mut RunContext) -> Result<Fi
     let decisions: Vec<Decision> = ctx.decisions().to_vec();
     for decision in &decisions {
         match decision.interrupt.reason.as_str() {
+            crate::fraud::A2A_TASK_REASON => {
+                return crate::fraud::resume(agent, ctx, decision).await;
+            }
             "tool_call" => resume_refund(agent, ctx, decision).await?,
             "input_required" => resume_return(agent, ctx, decision).await?,
             other => return Err(AgentError(format!("unexpected interrupt reason {other}"))),

@@ -9,6 +9,11 @@
 //! then `TOOL_CALL_RESULT` answers the original call (no new START/ARGS/END).
 //! `editedArgs` replace the arguments. A denial or a cancel executes nothing.
 //!
+//! **Fraud review variant** (hosts call [`DemoAgent::with_fraud_review`], the dev
+//! server when `DEMO_FRAUD_AGENT_URL` is set): the refund flow first delegates
+//! a review to a remote A2A agent and ends with an interrupt `reason:"a2a:task"`;
+//! see [`FraudReview`] for how it resumes.
+//!
 //! **Return flow** (`"Return order A1024"`): `get_order`, then an
 //! `input_required` interrupt asking for a reason from an enum; the answer is
 //! recorded once in the ledger.
@@ -25,6 +30,7 @@
 //! ```
 
 mod flows;
+mod fraud;
 #[cfg(feature = "http")]
 pub mod http;
 mod ledger;
@@ -35,6 +41,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use handoff_core::{Agent, AgentError, Finish, RunContext, Store};
 
+pub use fraud::{A2A_TASK_REASON, FraudReview};
 pub use ledger::{Ledger, OrderAccount};
 pub use orders::{Order, Request, format_cents, parse_request};
 
@@ -77,6 +84,7 @@ impl DemoConfig {
 pub struct DemoAgent {
     ledger: Ledger,
     config: DemoConfig,
+    fraud: Option<Arc<FraudReview>>,
 }
 
 impl DemoAgent {
@@ -85,7 +93,14 @@ impl DemoAgent {
         DemoAgent {
             ledger: Ledger::new(store),
             config,
+            fraud: None,
         }
+    }
+
+    /// Refunds first delegate a fraud review to a remote A2A agent (see [`FraudReview`]).
+    pub fn with_fraud_review(mut self, fraud: FraudReview) -> Self {
+        self.fraud = Some(Arc::new(fraud));
+        self
     }
 
     /// The ledger (for `GET /demo/orders/{orderId}`).

@@ -8,6 +8,8 @@
 //! # let _ = (runtime, store);
 //! ```
 
+pub mod a2a;
+
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 

@@ -15,7 +15,21 @@ pub(crate) async fn get_thread(
     Path(thread_id): Path<String>,
 ) -> Result<Response, ApiError> {
     match app.engine.thread(&thread_id).await? {
-        Some(view) => Ok(Json(view).into_response()),
+        Some(view) => match &app.thread_extras {
+            None => Ok(Json(view).into_response()),
+            Some(hook) => {
+                let mut body = serde_json::to_value(&view).map_err(|e| {
+                    ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "INTERNAL", e.to_string())
+                })?;
+                let extra = hook.0.fields(&thread_id).await?;
+                if let Some(object) = body.as_object_mut() {
+                    for (key, value) in extra {
+                        object.entry(key).or_insert(value);
+                    }
+                }
+                Ok(Json(body).into_response())
+            }
+        },
         None => Err(ApiError::new(
             StatusCode::NOT_FOUND,
             "THREAD_NOT_FOUND",

@@ -1,0 +1,177 @@
+//! Where signing keys come from: a host-provided [`JwksSource`] (the fetch is
+//! I/O), a [`CachedJwks`] wrapper, and a fixed [`StaticJwks`].
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+pub use jsonwebtoken::jwk::{Jwk, JwkSet};
+
+/// A key set could not be had. The receiver answers 503 so the sender retries.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("key set unavailable: {0}")]
+pub struct JwksError(pub String);
+
+/// Reads a JWKS document (`{"keys": [...]}`).
+pub fn parse_jwks(bytes: &[u8]) -> Result<JwkSet, JwksError> {
+    serde_json::from_slice(bytes).map_err(|e| JwksError(format!("not a JWK set: {e}")))
+}
+
+/// Fetches the key set a sender publishes.
+///
+/// Hosts implement it with their HTTP client (`ureq`/`reqwest` natively,
+/// `fetch` on Workers) and must guard against SSRF at connection time (the URL
+/// is checked at registration, but DNS can still point anywhere): https only,
+/// no private, loopback or link-local addresses, a short timeout, a size cap.
+/// Wrap it in [`CachedJwks`].
+#[async_trait]
+pub trait JwksSource: Send + Sync + 'static {
+    /// The key set at `url`. `refresh` means the previous answer lacked the
+    /// key the caller needs: bypass caches (a cache may still rate-limit).
+    async fn key_set(
+        &self,
+        url: &str,
+        now_ms: u64,
+        refresh: bool,
+    ) -> Result<Arc<JwkSet>, JwksError>;
+}
+
+#[async_trait]
+impl<S: JwksSource + ?Sized> JwksSource for Arc<S> {
+    async fn key_set(
+        &self,
+        url: &str,
+        now_ms: u64,
+        refresh: bool,
+    ) -> Result<Arc<JwkSet>, JwksError> {
+        (**self).key_set(url, now_ms, refresh).await
+    }
+}
+
+/// Fixed key sets by URL (pinned keys, tests). Unknown URLs are an error.
+#[derive(Debug, Default, Clone)]
+pub struct StaticJwks {
+    sets: HashMap<String, Arc<JwkSet>>,
+}
+
+impl StaticJwks {
+    /// No key sets: every JWT is unverifiable (for hosts that do not accept JWTs).
+    pub fn new() -> Self {
+        Self::default()
+    }
+    /// Adds the set published at `url`.
+    pub fn with(mut self, url: impl Into<String>, set: JwkSet) -> Self {
+        self.sets.insert(url.into(), Arc::new(set));
+        self
+    }
+}
+
+#[async_trait]
+impl JwksSource for StaticJwks {
+    async fn key_set(
+        &self,
+        url: &str,
+        _now_ms: u64,
+        _refresh: bool,
+    ) -> Result<Arc<JwkSet>, JwksError> {
+        self.sets
+            .get(url)
+            .cloned()
+            .ok_or_else(|| JwksError(format!("no key set for {url}")))
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Entry {
+    set: Arc<JwkSet>,
+    fetched_at_ms: u64,
+}
+
+/// Caches key sets per URL.
+///
+/// A set is reused for `ttl_ms`. A `refresh` (unknown `kid`: the sender may
+/// have rotated keys) refetches, but at most once per `min_refresh_ms`, so
+/// requests with made-up `kid`s cannot turn the receiver into a fetch
+/// amplifier. When a fetch fails, a set younger than `max_stale_ms` is served.
+pub struct CachedJwks<S> {
+    inner: S,
+    ttl_ms: u64,
+    min_refresh_ms: u64,
+    max_stale_ms: u64,
+    cache: Mutex<HashMap<String, Entry>>,
+}
+
+impl<S> std::fmt::Debug for CachedJwks<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CachedJwks")
+            .field("ttl_ms", &self.ttl_ms)
+            .field("min_refresh_ms", &self.min_refresh_ms)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<S: JwksSource> CachedJwks<S> {
+    /// 10 min TTL, refresh at most once a minute, serve stale up to an hour.
+    pub fn new(inner: S) -> Self {
+        Self::with_timing(inner, 10 * 60_000, 60_000, 60 * 60_000)
+    }
+
+    /// Explicit timings (milliseconds).
+    pub fn with_timing(inner: S, ttl_ms: u64, min_refresh_ms: u64, max_stale_ms: u64) -> Self {
+        CachedJwks {
+            inner,
+            ttl_ms,
+            min_refresh_ms,
+            max_stale_ms,
+            cache: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn cached(&self, url: &str) -> Option<Entry> {
+        self.cache
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(url)
+            .cloned()
+    }
+}
+
+#[async_trait]
+impl<S: JwksSource> JwksSource for CachedJwks<S> {
+    async fn key_set(
+        &self,
+        url: &str,
+        now_ms: u64,
+        refresh: bool,
+    ) -> Result<Arc<JwkSet>, JwksError> {
+        let cached = self.cached(url);
+        if let Some(entry) = &cached {
+            let age = now_ms.saturating_sub(entry.fetched_at_ms);
+            if (!refresh && age < self.ttl_ms) || (refresh && age < self.min_refresh_ms) {
+                return Ok(entry.set.clone());
+            }
+        }
+        match self.inner.key_set(url, now_ms, refresh).await {
+            Ok(set) => {
+                self.cache
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .insert(
+                        url.to_owned(),
+                        Entry {
+                            set: set.clone(),
+                            fetched_at_ms: now_ms,
+                        },
+                    );
+                Ok(set)
+            }
+            Err(err) => match cached {
+                Some(entry) if now_ms.saturating_sub(entry.fetched_at_ms) < self.max_stale_ms => {
+                    tracing::warn!(%url, error = %err, "serving a stale key set");
+                    Ok(entry.set)
+                }
+                _ => Err(err),
+            },
+        }
+    }
+}

@@ -1,0 +1,216 @@
+//! The fraud-review variant of the refund flow: delegation to a remote A2A agent.
+
+use a2a_types::{Message, Part, Role, TaskState};
+use agui_protocol::{Interrupt, PatchOp};
+use handoff_a2a::a2a_types;
+use handoff_a2a::{A2aClient, Delegate, Receiver};
+use handoff_core::{AgentError, Decision, Finish, RunContext};
+use serde_json::{Value, json};
+
+use crate::DemoAgent;
+use crate::flows::{propose_refund, stream_text};
+use crate::orders::Order;
+
+/// `Interrupt.reason` of a run waiting on a delegated A2A task.
+pub const A2A_TASK_REASON: &str = "a2a:task";
+
+/// Delegates a fraud review of each refund to a remote A2A agent.
+///
+/// **Run 1** (`"Refund order X"`): `get_order`, then — once, through
+/// `RunContext::effect` — a push subscription is registered with `receiver`
+/// and the order is sent to `agent_url` with `SendMessage` (`returnImmediately`,
+/// `taskPushNotificationConfig` → `{callback_base_url}/a2a/push/{configId}`).
+/// The run ends with an interrupt `reason:"a2a:task"` whose metadata carries
+/// `a2a.taskId`, `a2a.configId` and `handoff.demo.orderId`.
+///
+/// **Waiting**: the remote agent pushes task updates; `GET /threads/{id}` lists
+/// the snapshots in `a2aTasks` (hosts wire the receiver in). The task is done
+/// when its state is terminal, `input-required` or `auth-required`.
+///
+/// **Resume**: `resume:[{interruptId, status:"resolved", payload:{}}]`. The
+/// agent reads the task snapshot from the receiver (status and artifacts,
+/// published as `state.fraudReview` and in a text message) and, if the review
+/// completed, continues to the usual `tool_call` approval interrupt; any other
+/// end state ends the run without a proposal. Resuming **before** the task is
+/// done is not an error: the run says so and raises a fresh `a2a:task`
+/// interrupt for the same task (answer it again later). `status:"cancelled"`
+/// abandons the review.
+#[derive(Debug, Clone)]
+pub struct FraudReview {
+    /// The push receiver sharing the engine's store.
+    pub receiver: Receiver,
+    /// The outbound client.
+    pub client: A2aClient,
+    /// Base URL of the fraud-review agent.
+    pub agent_url: String,
+    /// Our public base URL (for the webhook).
+    pub callback_base_url: String,
+}
+
+fn wait_interrupt(ctx: &RunContext, order_id: &str, task_id: &str, config_id: &str) -> Finish {
+    let mut metadata = serde_json::Map::new();
+    metadata.insert("a2a.taskId".to_owned(), json!(task_id));
+    metadata.insert("a2a.configId".to_owned(), json!(config_id));
+    metadata.insert("handoff.demo.orderId".to_owned(), json!(order_id));
+    Finish::interrupt(
+        Interrupt::new(ctx.new_id("int"), A2A_TASK_REASON)
+            .with_message(format!(
+                "Waiting for the fraud review of order {order_id} (A2A task {task_id})"
+            ))
+            .with_response_schema(json!({"type": "object"}))
+            .with_metadata(metadata),
+    )
+}
+
+pub(crate) async fn start(
+    agent: &DemoAgent,
+    ctx: &mut RunContext,
+    fraud: &FraudReview,
+    order: &Order,
+) -> Result<Finish, AgentError> {
+    stream_text(
+        agent,
+        ctx,
+        &format!(
+            "Before refunding order {}, I asked the fraud review agent to check it.",
+            order.order_id
+        ),
+    )
+    .await;
+    let thread_id = ctx.thread_id().to_string();
+    let message = Message::new(
+        format!("{thread_id}-fraud-{}", order.order_id),
+        Role::User,
+        vec![
+            Part::text(format!(
+                "Fraud review for order {}: refund of {} {}",
+                order.order_id,
+                order.amount(),
+                order.currency
+            )),
+            Part::data(
+                json!({"orderId": order.order_id, "amountCents": order.amount_cents, "currency": order.currency}),
+            ),
+        ],
+    );
+    let request = Delegate {
+        thread_id,
+        agent_url: fraud.agent_url.clone(),
+        callback_base_url: fraud.callback_base_url.clone(),
+        message,
+        ttl_ms: None,
+    };
+    let (client, receiver) = (fraud.client.clone(), fraud.receiver.clone());
+    let delegation: Value = ctx
+        .effect(
+            &format!("a2a:fraud:{}", order.order_id),
+            |_key| async move {
+                client.delegate(&receiver, request).await.map(|d| {
+                json!({"taskId": d.task_id, "configId": d.config_id, "state": d.task.status.state})
+            })
+            },
+        )
+        .await?;
+    let task_id = delegation["taskId"].as_str().unwrap_or_default().to_owned();
+    let config_id = delegation["configId"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    ctx.patch_state(vec![
+        PatchOp::replace("/step", json!("fraud_review")),
+        PatchOp::add(
+            "/fraudReview",
+            json!({"taskId": task_id, "state": delegation["state"]}),
+        ),
+    ])?;
+    Ok(wait_interrupt(ctx, &order.order_id, &task_id, &config_id))
+}
+
+fn meta<'a>(decision: &'a Decision, key: &str) -> Result<&'a str, AgentError> {
+    decision
+        .interrupt
+        .metadata
+        .as_ref()
+        .and_then(|m| m.get(key))
+        .and_then(Value::as_str)
+        .ok_or_else(|| AgentError(format!("a2a:task interrupt without {key}")))
+}
+
+pub(crate) async fn resume(
+    agent: &DemoAgent,
+    ctx: &mut RunContext,
+    decision: &Decision,
+) -> Result<Finish, AgentError> {
+    let fraud = agent
+        .fraud
+        .clone()
+        .ok_or("a2a:task interrupt but no fraud review agent is configured")?;
+    let order_id = meta(decision, "handoff.demo.orderId")?.to_owned();
+    let task_id = meta(decision, "a2a.taskId")?.to_owned();
+    let config_id = meta(decision, "a2a.configId")?.to_owned();
+    if decision.is_cancelled() {
+        ctx.patch_state(vec![PatchOp::replace("/step", json!("cancelled"))])?;
+        stream_text(
+            agent,
+            ctx,
+            "The fraud review was abandoned; no refund was proposed.",
+        )
+        .await;
+        return Ok(Finish::done());
+    }
+    let thread_id = ctx.thread_id().to_string();
+    let snapshot = fraud
+        .receiver
+        .task(&thread_id, &task_id)
+        .await
+        .map_err(AgentError::new)?;
+    let state = snapshot
+        .as_ref()
+        .map_or(TaskState::Unspecified, |s| s.task.status.state);
+    if !(state.is_terminal() || state.is_interrupted()) {
+        stream_text(
+            agent,
+            ctx,
+            &format!("The fraud review is still running ({state}); I will keep waiting."),
+        )
+        .await;
+        return Ok(wait_interrupt(ctx, &order_id, &task_id, &config_id));
+    }
+    let task = snapshot.map(|s| s.task).ok_or("missing task snapshot")?;
+    for wake in fraud
+        .receiver
+        .wakes(&thread_id)
+        .await
+        .map_err(AgentError::new)?
+    {
+        if wake.task_id == task_id {
+            fraud
+                .receiver
+                .clear_wake(&thread_id, &task_id, wake.seq)
+                .await
+                .map_err(AgentError::new)?;
+        }
+    }
+    let findings: Vec<String> = task
+        .artifacts
+        .iter()
+        .flat_map(|a| a.parts.iter().filter_map(Part::as_text).map(str::to_owned))
+        .collect();
+    ctx.patch_state(vec![PatchOp::replace(
+        "/fraudReview",
+        json!({"taskId": task_id, "state": state, "artifacts": task.artifacts}),
+    )])?;
+    let summary = if findings.is_empty() {
+        "no findings".to_owned()
+    } else {
+        findings.join(" ")
+    };
+    stream_text(agent, ctx, &format!("Fraud review {state}: {summary}")).await;
+    if state != TaskState::Completed {
+        ctx.patch_state(vec![PatchOp::replace("/step", json!("fraud_blocked"))])?;
+        stream_text(agent, ctx, "I will not propose a refund for this order.").await;
+        return Ok(Finish::done());
+    }
+    ctx.patch_state(vec![PatchOp::replace("/step", json!("await_decision"))])?;
+    propose_refund(agent, ctx, &Order::lookup(&order_id)).await
+}
