@@ -15,5 +15,5 @@ pub use context::RunContext;
 pub use decision::Decision;
 pub use engine::{Engine, EngineConfig, RunOptions, RunStream, ThreadView};
 pub use error::CoreError;
-pub use runtime::{Clock, IdGen, Runtime, Sleep};
+pub use runtime::{Clock, IdGen, Runtime, Sleep, Spawn};
 pub use store::{Condition, Item, Store, StoreError, Write, WriteOp};

@@ -23,7 +23,13 @@ pub trait Sleep: Send + Sync + 'static {
     fn sleep(&self, millis: u64) -> BoxFuture<'static, ()>;
 }
 
-/// The three injected services, cheap to clone.
+/// Runs a future to completion in the background, independent of whoever asked.
+pub trait Spawn: Send + Sync + 'static {
+    /// Starts `future`; it must run to completion even if nobody waits for it.
+    fn spawn(&self, future: BoxFuture<'static, ()>);
+}
+
+/// The injected services, cheap to clone.
 #[derive(Clone)]
 pub struct Runtime {
     /// Time source.
@@ -32,6 +38,10 @@ pub struct Runtime {
     pub ids: Arc<dyn IdGen>,
     /// Timer.
     pub sleep: Arc<dyn Sleep>,
+    /// Background executor. With one, a run outlives its response: a client that
+    /// disconnects mid-run does not stop it (it finishes, commits and releases the
+    /// thread). Without one, the run is driven by its response stream.
+    pub spawner: Option<Arc<dyn Spawn>>,
 }
 
 impl Runtime {
@@ -41,7 +51,13 @@ impl Runtime {
             clock: Arc::new(clock),
             ids: Arc::new(ids),
             sleep: Arc::new(sleep),
+            spawner: None,
         }
+    }
+    /// Runs each run in the background on `spawner` (see [`Runtime::spawner`]).
+    pub fn with_spawner(mut self, spawner: impl Spawn) -> Self {
+        self.spawner = Some(Arc::new(spawner));
+        self
     }
     /// Now, in Unix milliseconds.
     pub fn now_ms(&self) -> u64 {

@@ -15,7 +15,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use futures::future::BoxFuture;
 use handoff_core::store::memory::MemoryStore;
-use handoff_core::{Clock, IdGen, Runtime, Sleep, Store, StoreError};
+use handoff_core::{Clock, IdGen, Runtime, Sleep, Spawn, Store, StoreError};
 use handoff_store_sqlite::SqliteStore;
 
 /// The system wall clock.
@@ -52,9 +52,19 @@ impl Sleep for TokioSleep {
     }
 }
 
-/// Clock, ids and sleep for a tokio host.
+/// Tokio tasks: runs outlive their responses.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct TokioSpawn;
+
+impl Spawn for TokioSpawn {
+    fn spawn(&self, future: BoxFuture<'static, ()>) {
+        tokio::spawn(future);
+    }
+}
+
+/// Clock, ids, sleep and a spawner for a tokio host.
 pub fn runtime() -> Runtime {
-    Runtime::new(SystemClock, RandomIds, TokioSleep)
+    Runtime::new(SystemClock, RandomIds, TokioSleep).with_spawner(TokioSpawn)
 }
 
 /// Which store a native host uses.

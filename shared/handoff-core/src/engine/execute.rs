@@ -32,6 +32,7 @@ pub(crate) fn spawn_run(
     claimed: Box<Claimed>,
 ) -> RunStream {
     let (sink, events) = futures::channel::mpsc::unbounded();
+    let runtime_spawner = inner.runtime.spawner.clone();
     let driver = async move {
         let mut ctx = RunContext::new(ContextParts {
             input,
@@ -46,6 +47,11 @@ pub(crate) fn spawn_run(
         });
         execute(&inner, &mut ctx, options, &claimed).await;
     };
+    if let Some(spawner) = &runtime_spawner {
+        // The run no longer depends on the response: a dropped stream only stops delivery.
+        spawner.spawn(Box::pin(driver));
+        return Box::pin(events);
+    }
     // The driver yields nothing itself; it pushes events into the channel that this stream drains.
     let driver = driver
         .into_stream()
