@@ -11,9 +11,8 @@
 
 import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { randomUUID } from "node:crypto";
 import { buildResumeArray } from "@ag-ui/client";
-import { runOfficial, runOfficialAgainst } from "./lib/official.mjs";
+import { runOfficial } from "./lib/official.mjs";
 import {
   assertNoPanics,
   assertCleanOfficialRun,
@@ -39,7 +38,6 @@ import {
   sseFrames,
   startDevServer,
   stopAllServers,
-  verifyStream,
   waitFor,
 } from "./lib/devserver.mjs";
 

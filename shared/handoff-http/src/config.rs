@@ -36,3 +36,10 @@ impl HttpConfig {
 /// Host facts a host adapter puts in request extensions.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct HostDeadline(pub Option<u64>);
+
+impl HostDeadline {
+    /// The deadline a host put in `extensions`, if any.
+    pub fn of(extensions: &http::Extensions) -> Option<u64> {
+        extensions.get::<HostDeadline>().and_then(|d| d.0)
+    }
+}

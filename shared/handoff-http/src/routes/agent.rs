@@ -8,6 +8,7 @@ use axum::response::Response;
 use handoff_core::RunOptions;
 use http::{HeaderMap, StatusCode, header};
 
+use super::a2ui_history;
 use crate::AppState;
 use crate::body::{Encoding, sse_response};
 use crate::config::HostDeadline;
@@ -23,7 +24,7 @@ pub(crate) async fn run_agent(
         .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "INVALID_INPUT", e.to_string()))?;
     check_ids(&input)?;
     let encoding = Encoding::negotiate(&parts.headers, parts.uri.query(), Encoding::AgUi);
-    let deadline = parts.extensions.get::<HostDeadline>().and_then(|d| d.0);
+    let deadline = HostDeadline::of(&parts.extensions);
     start_run(&app, input, encoding, deadline).await
 }
 
@@ -42,16 +43,11 @@ pub(crate) async fn start_run(
         deadline_ms = ?deadline_ms,
         "run requested"
     );
-    // A2UI names tools in results; a resumed run's calls were made in earlier runs.
-    let history = match encoding {
-        Encoding::AgUi => Vec::new(),
-        _ if input.resume_entries().is_empty() => input.messages.clone(),
-        _ => app
-            .engine
-            .thread(&input.thread_id)
-            .await?
-            .map(|t| t.messages)
-            .unwrap_or_default(),
+    // A new run's history is its input; a resumed run's calls were made in earlier runs.
+    let history = if input.resume_entries().is_empty() && encoding != Encoding::AgUi {
+        input.messages.clone()
+    } else {
+        a2ui_history(app, encoding, &input.thread_id).await?
     };
     let events = app.engine.start(input, RunOptions { deadline_ms }).await?;
     let mut response = sse_response(

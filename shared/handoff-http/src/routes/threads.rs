@@ -6,6 +6,7 @@ use axum::response::{IntoResponse, Response};
 use handoff_core::records::RunStatus;
 use http::{HeaderMap, StatusCode, Uri};
 
+use super::a2ui_history;
 use crate::AppState;
 use crate::body::{Encoding, sse_response};
 use crate::error::ApiError;
@@ -61,15 +62,7 @@ pub(crate) async fn replay_run(
         return Err(error);
     }
     let encoding = Encoding::negotiate(&headers, uri.query(), Encoding::AgUi);
-    let history = match encoding {
-        Encoding::AgUi => Vec::new(),
-        _ => app
-            .engine
-            .thread(&thread_id)
-            .await?
-            .map(|t| t.messages)
-            .unwrap_or_default(),
-    };
+    let history = a2ui_history(&app, encoding, &thread_id).await?;
     let stream = Box::pin(futures::stream::iter(events));
     Ok(sse_response(
         stream,
