@@ -82,15 +82,25 @@ describe("A2A delegation with push notifications", () => {
     assert.ok(push.token && push.token.length >= 32, "a long random token");
     assert.match(send.body.params.message.parts[0].text, /A1024/);
 
-    // Resuming before the task is done raises a fresh a2a:task interrupt.
-    const early = await resume(threadId, interrupt.id);
-    assert.equal(early.finished.type, "RUN_FINISHED");
-    assert.equal(early.finished.outcome?.type, "interrupt");
-    const again = early.finished.outcome.interrupts[0];
-    assert.equal(again.reason, "a2a:task");
-    assert.equal(again.metadata["a2a.taskId"], taskId);
-    assert.notEqual(again.id, interrupt.id);
-    assert.match(early.text, /still running/);
+    // Answering before the remote task is done: 409 INTERRUPT_NOT_READY before any stream, nothing changed.
+    // Wait for the remote's WORKING push first: after it the remote stays quiet until complete().
+    const waiting = await waitFor(
+      async () => {
+        const v = await threadView(threadId);
+        return v.a2aTasks?.some((t) => t.task.status.state === "TASK_STATE_WORKING") ? v : undefined;
+      },
+      { timeoutMs: 15_000, what: "the remote's WORKING push" },
+    );
+    const earlyRunId = uid("run");
+    const earlyBody = { threadId, runId: earlyRunId, messages: [], resume: [{ interruptId: interrupt.id, status: "resolved", payload: {} }] };
+    const early = await postJson(`${server.url}/agent`, earlyBody);
+    assert.equal(early.status, 409, early.text);
+    assert.match(early.headers["content-type"] ?? "", /^application\/json/);
+    assert.equal(early.json.code, "INTERRUPT_NOT_READY", early.text);
+    assert.match(early.json.message, new RegExp(`${taskId}.*TASK_STATE_WORKING`));
+    assert.deepEqual(await threadView(threadId), waiting, "a refused answer changes nothing");
+    const unrecorded = await request(`${server.url}/threads/${threadId}/runs/${earlyRunId}/events`);
+    assert.equal(unrecorded.status, 404, "the refused run was not recorded");
 
     // The remote agent finishes; its pushes reach the receiver.
     remote.complete(taskId, { verdict: "No fraud signals for A1024: approve." });
@@ -104,10 +114,15 @@ describe("A2A delegation with push notifications", () => {
     );
     const snapshot = view.a2aTasks.find((t) => t.task.id === taskId);
     assert.equal(snapshot.task.artifacts[0].parts[0].text, "No fraud signals for A1024: approve.");
-    assert.equal(view.pendingInterrupts[0].id, again.id);
+    assert.equal(view.pendingInterrupts[0].id, interrupt.id);
 
-    // The resume run hands the agent the status and artifacts, then asks for approval.
-    const resumed = await resume(threadId, again.id);
+    // The same answer (same runId: the refusal recorded nothing) now runs: the agent gets
+    // the status and artifacts, then asks for approval.
+    const res = await postJson(`${server.url}/agent`, earlyBody);
+    assert.equal(res.status, 200, res.text);
+    await assertStrict(res.bytes, { threadId, runId: earlyRunId });
+    const events = sseEvents(res.bytes);
+    const resumed = { events, finished: events.at(-1), text: textOf(events) };
     assert.match(resumed.text, /Fraud review TASK_STATE_COMPLETED: No fraud signals for A1024: approve\./);
     const delta = resumed.events.find(
       (e) => e.type === "STATE_DELTA" && e.delta.some((op) => op.path === "/fraudReview"),
@@ -125,6 +140,17 @@ describe("A2A delegation with push notifications", () => {
     });
     assert.equal(approved.status, 200, approved.text);
     assert.match(textOf(sseEvents(approved.bytes)), /was refunded for order A1024/);
+  });
+
+  test("cancelling the wait is accepted before the remote task is done", async () => {
+    const { threadId, interrupt } = await delegate("C3072");
+    const cancelled = await resume(threadId, interrupt.id, "cancelled");
+    assert.equal(cancelled.finished.type, "RUN_FINISHED");
+    assert.equal(cancelled.finished.outcome?.type ?? "success", "success", JSON.stringify(cancelled.finished));
+    assert.match(cancelled.text, /fraud review was abandoned/);
+    const view = await threadView(threadId);
+    assert.deepEqual(view.pendingInterrupts, []);
+    assert.equal(view.state.step, "cancelled");
   });
 
   test("the receiver rejects forgeries and tolerates duplicates, disorder and v0.3 bodies", async () => {

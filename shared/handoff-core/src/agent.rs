@@ -5,6 +5,8 @@ use async_trait::async_trait;
 use serde_json::Value;
 
 use crate::context::RunContext;
+use crate::decision::Decision;
+use crate::error::CoreError;
 
 /// User code that turns a run context into events.
 ///
@@ -31,6 +33,32 @@ pub trait Agent: Send + Sync + 'static {
 
     /// Runs once per AG-UI run. Resumed runs see [`RunContext::decisions`].
     async fn run(&self, ctx: &mut RunContext) -> Result<Finish, AgentError>;
+
+    /// Whether a `resolved` answer to a pending interrupt may be applied now.
+    ///
+    /// The engine asks for every `resolved` entry of a resume after the resume
+    /// contract holds and before it claims the thread, so a
+    /// [`Readiness::NotReady`] answer rejects the request with
+    /// `INTERRUPT_NOT_READY` (409) and nothing is written. `cancelled` entries
+    /// are never asked: abandoning a question is always allowed. Use it for
+    /// interrupts that wait on the outside world (a delegated task); an error
+    /// rejects the request with its own code (e.g. a store error → 503).
+    async fn readiness(
+        &self,
+        _thread_id: &str,
+        _decision: &Decision,
+    ) -> Result<Readiness, CoreError> {
+        Ok(Readiness::Ready)
+    }
+}
+
+/// The answer to [`Agent::readiness`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Readiness {
+    /// The answer may be applied.
+    Ready,
+    /// Not yet; the text (safe to show a client) says what the interrupt still waits for.
+    NotReady(String),
 }
 
 /// How the agent wants its run to end.

@@ -28,6 +28,16 @@ pub enum CoreError {
         /// The unknown id.
         id: String,
     },
+    /// A `resolved` entry answers an interrupt that is still waiting on something
+    /// else ([`crate::Agent::readiness`]). Not `retryable`: it depends on an outside
+    /// event, so a client watches the thread instead of retrying on a timer.
+    #[error("interrupt {id} cannot be answered yet: {reason}")]
+    InterruptNotReady {
+        /// The interrupt.
+        id: String,
+        /// What it waits for (from the agent, safe to show).
+        reason: String,
+    },
     /// A `resolved` entry answers an interrupt past its `expiresAt`.
     #[error("interrupt {id} expired at {expires_at}; it can only be cancelled")]
     InterruptExpired {
@@ -82,6 +92,7 @@ impl CoreError {
             CoreError::InvalidInput(_) => "INVALID_INPUT",
             CoreError::ResumeIncomplete { .. } => "RESUME_INCOMPLETE",
             CoreError::InterruptNotPending { .. } => "INTERRUPT_NOT_PENDING",
+            CoreError::InterruptNotReady { .. } => "INTERRUPT_NOT_READY",
             CoreError::InterruptExpired { .. } => "INTERRUPT_EXPIRED",
             CoreError::ResumePayloadInvalid { .. } => "RESUME_PAYLOAD_INVALID",
             CoreError::ThreadBusy { .. } => "THREAD_BUSY",
@@ -101,6 +112,7 @@ impl CoreError {
             CoreError::InvalidInput(_) => 400,
             CoreError::ResumeIncomplete { .. }
             | CoreError::InterruptNotPending { .. }
+            | CoreError::InterruptNotReady { .. }
             | CoreError::ThreadBusy { .. }
             | CoreError::RunIdConflict(_) => 409,
             CoreError::InterruptExpired { .. } | CoreError::ResumePayloadInvalid { .. } => 422,

@@ -10,7 +10,7 @@ pub mod runtime;
 pub mod store;
 pub mod time_fmt;
 
-pub use agent::{Agent, AgentError, Finish};
+pub use agent::{Agent, AgentError, Finish, Readiness};
 pub use context::RunContext;
 pub use decision::Decision;
 pub use engine::{Engine, EngineConfig, RunOptions, RunStream, ThreadView};

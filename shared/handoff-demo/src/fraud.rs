@@ -3,8 +3,8 @@
 use a2a_types::{Message, Part, Role, TaskState};
 use agui_protocol::{Interrupt, PatchOp};
 use handoff_a2a::a2a_types;
-use handoff_a2a::{A2aClient, Delegate, Receiver};
-use handoff_core::{AgentError, Decision, Finish, RunContext};
+use handoff_a2a::{A2aClient, Delegate, Receiver, ReceiverError};
+use handoff_core::{AgentError, CoreError, Decision, Finish, Readiness, RunContext, StoreError};
 use serde_json::{Value, json};
 
 use crate::DemoAgent;
@@ -31,10 +31,11 @@ pub const A2A_TASK_REASON: &str = "a2a:task";
 /// agent reads the task snapshot from the receiver (status and artifacts,
 /// published as `state.fraudReview` and in a text message) and, if the review
 /// completed, continues to the usual `tool_call` approval interrupt; any other
-/// end state ends the run without a proposal. Resuming **before** the task is
-/// done is not an error: the run says so and raises a fresh `a2a:task`
-/// interrupt for the same task (answer it again later). `status:"cancelled"`
-/// abandons the review.
+/// end state ends the run without a proposal. A `resolved` answer **before**
+/// the task is done is refused by [`readiness`] (the engine answers 409
+/// `INTERRUPT_NOT_READY` and nothing changes; answer again once
+/// `GET /threads/{id}` shows the task done). `status:"cancelled"` abandons the
+/// review at any time.
 #[derive(Debug, Clone)]
 pub struct FraudReview {
     /// The push receiver sharing the engine's store.
@@ -136,6 +137,43 @@ fn meta<'a>(decision: &'a Decision, key: &str) -> Result<&'a str, AgentError> {
         .ok_or_else(|| AgentError(format!("a2a:task interrupt without {key}")))
 }
 
+/// Whether the task an `a2a:task` interrupt waits on has reached a terminal,
+/// input-required or auth-required state, read from the receiver's snapshot.
+/// Other interrupts (and a demo without a fraud agent) are always ready; an
+/// interrupt without task metadata is left to the run to report.
+pub(crate) async fn readiness(
+    agent: &DemoAgent,
+    thread_id: &str,
+    decision: &Decision,
+) -> Result<Readiness, CoreError> {
+    let (Some(fraud), A2A_TASK_REASON) = (&agent.fraud, decision.interrupt.reason.as_str()) else {
+        return Ok(Readiness::Ready);
+    };
+    let Ok(task_id) = meta(decision, "a2a.taskId") else {
+        return Ok(Readiness::Ready);
+    };
+    let snapshot = fraud
+        .receiver
+        .task(thread_id, task_id)
+        .await
+        .map_err(store_error)?;
+    let state = snapshot.map_or(TaskState::Unspecified, |s| s.task.status.state);
+    Ok(if state.is_terminal() || state.is_interrupted() {
+        Readiness::Ready
+    } else {
+        Readiness::NotReady(format!(
+            "the fraud review (A2A task {task_id}) is {state}; answer once it is done"
+        ))
+    })
+}
+
+fn store_error(err: ReceiverError) -> CoreError {
+    match err {
+        ReceiverError::Unavailable(detail) => StoreError::Unavailable(detail).into(),
+        other => StoreError::Backend(other.to_string()).into(),
+    }
+}
+
 pub(crate) async fn resume(
     agent: &DemoAgent,
     ctx: &mut RunContext,
@@ -147,7 +185,6 @@ pub(crate) async fn resume(
         .ok_or("a2a:task interrupt but no fraud review agent is configured")?;
     let order_id = meta(decision, "handoff.demo.orderId")?.to_owned();
     let task_id = meta(decision, "a2a.taskId")?.to_owned();
-    let config_id = meta(decision, "a2a.configId")?.to_owned();
     if decision.is_cancelled() {
         ctx.patch_state(vec![PatchOp::replace("/step", json!("cancelled"))])?;
         stream_text(
@@ -168,13 +205,10 @@ pub(crate) async fn resume(
         .as_ref()
         .map_or(TaskState::Unspecified, |s| s.task.status.state);
     if !(state.is_terminal() || state.is_interrupted()) {
-        stream_text(
-            agent,
-            ctx,
-            &format!("The fraud review is still running ({state}); I will keep waiting."),
-        )
-        .await;
-        return Ok(wait_interrupt(ctx, &order_id, &task_id, &config_id));
+        // `readiness` refused such answers before the claim, and task states never go back.
+        return Err(AgentError(format!(
+            "A2A task {task_id} is not done ({state})"
+        )));
     }
     let task = snapshot.map(|s| s.task).ok_or("missing task snapshot")?;
     for wake in fraud

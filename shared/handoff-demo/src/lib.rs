@@ -39,7 +39,7 @@ mod orders;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use handoff_core::{Agent, AgentError, Finish, RunContext, Store};
+use handoff_core::{Agent, AgentError, CoreError, Decision, Finish, Readiness, RunContext, Store};
 
 pub use fraud::{A2A_TASK_REASON, FraudReview};
 pub use ledger::{Ledger, OrderAccount};
@@ -130,5 +130,13 @@ impl Agent for DemoAgent {
                 Ok(Finish::done())
             }
         }
+    }
+
+    async fn readiness(
+        &self,
+        thread_id: &str,
+        decision: &Decision,
+    ) -> Result<Readiness, CoreError> {
+        fraud::readiness(self, thread_id, decision).await
     }
 }

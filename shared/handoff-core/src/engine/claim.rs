@@ -6,7 +6,7 @@ use agui_protocol::{Event, Message, ResumeEntry, RunAgentInput, RunId};
 use serde_json::Value;
 
 use super::hash::{input_hash, resume_hash};
-use super::validate::validate_resume;
+use super::validate::{check_readiness, validate_resume};
 use super::{Inner, RunOptions};
 use crate::decision::Decision;
 use crate::error::CoreError;
@@ -108,6 +108,7 @@ pub(crate) async fn claim(
             return Err(busy(inner, &lease.run_id, lease.expires_at_ms, now));
         }
         let decisions = validate_resume(&thread, input, now)?;
+        check_readiness(inner.agent.as_ref(), partition, &decisions).await?;
 
         let lease_end = options
             .deadline_ms

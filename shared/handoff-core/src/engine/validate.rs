@@ -10,6 +10,7 @@
 
 use agui_protocol::{ResumeStatus, RunAgentInput};
 
+use crate::agent::{Agent, Readiness};
 use crate::decision::Decision;
 use crate::error::CoreError;
 use crate::records::ThreadRecord;
@@ -78,6 +79,27 @@ pub(crate) fn validate_resume(
         });
     }
     Ok(decisions)
+}
+
+/// Asks the agent whether each `resolved` answer may be applied now (see
+/// [`Agent::readiness`]); the first one that may not rejects the whole resume.
+pub(crate) async fn check_readiness(
+    agent: &dyn Agent,
+    thread_id: &str,
+    decisions: &[Decision],
+) -> Result<(), CoreError> {
+    for decision in decisions
+        .iter()
+        .filter(|d| d.status == ResumeStatus::Resolved)
+    {
+        if let Readiness::NotReady(reason) = agent.readiness(thread_id, decision).await? {
+            return Err(CoreError::InterruptNotReady {
+                id: decision.id().to_string(),
+                reason,
+            });
+        }
+    }
+    Ok(())
 }
 
 fn check_payload(
