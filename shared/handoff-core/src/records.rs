@@ -4,7 +4,7 @@
 //! |---|---|---|
 //! | `thread` | [`ThreadRecord`]: status, lease, pending interrupts, state, messages, last run | at claim and finish, fenced by version |
 //! | `run#{runId}` | [`RunRecord`]: input hash, status, compacted event log | created at claim, finalized at finish |
-//! | `resume#{sha256}` | [`ResumeRecord`]: the run that applies this answer | created with the claim it belongs to |
+//! | `resume#{sha256}` | [`ResumeRecord`]: the run that applies this answer (and, once finished, a copy of its run record) | created with the claim it belongs to, completed at finish, deleted if the run errs |
 //! | `effect#{key}` | [`EffectRecord`]: started / done, fence, result | around the side effect |
 
 use agui_protocol::{Event, Interrupt, Message, RunId};
@@ -141,11 +141,16 @@ pub struct RunRecord {
 }
 
 /// Which run applies a given resume answer.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ResumeRecord {
     /// The run.
     pub run_id: RunId,
+    /// A copy of that run's record once it finished (written in the same commit as the run
+    /// record), so a duplicate of the answer is replayed from the claim's one read instead of
+    /// a second read of `run#{runId}`. Absent while the run is in flight.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finished: Option<Box<RunRecord>>,
 }
 
 /// Progress of one side effect.

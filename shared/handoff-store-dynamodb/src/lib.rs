@@ -94,6 +94,27 @@
 //! ⌈old chunks/25⌉ `BatchWriteItem` deleting them. A 5 MiB incompressible value is 15 chunks
 //! of 350 KiB: its put is 2 requests, its get 2.
 //!
+//! ## Per engine operation
+//!
+//! Measured end to end by `tests/engine_calls.rs` (the demo agent through
+//! [`handoff_core::Engine`] on this store against `moto_server`), values inline:
+//!
+//! | operation | before `RUN_STARTED` | after it | total |
+//! |---|---|---|---|
+//! | new run ending in an interrupt | 1 `TransactGetItems` (thread, run) + 1 `TransactWriteItems` (claim) | 1 `TransactWriteItems` (thread, pending interrupts, run log) | 1 read, 2 writes |
+//! | resume | 1 `TransactGetItems` (thread, run, resume record) + 1 `TransactWriteItems` (claim) | the agent's own calls, then 1 `TransactWriteItems` (thread, run log, resume record) | demo refund: 3 reads, 5 writes |
+//! | duplicate resume (same answer, any runId) of a finished resume | 1 `TransactGetItems` | none: a replay | 1 read, 0 writes |
+//! | duplicate resume of a resume still in flight | 1 `TransactGetItems` + 1 `GetItem` (its run) | – | answered busy (or re-executed if abandoned) |
+//! | retried POST (same runId and body) of a finished run | 1 `TransactGetItems` | none: a replay | 1 read, 0 writes |
+//! | `GET /threads/{id}`, `GET …/runs/{runId}/events` | – | – | 1 `GetItem` |
+//!
+//! The demo refund's own calls, inside the resume: `ctx.effect` reads its effect record
+//! (1 `GetItem`) and brackets the side effect with two fenced `TransactWriteItems`; the ledger
+//! update is 1 `GetItem` + 1 `PutItem`. A duplicate resume costs one read because the
+//! finish commit stores a copy of the run record in the resume record (the run log is written
+//! twice, in one transaction; large ones go to chunks like any value). Values over the inline
+//! limit add the chunk requests listed above.
+//!
 //! Single-item calls cost half the write units of a one-item transaction and carry
 //! `ReturnValuesOnConditionCheckFailure = ALL_OLD`: when a condition fails and the current
 //! item carries the put's own write id, the SDK had retried a request that already applied,

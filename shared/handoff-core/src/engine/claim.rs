@@ -71,10 +71,19 @@ pub(crate) async fn claim(
         }
         if let Some(item) = items.get(2).and_then(Option::as_ref) {
             let answer: ResumeRecord = records::decode(item)?;
-            let key = run_key(&answer.run_id);
-            let original = inner.store.get(partition, &[key.as_str()], now).await?;
-            if let Some(run_item) = original.into_iter().next().flatten() {
-                let run: RunRecord = records::decode(&run_item)?;
+            // A finished answer carries its run; only an in-flight one costs a second read.
+            let run = match answer.finished {
+                Some(run) => Some(*run),
+                None => {
+                    let key = run_key(&answer.run_id);
+                    let original = inner.store.get(partition, &[key.as_str()], now).await?;
+                    match original.into_iter().next().flatten() {
+                        Some(run_item) => Some(records::decode::<RunRecord>(&run_item)?),
+                        None => None,
+                    }
+                }
+            };
+            if let Some(run) = run {
                 let repeat = if run.status.is_final() {
                     !reraised(items[0].as_ref(), entries, &answer.run_id)
                 } else {
@@ -162,6 +171,7 @@ pub(crate) async fn claim(
         if let Some(key) = &resume {
             let answer = ResumeRecord {
                 run_id: input.run_id.clone(),
+                finished: None,
             };
             writes.push(Write::put(
                 key,

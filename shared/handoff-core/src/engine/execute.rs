@@ -19,8 +19,8 @@ use crate::agent::Finish;
 use crate::context::{ContextParts, RunContext};
 use crate::error::CoreError;
 use crate::records::{
-    self, LastRun, PendingInterrupt, RunRecord, RunStatus, THREAD_KEY, ThreadRecord, ThreadStatus,
-    run_key,
+    self, LastRun, PendingInterrupt, ResumeRecord, RunRecord, RunStatus, THREAD_KEY, ThreadRecord,
+    ThreadStatus, run_key,
 };
 use crate::store::{Condition, StoreError, Write};
 use crate::time_fmt::parse_ms;
@@ -256,6 +256,19 @@ async fn commit_finish(
         started_at_ms: claimed.started_at_ms,
         events,
     };
+    let run_expiry = Some(now + inner.config.run_ttl_ms);
+    // The resume record still names this run: the thread fence below proves no other
+    // claim (which would have rewritten it in the same commit) happened since ours.
+    let resume = claimed.resume_key.as_ref().map(|key| {
+        if status == RunStatus::Errored {
+            return Write::delete(key, Condition::Always);
+        }
+        let answer = ResumeRecord {
+            run_id: ctx.run_id().clone(),
+            finished: Some(Box::new(run.clone())),
+        };
+        Write::put(key, Condition::Always, records::encode(&answer), run_expiry)
+    });
     let mut writes = vec![
         Write::put(
             THREAD_KEY,
@@ -267,14 +280,10 @@ async fn commit_finish(
             run_key(ctx.run_id()),
             Condition::Always,
             records::encode(&run),
-            Some(now + inner.config.run_ttl_ms),
+            run_expiry,
         ),
     ];
-    if status == RunStatus::Errored
-        && let Some(key) = &claimed.resume_key
-    {
-        writes.push(Write::delete(key, Condition::Always));
-    }
+    writes.extend(resume);
     match inner.store.commit(ctx.thread_id(), writes, now).await {
         Ok(()) => Ok(()),
         Err(StoreError::ConditionFailed { .. }) => Err(CoreError::LeaseLost),
