@@ -8,6 +8,8 @@
 //! and `GET /threads/{id}` lists the thread's A2A task snapshots as `a2aTasks`.
 //! `DEMO_FRAUD_AGENT_URL` makes refunds delegate a fraud review to that A2A agent
 //! (webhook base `HANDOFF_PUBLIC_URL`, default the listening URL).
+//! `DEMO_FRAUD_AGENT_JWKS_URL` makes that agent's pushes need a JWT signed with
+//! its published keys as well as the token.
 //! `HANDOFF_A2A_ALLOW_LOOPBACK=true` lets outbound A2A calls reach loopback
 //! (tests only); `HANDOFF_A2A_BODY_LIMIT`, `HANDOFF_A2A_DEDUPE_TTL_SECS`,
 //! `HANDOFF_A2A_ALLOW_INSECURE_JWKS` tune the receiver.
@@ -85,6 +87,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             client,
             agent_url,
             callback_base_url: env("HANDOFF_PUBLIC_URL").unwrap_or_else(|| url.clone()),
+            sender_jwks_url: env("DEMO_FRAUD_AGENT_JWKS_URL").filter(|u| !u.is_empty()),
         });
     }
     let ledger = agent.ledger().clone();

@@ -23,7 +23,7 @@ use a2a_types::{
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
-use crate::config::{ExpectedAuth, Subscription};
+use crate::config::{ExpectedAuth, JwtAuth, Subscription};
 use crate::error::ReceiverError;
 use crate::receiver::Receiver;
 use crate::url_guard::check_jwks_url;
@@ -239,6 +239,10 @@ pub struct Delegate {
     pub message: Message,
     /// Subscription lifetime; the receiver's default when `None`.
     pub ttl_ms: Option<u64>,
+    /// For a sender that signs its pushes: each must then carry both the
+    /// subscription's token and a JWT signed with keys from `jwks_url`
+    /// (`require_all`), so a leaked token alone cannot forge an update.
+    pub sender_jwt: Option<JwtAuth>,
 }
 
 /// A delegated task.
@@ -355,6 +359,8 @@ impl A2aClient {
                 callback_base_url: req.callback_base_url.clone(),
                 auth: ExpectedAuth {
                     token: Some(self.tokens.token()),
+                    require_all: req.sender_jwt.is_some(),
+                    jwt: req.sender_jwt,
                     ..Default::default()
                 },
                 ttl_ms: req.ttl_ms,

@@ -3,7 +3,7 @@
 use a2a_types::{Message, Part, Role, TaskState};
 use agui_protocol::{Interrupt, PatchOp};
 use handoff_a2a::a2a_types;
-use handoff_a2a::{A2aClient, Delegate, Receiver, ReceiverError};
+use handoff_a2a::{A2aClient, Delegate, JwtAuth, Receiver, ReceiverError};
 use handoff_core::{AgentError, CoreError, Decision, Finish, Readiness, RunContext, StoreError};
 use serde_json::{Value, json};
 
@@ -46,6 +46,9 @@ pub struct FraudReview {
     pub agent_url: String,
     /// Our public base URL (for the webhook).
     pub callback_base_url: String,
+    /// The fraud agent's key-set URL, when it signs its pushes: each push must
+    /// then carry a JWT signed with those keys as well as the token.
+    pub sender_jwks_url: Option<String>,
 }
 
 fn wait_interrupt(ctx: &RunContext, order_id: &str, task_id: &str, config_id: &str) -> Finish {
@@ -100,6 +103,7 @@ pub(crate) async fn start(
         callback_base_url: fraud.callback_base_url.clone(),
         message,
         ttl_ms: None,
+        sender_jwt: fraud.sender_jwks_url.clone().map(JwtAuth::new),
     };
     let (client, receiver) = (fraud.client.clone(), fraud.receiver.clone());
     let delegation: Value = ctx

@@ -1,7 +1,8 @@
 // A small remote A2A agent on the official @a2a-js/sdk (v1.0 JSON-RPC over
 // node:http, no Express): a "fraud review" agent with push notifications.
 //
-// * startFraudAgent() → {url, requests, complete(taskId, {verdict, delayMs}), close()}
+// * startFraudAgent({pushSender}) → {url, requests, sender, complete(taskId, {verdict, delayMs}), close()};
+//   pushSender(store) builds the push sender (default: the SDK's DefaultPushNotificationSender).
 // * Every JSON-RPC request is recorded in `requests` ({method, headers, body}).
 // * execute() publishes the task (SUBMITTED) and WORKING, then waits until the
 //   test calls complete(taskId) (deterministic, no timing races), waits a
@@ -116,7 +117,9 @@ async function readBody(req) {
   return Buffer.concat(chunks).toString("utf8");
 }
 
-export async function startFraudAgent() {
+const defaultSender = (store) => new DefaultPushNotificationSender(store, { timeout: 5_000 });
+
+export async function startFraudAgent({ pushSender = defaultSender } = {}) {
   const executor = new FraudReviewExecutor();
   const requests = [];
   let card;
@@ -158,18 +161,13 @@ export async function startFraudAgent() {
   await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
   const url = `http://127.0.0.1:${server.address().port}`;
   card = agentCard(url);
-  handler = new DefaultRequestHandler(
-    card,
-    new InMemoryTaskStore(),
-    executor,
-    undefined,
-    pushStore,
-    new DefaultPushNotificationSender(pushStore, { timeout: 5_000 }),
-  );
+  const sender = pushSender(pushStore);
+  handler = new DefaultRequestHandler(card, new InMemoryTaskStore(), executor, undefined, pushStore, sender);
   transport = new JsonRpcTransportHandler(handler);
   return {
     url,
     requests,
+    sender,
     /** Lets task `taskId` finish with `verdict` after `delayMs`. */
     complete(taskId, { verdict = "No fraud signals: approve.", delayMs = 100 } = {}) {
       executor.gate(taskId).resolve({ verdict, delayMs });
