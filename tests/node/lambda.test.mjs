@@ -5,7 +5,8 @@
 import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { buildResumeArray } from "@ag-ui/client";
-import { assertBinaries, postJson, sseEvents } from "./lib/devserver.mjs";
+import { assertBinaries, postJson, request, sseEvents } from "./lib/devserver.mjs";
+import { startFaultProxy } from "./lib/faultproxy.mjs";
 import { assertCleanOfficialRun, assertStrict, ledger, officialRefundInterrupt, officialRun, uid, userMessage } from "./lib/flows.mjs";
 import { startLambda, startMoto, stopAll } from "./lib/lambda.mjs";
 
@@ -108,5 +109,129 @@ describe("AWS Lambda (cargo lambda watch + moto_server)", { timeout: TIMEOUT }, 
     assert.ok(res.headers["retry-after"], "a retryable answer says when to retry");
     assert.doesNotMatch(lambda.logs(20_000), /panicked/);
     await lambda.kill();
+  });
+});
+
+// DynamoDB faults in the middle of a run, injected by a proxy between the function and moto.
+// The function keeps its production SDK retry policy (standard, 3 attempts); the proxy's
+// faults last for every attempt of the request they target.
+describe("AWS Lambda: DynamoDB faults mid-run (fault proxy in front of moto_server)", { timeout: TIMEOUT }, () => {
+  let moto;
+  let proxy;
+  let lambda;
+  const table = `handoff_faults_${Date.now()}`;
+  before(async () => {
+    moto = await startMoto();
+    proxy = await startFaultProxy(moto.endpoint);
+    // Slow tokens leave time to arm the proxy between RUN_STARTED and the finish commit.
+    lambda = await startLambda({ moto: proxy, table, label: "lambda-faults", env: { DEMO_TOKEN_DELAY_MS: "40" } });
+  });
+  after(async () => {
+    await proxy?.close();
+    await stopAll();
+  });
+
+  /** POSTs a run and calls `arm` as soon as RUN_STARTED has arrived; resolves to the body. */
+  async function streamArming(body, arm) {
+    const res = await fetch(`${lambda.url}/agent`, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "text/event-stream" },
+      body: JSON.stringify(body),
+    });
+    assert.equal(res.status, 200);
+    const chunks = [];
+    let armed = false;
+    for await (const chunk of res.body) {
+      chunks.push(Buffer.from(chunk));
+      if (!armed && Buffer.concat(chunks).includes("RUN_STARTED")) {
+        arm();
+        armed = true;
+      }
+    }
+    assert.ok(armed, "RUN_STARTED never arrived");
+    return Buffer.concat(chunks);
+  }
+
+  async function view(threadId) {
+    const res = await request(`${lambda.url}/threads/${threadId}`);
+    assert.equal(res.status, 200, res.text);
+    return res.json;
+  }
+
+  function assertRunError(bytes, code) {
+    const events = sseEvents(bytes);
+    assert.equal(events.at(-1)?.type, "RUN_ERROR", JSON.stringify(events.map((e) => e.type)));
+    assert.equal(events.at(-1).code, code);
+    assert.ok(!events.some((e) => e.type === "RUN_FINISHED"), "a failed commit must not announce RUN_FINISHED");
+  }
+
+  test("throttling of the finish commit: in-stream STORE_UNAVAILABLE, nothing half-written, the thread released, the retry succeeds", { timeout: TIMEOUT }, async () => {
+    const threadId = uid("thread");
+    const runId = uid("run");
+    const body = { threadId, runId, messages: [userMessage("Refund order L3101")] };
+    const before = proxy.faulted;
+    const bytes = await streamArming(body, () => proxy.throttleNextTransaction());
+    proxy.heal();
+    assert.ok(proxy.faulted - before >= 1, "the proxy throttled nothing");
+    await assertStrict(bytes, { threadId, runId });
+    assertRunError(bytes, "STORE_UNAVAILABLE");
+
+    // The interrupt was never persisted, and the lease went back with the failure.
+    const failed = await view(threadId);
+    assert.equal(failed.status, "idle");
+    assert.deepEqual(failed.pendingInterrupts, []);
+    assert.deepEqual(failed.messages, []);
+    assert.deepEqual(failed.lastRun, { runId, status: "errored" });
+
+    const retry = await postJson(`${lambda.url}/agent`, body);
+    assert.equal(retry.status, 200, retry.text);
+    await assertStrict(retry.bytes, { threadId, runId });
+    assert.equal(sseEvents(retry.bytes).at(-1)?.outcome?.type, "interrupt");
+    const interrupted = await view(threadId);
+    assert.equal(interrupted.status, "interrupted");
+    assert.equal(interrupted.pendingInterrupts.length, 1);
+    assert.doesNotMatch(lambda.logs(50_000), /panicked/);
+  });
+
+  test("throttling that outlasts the run: STORE_UNAVAILABLE, nothing half-written, the next run is a 409 with Retry-After, not a 5xx", { timeout: TIMEOUT }, async () => {
+    const threadId = uid("thread");
+    const runId = uid("run");
+    const before = proxy.faulted;
+    const bytes = await streamArming({ threadId, runId, messages: [userMessage("Refund order L3102")] }, () => proxy.throttleAll());
+    proxy.heal();
+    // The finish and the release of the lease were both refused, each after the SDK's retries.
+    assert.ok(proxy.faulted - before >= 2, `only ${proxy.faulted - before} throttled requests`);
+    await assertStrict(bytes, { threadId, runId });
+    assertRunError(bytes, "STORE_UNAVAILABLE");
+
+    const stuck = await view(threadId);
+    assert.equal(stuck.status, "running", "the lease lapses at the invocation deadline");
+    assert.deepEqual(stuck.pendingInterrupts, []);
+    assert.deepEqual(stuck.messages, []);
+    const busy = await postJson(`${lambda.url}/agent`, { threadId, runId: uid("run"), messages: [userMessage("hello")] });
+    assert.equal(busy.status, 409, busy.text);
+    assert.equal(busy.json?.code, "THREAD_BUSY");
+    assert.ok(Number(busy.headers["retry-after"]) >= 1);
+  });
+
+  test("a conditional-check failure is a 409 before the stream or an in-stream RUN_ERROR, never a 5xx", { timeout: TIMEOUT }, async () => {
+    // Every claim transaction cancelled by a condition: the engine re-reads, retries, then answers busy.
+    proxy.cancelTransactions();
+    const before = proxy.faulted;
+    const claim = await postJson(`${lambda.url}/agent`, { threadId: uid("thread"), runId: uid("run"), messages: [userMessage("hello")] }, { allow5xx: true });
+    proxy.heal();
+    assert.ok(proxy.faulted > before, "the proxy cancelled nothing");
+    assert.equal(claim.status, 409, claim.text);
+    assert.equal(claim.json?.code, "THREAD_BUSY");
+
+    // The finish commit cancelled by its fence: the run lost its lease.
+    const threadId = uid("thread");
+    const runId = uid("run");
+    const bytes = await streamArming({ threadId, runId, messages: [userMessage("Refund order L3103")] }, () => proxy.cancelNextTransaction());
+    proxy.heal();
+    await assertStrict(bytes, { threadId, runId });
+    assertRunError(bytes, "LEASE_LOST");
+    assert.deepEqual((await view(threadId)).pendingInterrupts, []);
+    assert.doesNotMatch(lambda.logs(50_000), /panicked/);
   });
 });

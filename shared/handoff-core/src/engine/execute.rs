@@ -200,7 +200,42 @@ async fn finish_run(inner: &Inner, ctx: &mut RunContext, claimed: &Claimed, fini
     log.push(finished.clone());
     match commit_finish(inner, ctx, claimed, &thread, status, log).await {
         Ok(()) => ctx.emit_engine(finished),
-        Err(error) => emit_error(ctx, &error),
+        Err(error) => {
+            if matches!(error, CoreError::Store(StoreError::Unavailable(_))) {
+                release_lease(inner, ctx, claimed).await;
+            }
+            emit_error(ctx, &error)
+        }
+    }
+}
+
+/// After a finish commit that storage refused (a throttle, an outage), hands the thread back
+/// as it was claimed, so a retry need not wait for the lease to lapse. Only the thread is
+/// written, fenced like the finish: if that did apply after all, this fails and changes
+/// nothing; the run record stays `running`, so the same request re-executes in place.
+async fn release_lease(inner: &Inner, ctx: &RunContext, claimed: &Claimed) {
+    let now = inner.runtime.now_ms();
+    let thread = ThreadRecord {
+        status: if claimed.thread.pending.is_empty() {
+            ThreadStatus::Idle
+        } else {
+            ThreadStatus::Interrupted
+        },
+        lease: None,
+        last_run: Some(LastRun {
+            run_id: ctx.run_id().clone(),
+            status: RunStatus::Errored,
+        }),
+        ..claimed.thread.clone()
+    };
+    let write = Write::put(
+        THREAD_KEY,
+        Condition::Version(claimed.fence),
+        records::encode(&thread),
+        Some(now + inner.config.thread_ttl_ms),
+    );
+    if let Err(e) = inner.store.commit(ctx.thread_id(), vec![write], now).await {
+        tracing::warn!(run_id = %ctx.run_id(), error = %e, "could not release the lease; it lapses at its deadline");
     }
 }
 
