@@ -1,5 +1,6 @@
-//! Registration-time checks of key-set URLs (the first SSRF fence; the host's
-//! fetcher must still refuse private addresses after DNS resolution).
+//! The outbound address policy: registration-time checks of key-set URLs (the
+//! first SSRF fence), and [`check_addresses`], which a host's transport applies
+//! to the addresses a name resolved to before connecting to exactly those.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
@@ -80,18 +81,61 @@ fn looks_numeric(host: &str) -> bool {
             || last.starts_with("0X"))
 }
 
-fn is_public(ip: IpAddr) -> bool {
+/// Whether `ip` is a public unicast address: not loopback, private (RFC 1918,
+/// CGNAT, ULA), link-local (incl. cloud metadata `169.254.169.254`), multicast,
+/// unspecified, reserved, benchmarking or documentation; IPv4 embedded in IPv6
+/// (mapped, compatible, NAT64) is judged as the IPv4 address it reaches.
+pub fn is_public(ip: IpAddr) -> bool {
     match ip {
         IpAddr::V4(v4) => is_public_v4(v4),
-        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+        IpAddr::V6(v6) => match embedded_v4(v6) {
             Some(v4) => is_public_v4(v4),
             None => is_public_v6(v6),
         },
     }
 }
 
+/// Whether an outbound request may connect to `ip`: public addresses, and
+/// loopback only with `allow_loopback` (tests, local development).
+pub fn address_allowed(ip: IpAddr, allow_loopback: bool) -> bool {
+    let ip = ip.to_canonical();
+    if ip.is_loopback() {
+        return allow_loopback;
+    }
+    is_public(ip)
+}
+
+/// Checks **every** address `host` resolved to: one off-limits address refuses
+/// the lot (a name that mixes public and private answers is a rebinding
+/// attempt, and the connector may try any of them). The caller must then
+/// connect only to these checked addresses, never resolve the name again.
+pub fn check_addresses(host: &str, addrs: &[IpAddr], allow_loopback: bool) -> Result<(), String> {
+    if addrs.is_empty() {
+        return Err(format!("{host} resolves to no address"));
+    }
+    match addrs
+        .iter()
+        .find(|ip| !address_allowed(**ip, allow_loopback))
+    {
+        Some(bad) => Err(format!("{host} resolves to a non-public address {bad}")),
+        None => Ok(()),
+    }
+}
+
+/// The IPv4 address an IPv6 address reaches: `::ffff:a.b.c.d`, the deprecated
+/// `::a.b.c.d` (which also covers `::` and `::1`), and NAT64 `64:ff9b::a.b.c.d`.
+fn embedded_v4(ip: Ipv6Addr) -> Option<Ipv4Addr> {
+    let s = ip.segments();
+    let tail = || Ipv4Addr::from((u32::from(s[6]) << 16) | u32::from(s[7]));
+    match s {
+        [0, 0, 0, 0, 0, 0xffff, ..] | [0, 0, 0, 0, 0, 0, ..] => Some(tail()),
+        [0x64, 0xff9b, 0, 0, 0, 0, ..] => Some(tail()),
+        _ => None,
+    }
+}
+
 fn is_public_v4(ip: Ipv4Addr) -> bool {
-    let [a, b, ..] = ip.octets();
+    let [a, b, c, _] = ip.octets();
     !(ip.is_private()
         || ip.is_loopback()
         || ip.is_link_local()
@@ -101,16 +145,20 @@ fn is_public_v4(ip: Ipv4Addr) -> bool {
         || ip.is_documentation()
         || a == 0
         || (a == 100 && (64..128).contains(&b))
+        || (a == 192 && b == 0 && c == 0)
+        || (a == 198 && (b == 18 || b == 19))
         || a >= 240)
 }
 
 fn is_public_v6(ip: Ipv6Addr) -> bool {
-    let first = ip.segments()[0];
+    let [first, second, ..] = ip.segments();
     !(ip.is_loopback()
         || ip.is_unspecified()
         || ip.is_multicast()
         || (first & 0xfe00) == 0xfc00
-        || (first & 0xffc0) == 0xfe80)
+        || (first & 0xffc0) == 0xfe80
+        || (first & 0xffc0) == 0xfec0
+        || (first == 0x2001 && second == 0x0db8))
 }
 
 #[cfg(test)]
@@ -157,5 +205,57 @@ mod tests {
             assert!(check_jwks_url(url, false).is_err(), "{url}");
         }
         assert_eq!(check_jwks_url("http://127.0.0.1:9/jwks", true), Ok(()));
+    }
+
+    fn ips(list: &[&str]) -> Vec<IpAddr> {
+        list.iter().map(|a| a.parse().unwrap()).collect()
+    }
+
+    #[test]
+    fn every_resolved_address_must_be_allowed() {
+        let public = ips(&["93.184.216.34", "2606:4700::1111"]);
+        assert_eq!(check_addresses("a.example", &public, false), Ok(()));
+        // One private answer among public ones refuses the whole name.
+        let mixed = ips(&["93.184.216.34", "10.0.0.7"]);
+        let err = check_addresses("a.example", &mixed, false).unwrap_err();
+        assert!(err.contains("10.0.0.7"), "{err}");
+        assert!(check_addresses("a.example", &[], true).is_err());
+        // Loopback only when allowed; private and link-local never.
+        let local = ips(&["127.0.0.1", "::1", "::ffff:127.0.0.1"]);
+        assert!(check_addresses("localhost", &local, false).is_err());
+        assert_eq!(check_addresses("localhost", &local, true), Ok(()));
+        for bad in ["10.1.2.3", "169.254.169.254", "fd00::1", "fe80::1"] {
+            assert!(check_addresses("x", &ips(&[bad]), true).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn private_addresses_hidden_in_ipv6_are_refused() {
+        for bad in [
+            "::ffff:10.0.0.1",
+            "::ffff:169.254.169.254",
+            "::10.0.0.1",
+            "64:ff9b::a00:1",
+            "64:ff9b::7f00:1",
+            "::",
+            "2001:db8::1",
+            "fec0::1",
+            "198.18.0.1",
+            "192.0.0.8",
+            "100.100.100.100",
+            "240.0.0.1",
+        ] {
+            let ip: IpAddr = bad.parse().unwrap();
+            assert!(!is_public(ip), "{bad}");
+            assert!(!address_allowed(ip, false), "{bad}");
+        }
+        for good in [
+            "64:ff9b::5db8:d822",
+            "::ffff:93.184.216.34",
+            "192.0.1.1",
+            "8.8.8.8",
+        ] {
+            assert!(is_public(good.parse().unwrap()), "{good}");
+        }
     }
 }

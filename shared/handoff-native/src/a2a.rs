@@ -1,23 +1,32 @@
 //! Native I/O for A2A: a [`JwksSource`] and an [`HttpClient`] over `ureq`,
 //! and secure per-subscription tokens.
 //!
-//! **SSRF guard**: before every request the host name is resolved and every
-//! address must be public; loopback, private (RFC 1918, CGNAT, ULA),
-//! link-local (incl. cloud metadata `169.254.169.254`), multicast and
-//! unspecified addresses are refused. `HANDOFF_A2A_ALLOW_LOOPBACK=true`
+//! **SSRF guard**: the scheme must be `https`; the host name is resolved once,
+//! by ureq through a guarding resolver, and every address must be public
+//! ([`handoff_a2a::url_guard::check_addresses`]): loopback, private (RFC 1918,
+//! CGNAT, ULA), link-local (incl. cloud metadata `169.254.169.254`), multicast,
+//! reserved and unspecified addresses are refused. The connection then goes to
+//! exactly those checked addresses, so a name that re-resolves elsewhere after
+//! the check (DNS rebinding) is never reached. `HANDOFF_A2A_ALLOW_LOOPBACK=true`
 //! ([`NetPolicy::from_lookup`]) lets loopback (and `http://`) through, for
-//! tests and local development; private and link-local stay refused. Redirects
-//! are not followed, responses are capped at 1 MiB, requests time out after
-//! 10 s. (The resolve-then-connect gap leaves a DNS-rebinding window; a
-//! custom ureq resolver would close it.)
+//! tests and local development; private and link-local stay refused. No proxy
+//! (it would resolve names itself), no redirects, responses capped at 1 MiB,
+//! requests time out after 10 s.
 
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, ToSocketAddrs};
+mod resolver;
+
+use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
 use handoff_a2a::client::{ClientError, HttpClient, HttpRequest, HttpResponse, TokenSource};
 use handoff_a2a::jwks::{JwkSet, JwksError, JwksSource, parse_jwks};
+use handoff_a2a::url_guard::address_allowed;
+pub use handoff_a2a::url_guard::is_public;
+use resolver::{GuardedResolver, Refused};
+use ureq::unversioned::resolver::Resolver;
+use ureq::unversioned::transport::DefaultConnector;
 
 /// Largest accepted response body.
 const MAX_BODY: u64 = 1024 * 1024;
@@ -42,72 +51,21 @@ impl NetPolicy {
 
     /// Whether `ip` may be reached.
     pub fn allows(self, ip: IpAddr) -> bool {
-        if ip.is_loopback() {
-            return self.allow_loopback;
-        }
-        is_public(ip)
+        address_allowed(ip, self.allow_loopback)
     }
 
-    /// Checks the URL's scheme and every address its host resolves to.
-    pub fn check(self, url: &str) -> Result<(), String> {
+    /// The URL's scheme: `https`, or `http` too with `allow_loopback`. Its
+    /// addresses are checked when the request resolves them, not here: a
+    /// separate look-up would leave a rebinding window.
+    pub fn check_scheme(self, url: &str) -> Result<(), String> {
         let uri: ureq::http::Uri = url.parse().map_err(|e| format!("bad URL: {e}"))?;
-        let default_port = match uri.scheme_str() {
-            Some("https") => 443,
-            Some("http") if self.allow_loopback => 80,
+        match uri.scheme_str() {
+            Some("https") => {}
+            Some("http") if self.allow_loopback => {}
             _ => return Err("outbound URLs must be https".to_owned()),
-        };
-        let host = uri.host().ok_or("the URL has no host")?;
-        let host = host.trim_start_matches('[').trim_end_matches(']');
-        let port = uri.port_u16().unwrap_or(default_port);
-        let addrs: Vec<_> = (host, port)
-            .to_socket_addrs()
-            .map_err(|e| format!("cannot resolve {host}: {e}"))?
-            .collect();
-        if addrs.is_empty() {
-            return Err(format!("{host} resolves to no address"));
         }
-        match addrs.iter().find(|a| !self.allows(a.ip())) {
-            Some(bad) => Err(format!(
-                "{host} resolves to a non-public address {}",
-                bad.ip()
-            )),
-            None => Ok(()),
-        }
-    }
-}
-
-fn is_public_v4(ip: Ipv4Addr) -> bool {
-    let [a, b, ..] = ip.octets();
-    !(ip.is_private()
-        || ip.is_loopback()
-        || ip.is_link_local()
-        || ip.is_multicast()
-        || ip.is_broadcast()
-        || ip.is_unspecified()
-        || ip.is_documentation()
-        || a == 0
-        || (a == 100 && (64..128).contains(&b))
-        || (a == 192 && b == 0)
-        || a >= 240)
-}
-
-fn is_public_v6(ip: Ipv6Addr) -> bool {
-    if let Some(v4) = ip.to_ipv4_mapped() {
-        return is_public_v4(v4);
-    }
-    let first = ip.segments()[0];
-    !(ip.is_loopback()
-        || ip.is_unspecified()
-        || ip.is_multicast()
-        || (first & 0xfe00) == 0xfc00
-        || (first & 0xffc0) == 0xfe80)
-}
-
-/// Whether `ip` is a public unicast address.
-pub fn is_public(ip: IpAddr) -> bool {
-    match ip {
-        IpAddr::V4(v4) => is_public_v4(v4),
-        IpAddr::V6(v6) => is_public_v6(v6),
+        uri.host().ok_or("the URL has no host")?;
+        Ok(())
     }
 }
 
@@ -119,24 +77,36 @@ pub struct UreqHttp {
 }
 
 impl UreqHttp {
-    /// No redirects, 10 s timeout, statuses are not errors.
+    /// No proxy, no redirects, 10 s timeout, statuses are not errors; names
+    /// resolved by the system resolver behind the guard.
     pub fn new(policy: NetPolicy) -> Self {
+        Self::with_resolver(policy, GuardedResolver::system(policy))
+    }
+
+    fn with_resolver(policy: NetPolicy, resolver: impl Resolver) -> Self {
         let config = ureq::Agent::config_builder()
             .timeout_global(Some(TIMEOUT))
             .http_status_as_error(false)
             .max_redirects(0)
+            .proxy(None)
             .build();
         UreqHttp {
-            agent: ureq::Agent::new_with_config(config),
+            agent: ureq::Agent::with_parts(config, DefaultConnector::new(), resolver),
             policy,
         }
     }
 
     fn send_blocking(&self, request: &HttpRequest) -> Result<HttpResponse, ClientError> {
         self.policy
-            .check(&request.url)
+            .check_scheme(&request.url)
             .map_err(ClientError::Refused)?;
-        let transport = |e: ureq::Error| ClientError::Transport(e.to_string());
+        let transport = |e: ureq::Error| match e {
+            ureq::Error::Other(inner) => match inner.downcast::<Refused>() {
+                Ok(refused) => ClientError::Refused(refused.0),
+                Err(other) => ClientError::Transport(other.to_string()),
+            },
+            other => ClientError::Transport(other.to_string()),
+        };
         let response = match (request.method, &request.body) {
             ("POST", body) => {
                 let mut builder = self.agent.post(&request.url);
@@ -238,37 +208,24 @@ mod tests {
     use super::*;
 
     #[test]
-    fn refuses_private_addresses() {
+    fn the_policy_allows_public_and_optionally_loopback() {
         let strict = NetPolicy::default();
         let dev = NetPolicy {
             allow_loopback: true,
         };
-        for bad in [
-            "127.0.0.1",
-            "10.1.2.3",
-            "172.16.0.1",
-            "192.168.1.1",
-            "169.254.169.254",
-            "100.64.0.1",
-            "0.0.0.0",
-            "::1",
-            "fe80::1",
-            "fd00::1",
-            "::ffff:10.0.0.1",
-        ] {
-            let ip: IpAddr = bad.parse().unwrap();
-            assert!(!strict.allows(ip), "{bad}");
+        for bad in ["127.0.0.1", "10.1.2.3", "169.254.169.254", "::1", "fd00::1"] {
+            assert!(!strict.allows(bad.parse().unwrap()), "{bad}");
         }
         assert!(dev.allows("127.0.0.1".parse().unwrap()));
         assert!(dev.allows("::1".parse().unwrap()));
         assert!(!dev.allows("10.0.0.1".parse().unwrap()));
         assert!(!dev.allows("169.254.169.254".parse().unwrap()));
         assert!(strict.allows("93.184.216.34".parse().unwrap()));
-        assert!(strict.check("http://127.0.0.1:1/").is_err());
-        assert!(strict.check("https://127.0.0.1:1/").is_err());
-        assert!(dev.check("http://127.0.0.1:1/").is_ok());
-        assert!(dev.check("http://10.0.0.1/").is_err());
-        assert!(dev.check("ftp://127.0.0.1/").is_err());
+        assert!(strict.check_scheme("http://example.com/").is_err());
+        assert!(strict.check_scheme("https://example.com/").is_ok());
+        assert!(dev.check_scheme("http://127.0.0.1:1/").is_ok());
+        assert!(dev.check_scheme("ftp://127.0.0.1/").is_err());
+        assert!(dev.check_scheme("not a url").is_err());
     }
 
     #[test]
