@@ -52,7 +52,7 @@ corpus:
 	cargo run -q -p handoff-tests --bin agui-corpus -- $(CORPUS_DIR)
 
 test-node: corpus
-	cargo build -q -p dev-server -p agent-lambda -p handoff-tests
+	cargo build -q -p dev-server -p agent-lambda -p a2a-webhook-lambda -p handoff-tests
 	cd $(NODE_DIR) && AGUI_CORPUS_DIR=$(CORPUS_DIR) HANDOFF_BIN_DIR=$(CURDIR)/target/debug node --test
 
 lint: lint-infra

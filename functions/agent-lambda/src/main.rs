@@ -7,6 +7,11 @@
 //! `AWS_ENDPOINT_URL_DYNAMODB` points the SDK at a local DynamoDB-compatible
 //! server (moto) and `HANDOFF_CREATE_TABLE=true` creates the table, for `make dev-lambda`.
 //!
+//! With `DEMO_FRAUD_AGENT_URL` set, refunds first delegate a fraud review over A2A
+//! (`HANDOFF_A2A_ALLOW_LOOPBACK`, `DEMO_FRAUD_AGENT_JWKS_URL` as on the dev server); the
+//! pushes go to the webhook function (`functions/a2a-webhook-lambda`) at
+//! `HANDOFF_A2A_WEBHOOK_URL`, which writes them into the same table.
+//!
 //! The invocation deadline from the Lambda context becomes the engine's host
 //! deadline: a run that would outlive the function is stopped a few seconds
 //! before, closes what it opened and ends with `RUN_FINISHED{cancelled}`, and
@@ -14,9 +19,11 @@
 
 use std::sync::Arc;
 
+use handoff_a2a::{A2aClient, CachedJwks, Receiver, ReceiverConfig};
 use handoff_core::{Clock, Engine, EngineConfig, Store};
-use handoff_demo::{DemoAgent, DemoConfig};
+use handoff_demo::{DemoAgent, DemoConfig, FraudReview};
 use handoff_http::{HostDeadline, HttpConfig};
+use handoff_native::a2a::{NetPolicy, RandomTokens, UreqHttp, UreqJwks};
 use handoff_store_dynamodb::DynamoStore;
 use lambda_http::{Error, Request, RequestExt, run_with_streaming_response};
 use tower::ServiceExt;
@@ -35,7 +42,10 @@ async fn main() -> Result<(), Error> {
     let env = |key: &str| std::env::var(key).ok();
     let store = open_store(env).await?;
     let runtime = handoff_native::runtime();
-    let agent = DemoAgent::new(store.clone(), DemoConfig::from_lookup(env));
+    let mut agent = DemoAgent::new(store.clone(), DemoConfig::from_lookup(env));
+    if let Some(agent_url) = env("DEMO_FRAUD_AGENT_URL").filter(|u| !u.is_empty()) {
+        agent = agent.with_fraud_review(fraud_review(env, store.clone(), &runtime, agent_url)?);
+    }
     let ledger = agent.ledger().clone();
     let engine = Engine::with_config(
         Arc::new(agent),
@@ -58,6 +68,38 @@ async fn main() -> Result<(), Error> {
         axum::http::Request::from_parts(parts, axum::body::Body::from(body.to_vec()))
     });
     run_with_streaming_response(service).await
+}
+
+/// The A2A delegation of the demo's refunds; the receiver here only registers
+/// subscriptions and reads task snapshots, the webhook function receives the pushes.
+fn fraud_review(
+    env: impl Fn(&str) -> Option<String> + Copy,
+    store: Arc<dyn Store>,
+    runtime: &handoff_core::Runtime,
+    agent_url: String,
+) -> Result<FraudReview, Error> {
+    let callback_base_url = env("HANDOFF_A2A_WEBHOOK_URL")
+        .filter(|u| !u.is_empty())
+        .ok_or("DEMO_FRAUD_AGENT_URL needs HANDOFF_A2A_WEBHOOK_URL (the webhook function's URL)")?;
+    let policy = NetPolicy::from_lookup(env);
+    let receiver = Receiver::new(
+        store,
+        runtime.clone(),
+        Arc::new(CachedJwks::new(UreqJwks::new(policy))),
+        ReceiverConfig::from_lookup(env),
+    );
+    let client = A2aClient::new(
+        Arc::new(UreqHttp::new(policy)),
+        Arc::new(RandomTokens),
+        policy.allow_loopback,
+    );
+    Ok(FraudReview {
+        receiver,
+        client,
+        agent_url,
+        callback_base_url,
+        sender_jwks_url: env("DEMO_FRAUD_AGENT_JWKS_URL").filter(|u| !u.is_empty()),
+    })
 }
 
 /// Lambda's deadline is Unix milliseconds. The local emulator (`cargo lambda
