@@ -14,7 +14,7 @@ CORPUS_DIR := $(CURDIR)/target/agui-corpus
 WASM_CRATES := agui-protocol handoff-core handoff-demo handoff-http a2a-types handoff-a2a
 export CARGO_TERM_COLOR ?= never
 
-.PHONY: help setup dev test test-rust test-node lint lint-infra fmt check-wasm bench corpus build-lambda dev-lambda deploy
+.PHONY: help setup dev test test-rust test-node lint lint-infra fmt check-wasm bench bench-lambda corpus build-lambda dev-lambda deploy
 
 help:
 	@echo "make setup       install what a fresh machine lacks (rust targets, npm packages)"
@@ -23,6 +23,7 @@ help:
 	@echo "make lint        rustfmt --check and clippy -D warnings"
 	@echo "make check-wasm  cargo check the Workers crates for wasm32-unknown-unknown"
 	@echo "make bench       criterion benches (encoding) and the dev-server load test"
+	@echo "make bench-lambda  Lambda bootstrap sizes (arm64, x86_64) and cold start (process start -> first SSE byte, moto)"
 	@echo "make build-lambda  cargo lambda build --release --arm64 (bootstrap for provided.al2023)"
 	@echo "make dev-lambda  moto_server + cargo lambda watch on 127.0.0.1:$(LAMBDA_PORT)"
 	@echo "make deploy      sam build && sam deploy --guided (needs Docker-free cargo-lambda and AWS credentials)"
@@ -88,3 +89,13 @@ bench:
 	cargo bench -p agui-protocol --bench encode
 	cargo build --release -p dev-server -p handoff-tests --bin load
 	./target/release/load --bin-dir target/release --runs 400 --concurrency 8
+
+# arm64 is what deploys (size only: this x86_64 machine cannot execute it); the cold start is
+# measured on the x86_64 build of the same release profile.
+bench-lambda: setup
+	@rustup target list --installed | grep -q '^aarch64-unknown-linux-gnu$$' || rustup target add aarch64-unknown-linux-gnu
+	cargo lambda build --release --arm64 -p agent-lambda --lambda-dir target/lambda-arm64
+	@echo "arm64 bootstrap: $$(stat -c %s target/lambda-arm64/agent-lambda/bootstrap) bytes, $$(gzip -9 -c target/lambda-arm64/agent-lambda/bootstrap | wc -c) gzipped"
+	cargo lambda build --release -p agent-lambda --lambda-dir target/lambda-x86_64
+	@echo "x86_64 bootstrap: $$(stat -c %s target/lambda-x86_64/agent-lambda/bootstrap) bytes"
+	node $(NODE_DIR)/bench/lambda-cold-start.mjs --bin target/lambda-x86_64/agent-lambda/bootstrap --runs 15
