@@ -11,10 +11,19 @@ export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 export SAM_CLI_TELEMETRY := 0
 CORPUS_DIR := $(CURDIR)/target/agui-corpus
 # Crates that must run on Cloudflare Workers (wasm32-unknown-unknown).
-WASM_CRATES := agui-protocol handoff-core handoff-demo handoff-http a2a-types handoff-a2a
+WASM_CRATES := agui-protocol handoff-core handoff-demo handoff-http a2a-types handoff-a2a handoff-store-cloudflare agent-worker
+# Cloudflare Workers toolchain. The wasm-bindgen CLI must equal the `wasm-bindgen` pinned in Cargo.toml.
+WORKER_DIR := functions/agent-worker
+WORKER_BUILD_VERSION := 0.8.7
+WASM_BINDGEN_VERSION := 0.2.130
+# worker-build would download wasm-bindgen and wasm-opt from GitHub; use the pinned local ones.
+# The Worker is size-optimised (opt-level z, fat LTO) without changing the native release profile.
+WORKER_ENV := WASM_BINDGEN_BIN=$$HOME/.cargo/bin/wasm-bindgen WASM_OPT_BIN=$(CURDIR)/$(NODE_DIR)/node_modules/.bin/wasm-opt \
+	CARGO_PROFILE_RELEASE_OPT_LEVEL=z CARGO_PROFILE_RELEASE_LTO=fat CARGO_PROFILE_RELEASE_CODEGEN_UNITS=1 \
+	WRANGLER_SEND_METRICS=false CLOUDFLARE_CF_FETCH_ENABLED=false
 export CARGO_TERM_COLOR ?= never
 
-.PHONY: help setup dev test test-rust test-node lint lint-infra fmt check-wasm bench bench-lambda corpus build-lambda dev-lambda deploy
+.PHONY: help setup dev test test-rust test-node lint lint-infra fmt check-wasm bench bench-lambda corpus build-worker dev-worker build-lambda dev-lambda deploy
 
 help:
 	@echo "make setup       install what a fresh machine lacks (rust targets, npm packages)"
@@ -24,6 +33,8 @@ help:
 	@echo "make check-wasm  cargo check the Workers crates for wasm32-unknown-unknown"
 	@echo "make bench       criterion benches (encoding) and the dev-server load test"
 	@echo "make bench-lambda  Lambda bootstrap sizes (arm64, x86_64) and cold start (process start -> first SSE byte, moto)"
+	@echo "make build-worker  worker-build --release (wasm-opt from npm binaryen); prints the wasm size raw and gzip"
+	@echo "make dev-worker  wrangler dev --local on 127.0.0.1:8787 (offline, telemetry off)"
 	@echo "make build-lambda  cargo lambda build --release --arm64 (bootstrap for provided.al2023)"
 	@echo "make dev-lambda  moto_server + cargo lambda watch on 127.0.0.1:$(LAMBDA_PORT)"
 	@echo "make deploy      sam build && sam deploy --guided (needs Docker-free cargo-lambda and AWS credentials)"
@@ -38,6 +49,11 @@ setup: $(VENV)/.installed
 	@rustup target list --installed | grep -q '^wasm32-unknown-unknown$$' || rustup target add wasm32-unknown-unknown
 	@if [ ! -d $(NODE_DIR)/node_modules/@ag-ui/client ] || [ $(NODE_DIR)/package-lock.json -nt $(NODE_DIR)/node_modules/.package-lock.json ]; then \
 		cd $(NODE_DIR) && npm ci --no-audit --no-fund --loglevel=error; fi
+	@worker-build --version 2>/dev/null | grep -qx '$(WORKER_BUILD_VERSION)' || \
+		cargo install worker-build --version $(WORKER_BUILD_VERSION) --locked
+	@# Not --locked: the CLI's lockfile names a webpki-roots release the registry no longer serves.
+	@wasm-bindgen --version 2>/dev/null | grep -q ' $(WASM_BINDGEN_VERSION)$$' || \
+		cargo install wasm-bindgen-cli --version $(WASM_BINDGEN_VERSION)
 
 dev: setup
 	cargo build --release -p dev-server
@@ -52,7 +68,7 @@ test-rust:
 corpus:
 	cargo run -q -p handoff-tests --bin agui-corpus -- $(CORPUS_DIR)
 
-test-node: corpus
+test-node: corpus build-worker
 	cargo build -q -p dev-server -p agent-lambda -p a2a-webhook-lambda -p handoff-tests
 	cd $(NODE_DIR) && AGUI_CORPUS_DIR=$(CORPUS_DIR) HANDOFF_BIN_DIR=$(CURDIR)/target/debug node --test
 
@@ -69,6 +85,14 @@ fmt:
 
 check-wasm: setup
 	cargo check --target wasm32-unknown-unknown $(addprefix -p ,$(WASM_CRATES))
+
+build-worker: setup
+	cd $(WORKER_DIR) && $(WORKER_ENV) worker-build --release
+	@echo "worker wasm: $$(stat -c %s $(WORKER_DIR)/build/index_bg.wasm) bytes, $$(gzip -9 -c $(WORKER_DIR)/build/index_bg.wasm | wc -c) gzipped (-9)"
+
+dev-worker: setup
+	cd $(WORKER_DIR) && $(WORKER_ENV) $(CURDIR)/$(NODE_DIR)/node_modules/.bin/wrangler dev --local \
+		--ip 127.0.0.1 --port 8787 --show-interactive-dev-session=false
 
 build-lambda: setup
 	cargo lambda build --release --arm64 -p agent-lambda

@@ -15,40 +15,13 @@
 //! `HANDOFF_A2A_ALLOW_INSECURE_JWKS` tune the receiver.
 
 use axum::serve::ListenerExt;
-use futures::future::BoxFuture;
 use handoff_a2a::{A2aClient, CachedJwks, Receiver, ReceiverConfig};
 use handoff_core::{Engine, EngineConfig};
 use handoff_demo::{DemoAgent, DemoConfig, FraudReview};
-use handoff_http::{ApiError, HttpConfig, ThreadExtras};
+use handoff_http::HttpConfig;
 use handoff_native::StoreChoice;
 use handoff_native::a2a::{NetPolicy, RandomTokens, UreqHttp, UreqJwks};
 use std::sync::Arc;
-
-/// `GET /threads/{id}` extra: `a2aTasks`, the thread's A2A task snapshots (when any).
-struct A2aTasks(Receiver);
-
-impl ThreadExtras for A2aTasks {
-    fn fields<'a>(
-        &'a self,
-        thread_id: &'a str,
-    ) -> BoxFuture<'a, Result<serde_json::Map<String, serde_json::Value>, ApiError>> {
-        Box::pin(async move {
-            let tasks = self.0.tasks(thread_id).await.map_err(|e| {
-                ApiError::new(
-                    axum::http::StatusCode::SERVICE_UNAVAILABLE,
-                    "STORE_UNAVAILABLE",
-                    e.to_string(),
-                )
-            })?;
-            let mut fields = serde_json::Map::new();
-            if !tasks.is_empty() {
-                let tasks = serde_json::to_value(tasks).unwrap_or_default();
-                fields.insert("a2aTasks".to_owned(), tasks);
-            }
-            Ok(fields)
-        })
-    }
-}
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -100,7 +73,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let app = handoff_http::router_with_thread_extras(
         engine,
         HttpConfig::from_lookup(env),
-        Arc::new(A2aTasks(receiver.clone())),
+        Arc::new(handoff_a2a::http::TaskSnapshots(receiver.clone())),
     )
     .merge(handoff_demo::http::routes(ledger, runtime))
     .merge(handoff_a2a::http::routes(receiver));

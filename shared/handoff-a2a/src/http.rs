@@ -22,6 +22,39 @@ use http::{HeaderValue, StatusCode, header};
 use crate::error::ReceiverError;
 use crate::receiver::Receiver;
 
+/// The `GET /threads/{threadId}` extra every host adds: `a2aTasks`, the thread's
+/// A2A task snapshots (omitted when there are none). A store failure is a 503.
+#[derive(Clone, Debug)]
+pub struct TaskSnapshots(pub Receiver);
+
+impl handoff_http::ThreadExtras for TaskSnapshots {
+    fn fields<'a>(
+        &'a self,
+        thread_id: &'a str,
+    ) -> futures::future::BoxFuture<
+        'a,
+        Result<serde_json::Map<String, serde_json::Value>, handoff_http::ApiError>,
+    > {
+        Box::pin(async move {
+            let tasks = self.0.tasks(thread_id).await.map_err(|e| {
+                handoff_http::ApiError::new(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "STORE_UNAVAILABLE",
+                    e.to_string(),
+                )
+            })?;
+            let mut fields = serde_json::Map::new();
+            if !tasks.is_empty() {
+                fields.insert(
+                    "a2aTasks".to_owned(),
+                    serde_json::to_value(tasks).unwrap_or_default(),
+                );
+            }
+            Ok(fields)
+        })
+    }
+}
+
 /// The webhook routes over `receiver`.
 pub fn routes(receiver: Receiver) -> Router {
     Router::new()

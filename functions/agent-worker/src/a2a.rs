@@ -1,0 +1,134 @@
+//! A2A on Workers: outbound requests and sender key sets through `fetch`.
+//!
+//! Workers cannot see DNS answers, so the address check is the URL guard's
+//! (https only, no private, loopback or link-local literals or names);
+//! Cloudflare's edge cannot reach a deployer's private network in any case.
+//! Redirects are not followed, bodies are capped and requests time out.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use futures::future::{Either, select};
+use handoff_a2a::client::{
+    ClientError, HttpClient, HttpRequest, HttpResponse, MAX_RESPONSE, TokenSource,
+};
+use handoff_a2a::{JwkSet, JwksError, JwksSource, client::check_outbound_url, jwks::parse_jwks};
+use worker::send::SendFuture;
+use worker::wasm_bindgen::JsValue;
+use worker::{
+    AbortController, Delay, Fetch, Headers, Method, Request, RequestInit, RequestRedirect,
+};
+
+const TIMEOUT: Duration = Duration::from_secs(10);
+
+/// `fetch` behind the outbound URL guard.
+#[derive(Debug, Clone, Copy)]
+pub struct FetchHttp {
+    /// Allow loopback and plain http (`HANDOFF_A2A_ALLOW_LOOPBACK=true`, tests only).
+    pub allow_loopback: bool,
+}
+
+impl FetchHttp {
+    async fn send_local(self, request: HttpRequest) -> Result<HttpResponse, ClientError> {
+        check_outbound_url(&request.url, self.allow_loopback).map_err(ClientError::Refused)?;
+        let headers = Headers::new();
+        for (name, value) in &request.headers {
+            headers
+                .set(name, value)
+                .map_err(|e| ClientError::Transport(e.to_string()))?;
+        }
+        let mut init = RequestInit::new();
+        init.with_method(if request.method == "POST" {
+            Method::Post
+        } else {
+            Method::Get
+        })
+        .with_headers(headers)
+        .with_redirect(RequestRedirect::Manual);
+        if let Some(body) = &request.body {
+            let bytes = worker::js_sys::Uint8Array::from(body.as_slice());
+            init.with_body(Some(JsValue::from(bytes)));
+        }
+        let req = Request::new_with_init(&request.url, &init)
+            .map_err(|e| ClientError::Transport(e.to_string()))?;
+        let controller = AbortController::default();
+        let signal = controller.signal();
+        let fetch = Fetch::Request(req);
+        let sent = Box::pin(fetch.send_with_signal(&signal));
+        let timer = Box::pin(Delay::from(TIMEOUT));
+        let mut response = match select(sent, timer).await {
+            Either::Left((response, _)) => {
+                response.map_err(|e| ClientError::Transport(e.to_string()))?
+            }
+            Either::Right(((), _)) => {
+                controller.abort();
+                return Err(ClientError::Transport("timed out".to_owned()));
+            }
+        };
+        let status = response.status_code();
+        let body = response
+            .bytes()
+            .await
+            .map_err(|e| ClientError::Transport(e.to_string()))?;
+        if body.len() > MAX_RESPONSE {
+            return Err(ClientError::Transport(format!(
+                "response over {MAX_RESPONSE} bytes"
+            )));
+        }
+        Ok(HttpResponse { status, body })
+    }
+}
+
+#[async_trait]
+impl HttpClient for FetchHttp {
+    async fn send(&self, request: HttpRequest) -> Result<HttpResponse, ClientError> {
+        SendFuture::new(self.send_local(request)).await
+    }
+}
+
+/// Sender key sets over [`FetchHttp`] (wrap in `CachedJwks`).
+#[derive(Debug, Clone, Copy)]
+pub struct FetchJwks(pub FetchHttp);
+
+#[async_trait]
+impl JwksSource for FetchJwks {
+    async fn key_set(
+        &self,
+        url: &str,
+        _now_ms: u64,
+        _refresh: bool,
+    ) -> Result<Arc<JwkSet>, JwksError> {
+        let request = HttpRequest {
+            method: "GET",
+            url: url.to_owned(),
+            headers: vec![("Accept".to_owned(), "application/json".to_owned())],
+            body: None,
+        };
+        let response = self
+            .0
+            .send(request)
+            .await
+            .map_err(|e| JwksError(e.to_string()))?;
+        if response.status != 200 {
+            return Err(JwksError(format!(
+                "HTTP {} from the key-set URL",
+                response.status
+            )));
+        }
+        parse_jwks(&response.body).map(Arc::new)
+    }
+}
+
+/// 256-bit tokens from `crypto.getRandomValues`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RandomTokens;
+
+impl TokenSource for RandomTokens {
+    fn token(&self) -> String {
+        let mut bytes = [0u8; 32];
+        // Never fails in workerd; a token must not be guessable, so fail loudly rather than weakly.
+        getrandom::fill(&mut bytes).expect("crypto.getRandomValues");
+        bytes.iter().map(|b| format!("{b:02x}")).collect()
+    }
+}

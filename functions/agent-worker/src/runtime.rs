@@ -1,0 +1,60 @@
+//! Clock, ids, timers and background work from the Workers runtime (no tokio).
+
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use handoff_core::{Clock, IdGen, Runtime, Sleep, Spawn};
+use worker::send::{SendFuture, SendWrapper};
+use worker::{Context, Date, Delay};
+
+/// `Date.now()`; inside a request it advances with I/O, as Workers allow.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct WorkerClock;
+
+impl Clock for WorkerClock {
+    fn now_ms(&self) -> u64 {
+        Date::now().as_millis()
+    }
+}
+
+/// 128-bit ids from `crypto.getRandomValues`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RandomIds;
+
+impl IdGen for RandomIds {
+    fn next_id(&self, prefix: &str) -> String {
+        let mut bytes = [0u8; 16];
+        if getrandom::fill(&mut bytes).is_err() {
+            // getRandomValues does not fail in workerd; if it ever did, the
+            // clock keeps ids unique per isolate rather than aborting a run.
+            bytes[..8].copy_from_slice(&Date::now().as_millis().to_be_bytes());
+        }
+        let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        format!("{prefix}-{hex}")
+    }
+}
+
+/// Workers timers (`setTimeout` under `worker::Delay`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct WorkerSleep;
+
+impl Sleep for WorkerSleep {
+    fn sleep(&self, millis: u64) -> BoxFuture<'static, ()> {
+        Box::pin(SendFuture::new(Delay::from(Duration::from_millis(millis))))
+    }
+}
+
+/// `ctx.waitUntil`: a run keeps going after its client disconnects, until it
+/// commits and releases the thread.
+pub struct WaitUntil(SendWrapper<Context>);
+
+impl Spawn for WaitUntil {
+    fn spawn(&self, future: BoxFuture<'static, ()>) {
+        self.0.wait_until(future);
+    }
+}
+
+/// The runtime for one request.
+pub fn runtime(ctx: Context) -> Runtime {
+    Runtime::new(WorkerClock, RandomIds, WorkerSleep).with_spawner(WaitUntil(SendWrapper::new(ctx)))
+}

@@ -1,0 +1,227 @@
+//! The messages between a Worker ([`crate::DurableStore`]) and a partition's
+//! Durable Object ([`crate::PartitionObject`]), and the pure decision a commit
+//! makes. No I/O here, so the rules are unit-tested natively.
+
+use handoff_core::store::{Condition, is_live};
+use serde::{Deserialize, Serialize};
+
+/// One call to a partition's object.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "camelCase", rename_all_fields = "camelCase")]
+pub enum StoreRequest {
+    /// Consistent multi-key read.
+    Get {
+        /// Keys, answered in order.
+        keys: Vec<String>,
+        /// The caller's clock, for expiry.
+        now_ms: u64,
+    },
+    /// All-or-nothing conditional batch.
+    Commit {
+        /// Distinct keys.
+        writes: Vec<WireWrite>,
+        /// The caller's clock, for expiry and conditions.
+        now_ms: u64,
+    },
+    /// Live keys by prefix, sorted.
+    List {
+        /// Key prefix.
+        prefix: String,
+        /// The caller's clock, for expiry.
+        now_ms: u64,
+    },
+}
+
+/// Where an item's bytes live.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", rename_all_fields = "camelCase")]
+pub enum StoredValue {
+    /// In the object's own row (base64 on the wire).
+    Inline(#[serde(with = "base64_bytes")] Vec<u8>),
+    /// In KV under a content-addressed key, written before the commit that references it.
+    Blob(BlobRef),
+}
+
+/// A reference to a write-once KV blob.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BlobRef {
+    /// KV key: `blob/{sha256 hex}/{expiry}`; the bytes under it never change.
+    pub kv_key: String,
+    /// SHA-256 of the bytes, hex; checked on every read.
+    pub sha256: String,
+    /// Length in bytes.
+    pub len: u64,
+}
+
+/// A write as sent to the object.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WireWrite {
+    /// Item key.
+    pub key: String,
+    /// Precondition.
+    pub condition: WireCondition,
+    /// `Some` puts this value, `None` with `delete` deletes, neither only checks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub put: Option<WirePut>,
+    /// Delete the item.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub delete: bool,
+}
+
+/// The new contents of a put.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WirePut {
+    /// The bytes or their blob reference.
+    pub value: StoredValue,
+    /// Expiry in Unix milliseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires_at_ms: Option<u64>,
+}
+
+/// [`Condition`] on the wire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum WireCondition {
+    /// No precondition.
+    Always,
+    /// Absent or expired.
+    Absent,
+    /// Live at exactly this version.
+    Version(u64),
+}
+
+impl From<Condition> for WireCondition {
+    fn from(condition: Condition) -> Self {
+        match condition {
+            Condition::Always => WireCondition::Always,
+            Condition::Absent => WireCondition::Absent,
+            Condition::Version(v) => WireCondition::Version(v),
+        }
+    }
+}
+
+impl From<WireCondition> for Condition {
+    fn from(condition: WireCondition) -> Self {
+        match condition {
+            WireCondition::Always => Condition::Always,
+            WireCondition::Absent => Condition::Absent,
+            WireCondition::Version(v) => Condition::Version(v),
+        }
+    }
+}
+
+/// A stored row (live or not).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Row {
+    /// Item key.
+    pub key: String,
+    /// Version, 1 on creation.
+    pub version: u64,
+    /// Bytes or blob reference.
+    pub value: StoredValue,
+    /// Expiry in Unix milliseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires_at_ms: Option<u64>,
+}
+
+impl Row {
+    /// Whether the row reads as present at `now_ms`.
+    pub fn is_live(&self, now_ms: u64) -> bool {
+        is_live(self.expires_at_ms, now_ms)
+    }
+}
+
+/// The answer to [`StoreRequest::Get`]: rows in request order, `None` when absent or expired.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GetResponse {
+    /// One entry per requested key.
+    pub items: Vec<Option<Row>>,
+}
+
+/// The answer to [`StoreRequest::List`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ListResponse {
+    /// Live keys with the prefix, sorted.
+    pub keys: Vec<String>,
+}
+
+/// The body of a refused commit (HTTP 409).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConditionFailedResponse {
+    /// First write whose condition did not hold.
+    pub index: usize,
+}
+
+/// What a commit does to one row once every condition held.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Mutation {
+    /// Insert or replace the row.
+    Upsert(Row),
+    /// Remove the row.
+    Delete(String),
+}
+
+/// Decides a commit: `current[i]` is the stored row for `writes[i].key` (live or
+/// not). Returns the mutations to apply, or the index of the first failing
+/// condition, in which case nothing may be written.
+pub fn plan_commit(
+    writes: Vec<WireWrite>,
+    current: &[Option<Row>],
+    now_ms: u64,
+) -> Result<Vec<Mutation>, usize> {
+    let live = |i: usize| {
+        current
+            .get(i)
+            .and_then(Option::as_ref)
+            .filter(|r| r.is_live(now_ms))
+    };
+    for (index, write) in writes.iter().enumerate() {
+        let holds = match write.condition {
+            WireCondition::Always => true,
+            WireCondition::Absent => live(index).is_none(),
+            WireCondition::Version(v) => live(index).is_some_and(|r| r.version == v),
+        };
+        if !holds {
+            return Err(index);
+        }
+    }
+    let mut mutations = Vec::with_capacity(writes.len());
+    for (index, write) in writes.into_iter().enumerate() {
+        if let Some(put) = write.put {
+            let version = live(index).map_or(1, |r| r.version + 1);
+            mutations.push(Mutation::Upsert(Row {
+                key: write.key,
+                version,
+                value: put.value,
+                expires_at_ms: put.expires_at_ms,
+            }));
+        } else if write.delete {
+            mutations.push(Mutation::Delete(write.key));
+        }
+    }
+    Ok(mutations)
+}
+
+mod base64_bytes {
+    use base64::Engine as _;
+    use base64::engine::general_purpose::STANDARD;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub(super) fn serialize<S: Serializer>(bytes: &[u8], s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&STANDARD.encode(bytes))
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u8>, D::Error> {
+        let text = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+        STANDARD
+            .decode(text.as_bytes())
+            .map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests;

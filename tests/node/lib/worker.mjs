@@ -1,0 +1,83 @@
+// The built Worker (functions/agent-worker/build, from `make build-worker`) in
+// workerd through Miniflare: the same runtime `wrangler dev` uses, with the
+// Durable Object class and KV namespace bound as in wrangler.toml, persisted
+// to a directory so a new Miniflare on the same directory is a restarted
+// isolate with the same state. Each worker listens on a free loopback port;
+// `server.url` works with every helper of flows.mjs.
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { Miniflare } from "miniflare";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+export const WORKER_DIR = path.resolve(here, "../../../functions/agent-worker");
+const SCRIPT = path.join(WORKER_DIR, "build/index.js");
+const live = new Set();
+
+export function assertWorkerBuilt() {
+  if (!fs.existsSync(SCRIPT)) {
+    throw new Error(`${SCRIPT} not found. Build the Worker first: make build-worker`);
+  }
+}
+
+/** A fresh persistence directory (removed by stopAllWorkers). */
+export function makeStateDir() {
+  return fs.mkdtempSync(path.join(os.tmpdir(), "handoff-worker-"));
+}
+
+const dirs = new Set();
+
+/**
+ * Starts the Worker. `vars` become string bindings (like wrangler.toml [vars]);
+ * `stateDir` shares Durable Object and KV state with earlier workers.
+ * Resolves to {url, label, stderr, logs(), kill()}.
+ */
+export async function startWorker({ vars = {}, stateDir, label = "worker" } = {}) {
+  assertWorkerBuilt();
+  const dir = stateDir ?? makeStateDir();
+  dirs.add(dir);
+  let output = "";
+  const mf = new Miniflare({
+    modules: true,
+    modulesRoot: WORKER_DIR,
+    scriptPath: SCRIPT,
+    modulesRules: [{ type: "CompiledWasm", include: ["**/*.wasm"] }],
+    compatibilityDate: "2025-09-01",
+    durableObjects: { PARTITIONS: { className: "PartitionObject", useSQLite: true } },
+    kvNamespaces: ["BLOBS"],
+    bindings: { HANDOFF_TEST_ROUTES: "true", ...vars },
+    durableObjectsPersist: path.join(dir, "do"),
+    kvPersist: path.join(dir, "kv"),
+    host: "127.0.0.1",
+    port: 0,
+    cf: false,
+    handleRuntimeStdio(stdout, stderr) {
+      stdout.on("data", (d) => (output += d));
+      stderr.on("data", (d) => (output += d));
+    },
+  });
+  const url = (await mf.ready).toString().replace(/\/$/, "");
+  const worker = {
+    url,
+    label,
+    dir,
+    get stderr() {
+      return output;
+    },
+    logs: () => output.slice(-20_000),
+    async kill() {
+      if (!live.delete(worker)) return;
+      await mf.dispose();
+    },
+  };
+  live.add(worker);
+  return worker;
+}
+
+/** Disposes every worker still running and removes the state directories. */
+export async function stopAllWorkers() {
+  await Promise.all([...live].map((w) => w.kill()));
+  for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true });
+  dirs.clear();
+}

@@ -1,0 +1,283 @@
+// Cloudflare Workers end to end: the built Worker (wasm) in workerd through
+// Miniflare, state in real Durable Objects (SQLite-backed) and KV. The same
+// scenarios as the dev server: the official @ag-ui/client drives interrupt ->
+// resume; concurrent identical resumes refund once; a restarted isolate
+// resumes; bad input; A2UI and Superagent framing; SSE streamed, not buffered.
+// The store conformance suite runs inside workerd through a test-only route.
+import { describe, test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { buildResumeArray } from "@ag-ui/client";
+import { assertBinaries, postJson, request, sseEvents, sseFrames } from "./lib/devserver.mjs";
+import { assertCleanOfficialRun, assertNoPanics, assertStrict, describeRun, ledger, officialRefundInterrupt, officialRun, rawRefundInterrupt, uid, userMessage } from "./lib/flows.mjs";
+import { makeStateDir, startWorker, stopAllWorkers } from "./lib/worker.mjs";
+
+const TIMEOUT = 300_000;
+// A low inline limit sends thread records through KV blobs in every scenario.
+const VARS = { HANDOFF_INLINE_LIMIT: "2048", HANDOFF_BODY_LIMIT: "65536" };
+const CHECKS = [
+  "create_if_absent_is_exclusive",
+  "compare_and_set_rejects_stale_writers",
+  "batch_is_all_or_nothing",
+  "check_fences_without_writing",
+  "expired_lease_can_be_taken_over",
+  "delete_removes_items",
+  "get_keeps_order_and_reports_missing",
+  "multi_key_get_is_consistent",
+  "expiry_with_injected_clock",
+  "large_values_round_trip",
+  "list_by_prefix_is_sorted_and_bounded",
+  "partitions_are_isolated",
+  "concurrent_compare_and_set_loses_no_update",
+  "effect_executes_exactly_once",
+  "concurrent_identical_resumes_start_one_run",
+];
+
+assertBinaries();
+after(stopAllWorkers);
+
+const toolResults = (events) => events.filter((e) => e.type === "TOOL_CALL_RESULT");
+
+function assertApiError(res, status, code, what) {
+  assert.equal(res.status, status, `${what}: ${res.text}`);
+  assert.equal(res.json?.code, code, `${what}: ${res.text}`);
+  assert.equal(typeof res.json?.message, "string");
+}
+
+describe("Workers: store conformance inside workerd (Durable Objects + KV)", { timeout: TIMEOUT }, () => {
+  let worker;
+  before(async () => {
+    worker = await startWorker({ label: "conformance" });
+  });
+  for (const check of CHECKS) {
+    test(check, async () => {
+      const res = await request(`${worker.url}/__test/conformance/${check}`, { method: "POST", allow5xx: true });
+      assert.equal(res.status, 200, `${check} failed in workerd: ${res.text}\n${worker.logs()}`);
+    });
+  }
+  test("an unknown check is a 404, not a pass", async () => {
+    const res = await request(`${worker.url}/__test/conformance/no_such_check`, { method: "POST" });
+    assert.equal(res.status, 404);
+  });
+});
+
+describe("Workers: refund flow with the official client", { timeout: TIMEOUT }, () => {
+  let worker;
+  before(async () => {
+    worker = await startWorker({ vars: VARS, label: "refund" });
+  });
+
+  async function resumeWith(ctx, response) {
+    const runId = uid("run-resume");
+    const resume = buildResumeArray(ctx.agent.pendingInterrupts, { [ctx.interrupt.id]: response });
+    const run = await officialRun(ctx.agent, ctx.recorder, { runId, resume });
+    await assertCleanOfficialRun(run, { threadId: ctx.threadId, runId });
+    assert.equal(run.outcome?.outcome, "success", describeRun(run));
+    assert.deepEqual(ctx.agent.pendingInterrupts, []);
+    return run;
+  }
+
+  test("approve: the refund executes once and answers the original call", async () => {
+    const ctx = await officialRefundInterrupt(worker, "W1001");
+    assert.equal(ctx.interrupt.reason, "tool_call");
+    assert.equal((await ledger(worker, "W1001")).refunds, 0);
+    const run = await resumeWith(ctx, { status: "resolved", payload: { approved: true } });
+    const results = toolResults(run.events);
+    assert.equal(results.length, 1);
+    assert.equal(results[0].toolCallId, ctx.refundCallId);
+    assert.equal(JSON.parse(results[0].content).status, "refunded");
+    assert.equal((await ledger(worker, "W1001")).refunds, 1);
+  });
+
+  test("deny and cancel execute nothing", async () => {
+    for (const [orderId, answer, step] of [
+      ["W1002", { status: "resolved", payload: { approved: false } }, "declined"],
+      ["W1003", { status: "cancelled" }, "cancelled"],
+    ]) {
+      const ctx = await officialRefundInterrupt(worker, orderId);
+      const run = await resumeWith(ctx, answer);
+      assert.deepEqual(toolResults(run.events), []);
+      assert.equal(ctx.agent.state.step, step);
+      assert.equal((await ledger(worker, orderId)).refunds, 0);
+    }
+  });
+
+  test("concurrent identical resumes: one refund, every 200 carries the same result", async () => {
+    const first = await rawRefundInterrupt(worker, "W1004");
+    const resume = [{ interruptId: first.interrupt.id, status: "resolved", payload: { approved: true } }];
+    const answers = await Promise.all(
+      Array.from({ length: 12 }, async () => {
+        const runId = uid("run");
+        const res = await postJson(`${worker.url}/agent`, { threadId: first.threadId, runId, messages: [], resume });
+        return { res, runId };
+      }),
+    );
+    const seen = new Set();
+    for (const { res, runId } of answers) {
+      if (res.status === 409) {
+        assert.equal(res.json?.code, "THREAD_BUSY", res.text);
+        continue;
+      }
+      assert.equal(res.status, 200, res.text);
+      await assertStrict(res.bytes, { threadId: first.threadId, runId });
+      const [result] = toolResults(sseEvents(res.bytes));
+      assert.ok(result, `a result in ${res.text.slice(0, 500)}`);
+      seen.add(JSON.stringify([result.toolCallId, result.content]));
+    }
+    assert.equal(seen.size, 1, `one recorded result, got ${[...seen]}`);
+    assert.equal((await ledger(worker, "W1004")).refunds, 1);
+  });
+
+  test("the thread view and the replay come back from the Durable Object", async () => {
+    const first = await rawRefundInterrupt(worker, "W1005");
+    const view = await request(`${worker.url}/threads/${first.threadId}`);
+    assert.equal(view.status, 200, view.text);
+    assert.deepEqual(view.json.pendingInterrupts.map((i) => i.id), [first.interrupt.id]);
+    const replay = await request(`${worker.url}/threads/${first.threadId}/runs/${first.runId}/events`);
+    assert.equal(replay.status, 200, replay.text);
+    const report = await assertStrict(replay.bytes, { threadId: first.threadId, runId: first.runId }, "replay");
+    assert.deepEqual(report.runs, [{ runId: first.runId, outcome: "interrupt", interruptIds: [first.interrupt.id] }]);
+    const text = (events) => events.filter((e) => e.type === "TEXT_MESSAGE_CONTENT").map((e) => e.delta).join("");
+    assert.equal(text(sseEvents(replay.bytes)), text(first.events), "the replay carries the same text");
+    assertNoPanics(worker);
+  });
+});
+
+describe("Workers: a restarted isolate resumes", { timeout: TIMEOUT }, () => {
+  test("interrupt on one Miniflare, resume on a new one over the same persisted state", async () => {
+    const stateDir = makeStateDir();
+    const a = await startWorker({ vars: VARS, stateDir, label: "before-restart" });
+    const ctx = await officialRefundInterrupt(a, "W2001");
+    await a.kill();
+    const b = await startWorker({ vars: VARS, stateDir, label: "after-restart" });
+    ctx.agent.url = `${b.url}/agent`;
+    const runId = uid("run");
+    const resume = buildResumeArray(ctx.agent.pendingInterrupts, { [ctx.interrupt.id]: { status: "resolved", payload: { approved: true } } });
+    const run = await officialRun(ctx.agent, ctx.recorder, { runId, resume });
+    await assertCleanOfficialRun(run, { threadId: ctx.threadId, runId });
+    assert.equal(toolResults(run.events)[0]?.toolCallId, ctx.refundCallId);
+    assert.equal((await ledger(b, "W2001")).refunds, 1);
+  });
+});
+
+describe("Workers: bad input is a 4xx before any stream", { timeout: TIMEOUT }, () => {
+  let worker;
+  before(async () => {
+    worker = await startWorker({ vars: { ...VARS, HANDOFF_BODY_LIMIT: "1024" }, label: "bad-input" });
+  });
+  const valid = (text = "hello") => ({ threadId: uid("thread"), runId: uid("run"), messages: [userMessage(text)] });
+
+  test("malformed JSON 400, missing fields 400, wrong content-type 415, oversized 413", async () => {
+    const post = (body, type = "application/json") =>
+      request(`${worker.url}/agent`, { method: "POST", headers: { "content-type": type }, body });
+    assertApiError(await post('{"threadId": '), 400, "INVALID_INPUT", "malformed JSON");
+    for (const field of ["threadId", "runId", "messages"]) {
+      const body = valid();
+      delete body[field];
+      assertApiError(await post(JSON.stringify(body)), 400, "INVALID_INPUT", `missing ${field}`);
+    }
+    assertApiError(await post(JSON.stringify(valid()), "text/plain"), 415, "UNSUPPORTED_MEDIA_TYPE", "text/plain");
+    assertApiError(await post(JSON.stringify(valid("x".repeat(4096)))), 413, "BODY_TOO_LARGE", "4 KiB body");
+  });
+
+  test("409s: resume without answers, answering what is not pending, a reused runId; nothing lost", async () => {
+    const first = await rawRefundInterrupt(worker, "W3001");
+    const again = await postJson(`${worker.url}/agent`, { threadId: first.threadId, runId: uid("run"), messages: [userMessage("hi")] });
+    assertApiError(again, 409, "RESUME_INCOMPLETE", "a new message while an interrupt is pending");
+    const stranger = await postJson(`${worker.url}/agent`, {
+      threadId: first.threadId,
+      runId: uid("run"),
+      messages: [],
+      resume: [{ interruptId: "int-unknown", status: "resolved", payload: { approved: true } }],
+    });
+    assert.ok([400, 409].includes(stranger.status), stranger.text);
+    const reused = await postJson(`${worker.url}/agent`, {
+      threadId: first.threadId,
+      runId: first.runId,
+      messages: [],
+      resume: [{ interruptId: first.interrupt.id, status: "resolved", payload: { approved: true } }],
+    });
+    assertApiError(reused, 409, "RUN_ID_CONFLICT", "a reused runId");
+    const view = await request(`${worker.url}/threads/${first.threadId}`);
+    assert.deepEqual(view.json.pendingInterrupts.map((i) => i.id), [first.interrupt.id], "the interrupt is still pending");
+    assert.equal((await ledger(worker, "W3001")).refunds, 0);
+  });
+});
+
+describe("Workers: A2UI, Superagent and streaming", { timeout: TIMEOUT }, () => {
+  let worker;
+  let slow;
+  const TOKEN_DELAY_MS = 120;
+  before(async () => {
+    [worker, slow] = await Promise.all([
+      startWorker({ vars: VARS, label: "framing" }),
+      startWorker({ vars: { ...VARS, DEMO_TOKEN_DELAY_MS: String(TOKEN_DELAY_MS) }, label: "slow" }),
+    ]);
+  });
+
+  test("A2UI named frames end with done; the interrupt resumes over A2UI", async () => {
+    const threadId = uid("thread-a2ui");
+    const res = await postJson(`${worker.url}/agent?a2ui=true`, { threadId, runId: uid("run"), messages: [userMessage("Refund order W4001")] });
+    assert.equal(res.status, 200, res.text);
+    const frames = sseFrames(res.bytes);
+    assert.ok(frames.every((f) => f.event && JSON.parse(f.data).type === f.event), "every frame named after its type");
+    assert.equal(frames.at(-1).event, "done");
+    const interrupt = JSON.parse(frames.find((f) => f.event === "interrupt").data).data;
+    const resumed = await postJson(`${worker.url}/agent`, {
+      threadId,
+      runId: uid("run"),
+      messages: [],
+      resume: [{ interruptId: interrupt.id, status: "resolved", payload: { approved: true } }],
+    }, { headers: { "X-A2UI": "true" } });
+    assert.equal(resumed.status, 200, resumed.text);
+    const result = sseFrames(resumed.bytes).find((f) => f.event === "tool_result");
+    assert.equal(JSON.parse(result.data).data.name, "refund_order");
+    assert.equal((await ledger(worker, "W4001")).refunds, 1);
+  });
+
+  test("Superagent legacy framing ends with [DONE]; chat/resume refunds once", async () => {
+    const session = uid("session");
+    const res = await postJson(`${worker.url}/api/v1/chat/stream`, { agent_id: "refund-demo", session_id: session, message: "Refund order W4002" });
+    assert.equal(res.status, 200, res.text);
+    const frames = sseFrames(res.bytes);
+    assert.ok(frames.every((f) => f.event === undefined));
+    assert.equal(frames.at(-1).data, "[DONE]");
+    const resumed = await postJson(`${worker.url}/api/v1/chat/resume`, { agent_id: "refund-demo", session_id: session, input: { approved: true } });
+    assert.equal(resumed.status, 200, resumed.text);
+    assert.equal(sseFrames(resumed.bytes).at(-1).data, "[DONE]");
+    assert.equal((await ledger(worker, "W4002")).refunds, 1);
+  });
+
+  test("SSE arrives incrementally from workerd (not buffered)", async () => {
+    const threadId = uid("thread");
+    const runId = uid("run");
+    const started = Date.now();
+    const res = await fetch(`${slow.url}/agent`, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "text/event-stream" },
+      body: JSON.stringify({ threadId, runId, messages: [userMessage("Refund order W4003")] }),
+    });
+    assert.equal(res.status, 200);
+    const arrivals = [];
+    const chunks = [];
+    for await (const chunk of res.body) {
+      arrivals.push({ at: Date.now() - started, text: Buffer.from(chunk).toString("utf8") });
+      chunks.push(Buffer.from(chunk));
+    }
+    const bytes = Buffer.concat(chunks);
+    await assertStrict(bytes, { threadId, runId });
+    const words = sseEvents(bytes).filter((e) => e.type === "TEXT_MESSAGE_CONTENT").length;
+    assert.ok(words >= 5, `expected a streamed sentence, got ${words} deltas`);
+    const firstText = arrivals.find((a) => a.text.includes("TEXT_MESSAGE_CONTENT"));
+    const finished = arrivals.find((a) => a.text.includes("RUN_FINISHED"));
+    const spread = finished.at - firstText.at;
+    assert.ok(spread >= ((words - 1) * TOKEN_DELAY_MS) / 2, `spread ${spread} ms for ${words} deltas`);
+    assert.ok(arrivals.length > words / 2, `only ${arrivals.length} chunks for ${words} deltas`);
+  });
+
+  test("the workers stayed healthy", async () => {
+    for (const w of [worker, slow]) {
+      assert.equal((await request(`${w.url}/healthz`)).status, 200);
+      assertNoPanics(w);
+    }
+  });
+});
