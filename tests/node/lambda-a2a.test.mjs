@@ -86,5 +86,11 @@ describe("A2A webhook Lambda (cargo lambda watch + moto_server)", { timeout: TIM
     const text = events.filter((e) => e.type === "TEXT_MESSAGE_CONTENT").map((e) => e.delta).join("");
     assert.match(text, /Fraud review TASK_STATE_COMPLETED: No fraud signals for W4001: approve\./);
     assert.equal(events.at(-1).outcome?.interrupts?.[0]?.reason, "tool_call");
+
+    // The agent function's thread view shows the task snapshot the webhook function stored.
+    const view = await request(`${agent.url}/threads/${threadId}`);
+    assert.equal(view.status, 200, view.text);
+    const task = view.json.a2aTasks?.find((t) => t.task.id === taskId);
+    assert.equal(task?.task.status.state, "TASK_STATE_COMPLETED", view.text);
   });
 });

@@ -7,7 +7,7 @@
 import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { buildResumeArray } from "@ag-ui/client";
-import { assertBinaries, postJson, request, sseEvents, sseFrames } from "./lib/devserver.mjs";
+import { assertBinaries, postJson, request, sseEvents, sseFrames, waitFor } from "./lib/devserver.mjs";
 import { assertCleanOfficialRun, assertNoPanics, assertStrict, describeRun, ledger, officialRefundInterrupt, officialRun, rawRefundInterrupt, uid, userMessage } from "./lib/flows.mjs";
 import { makeStateDir, startWorker, stopAllWorkers } from "./lib/worker.mjs";
 
@@ -272,6 +272,46 @@ describe("Workers: A2UI, Superagent and streaming", { timeout: TIMEOUT }, () => 
     const spread = finished.at - firstText.at;
     assert.ok(spread >= ((words - 1) * TOKEN_DELAY_MS) / 2, `spread ${spread} ms for ${words} deltas`);
     assert.ok(arrivals.length > words / 2, `only ${arrivals.length} chunks for ${words} deltas`);
+  });
+
+  // The run is spawned with ctx.waitUntil: it outlives its response.
+  test("a client that disconnects mid-run does not stop the run", async () => {
+    const threadId = uid("thread-disconnect");
+    const runId = uid("run");
+    const abort = new AbortController();
+    const res = await fetch(`${slow.url}/agent`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ threadId, runId, messages: [userMessage("Refund order W4004")] }),
+      signal: abort.signal,
+    });
+    assert.equal(res.status, 200);
+    const reader = res.body.getReader();
+    let seen = "";
+    while (!seen.includes("TEXT_MESSAGE_CONTENT")) {
+      const { value, done } = await reader.read();
+      assert.ok(!done, "the stream ended before any text");
+      seen += Buffer.from(value).toString("utf8");
+    }
+    assert.ok(!seen.includes("RUN_FINISHED"), "the run must still be going when the client leaves");
+    abort.abort();
+    await reader.cancel().catch(() => {});
+    const view = await waitFor(
+      async () => {
+        const r = await request(`${slow.url}/threads/${threadId}`);
+        return r.status === 200 && r.json.status === "interrupted" ? r.json : undefined;
+      },
+      { timeoutMs: 60_000, intervalMs: 100, what: "the abandoned run to commit its interrupt" },
+    );
+    assert.equal(view.lastRun.runId, runId);
+    const resumed = await postJson(`${slow.url}/agent`, {
+      threadId,
+      runId: uid("run"),
+      messages: [],
+      resume: [{ interruptId: view.pendingInterrupts[0].id, status: "resolved", payload: { approved: true } }],
+    });
+    assert.equal(resumed.status, 200, resumed.text);
+    assert.equal((await ledger(slow, "W4004")).refunds, 1);
   });
 
   test("the workers stayed healthy", async () => {

@@ -42,9 +42,17 @@ async fn main() -> Result<(), Error> {
     let env = |key: &str| std::env::var(key).ok();
     let store = open_store(env).await?;
     let runtime = handoff_native::runtime();
+    let policy = NetPolicy::from_lookup(env);
+    // Registers subscriptions and reads task snapshots; the webhook function receives the pushes.
+    let receiver = Receiver::new(
+        store.clone(),
+        runtime.clone(),
+        Arc::new(CachedJwks::new(UreqJwks::new(policy))),
+        ReceiverConfig::from_lookup(env),
+    );
     let mut agent = DemoAgent::new(store.clone(), DemoConfig::from_lookup(env));
     if let Some(agent_url) = env("DEMO_FRAUD_AGENT_URL").filter(|u| !u.is_empty()) {
-        agent = agent.with_fraud_review(fraud_review(env, store.clone(), &runtime, agent_url)?);
+        agent = agent.with_fraud_review(fraud_review(env, receiver.clone(), policy, agent_url)?);
     }
     let ledger = agent.ledger().clone();
     let engine = Engine::with_config(
@@ -53,7 +61,8 @@ async fn main() -> Result<(), Error> {
         runtime.clone(),
         EngineConfig::default(),
     );
-    let app = handoff_http::router(engine, HttpConfig::from_lookup(env))
+    let extras = Arc::new(handoff_a2a::http::TaskSnapshots(receiver));
+    let app = handoff_http::router_with_thread_extras(engine, HttpConfig::from_lookup(env), extras)
         .merge(handoff_demo::http::routes(ledger, runtime));
 
     // Lambda requests carry a `lambda_http::Body`; the router takes axum bodies and
@@ -70,24 +79,16 @@ async fn main() -> Result<(), Error> {
     run_with_streaming_response(service).await
 }
 
-/// The A2A delegation of the demo's refunds; the receiver here only registers
-/// subscriptions and reads task snapshots, the webhook function receives the pushes.
+/// The A2A delegation of the demo's refunds.
 fn fraud_review(
     env: impl Fn(&str) -> Option<String> + Copy,
-    store: Arc<dyn Store>,
-    runtime: &handoff_core::Runtime,
+    receiver: Receiver,
+    policy: NetPolicy,
     agent_url: String,
 ) -> Result<FraudReview, Error> {
     let callback_base_url = env("HANDOFF_A2A_WEBHOOK_URL")
         .filter(|u| !u.is_empty())
         .ok_or("DEMO_FRAUD_AGENT_URL needs HANDOFF_A2A_WEBHOOK_URL (the webhook function's URL)")?;
-    let policy = NetPolicy::from_lookup(env);
-    let receiver = Receiver::new(
-        store,
-        runtime.clone(),
-        Arc::new(CachedJwks::new(UreqJwks::new(policy))),
-        ReceiverConfig::from_lookup(env),
-    );
     let client = A2aClient::new(
         Arc::new(UreqHttp::new(policy)),
         Arc::new(RandomTokens),
