@@ -14,6 +14,7 @@ import assert from "node:assert/strict";
 import { buildResumeArray } from "@ag-ui/client";
 import { runOfficial } from "./lib/official.mjs";
 import {
+  assertAbandonedRunCompletes,
   assertNoPanics,
   assertCleanOfficialRun,
   assertStrict,
@@ -934,50 +935,6 @@ describe("a client that disconnects mid-run", { timeout: TEST_TIMEOUT }, () => {
   });
 
   test("does not stop the run: it finishes, commits its interrupt and releases the thread", async () => {
-    const threadId = uid("thread-disconnect");
-    const runId = uid("run");
-    const abort = new AbortController();
-    const res = await fetch(`${server.url}/agent`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ threadId, runId, messages: [userMessage("Refund order A8001")] }),
-      signal: abort.signal,
-    });
-    assert.equal(res.status, 200);
-    const reader = res.body.getReader();
-    let seen = "";
-    while (!seen.includes("TEXT_MESSAGE_CONTENT")) {
-      const { value, done } = await reader.read();
-      assert.ok(!done, "the stream ended before any text");
-      seen += Buffer.from(value).toString("utf8");
-    }
-    assert.ok(!seen.includes("RUN_FINISHED"), "the run must still be going when the client leaves");
-    abort.abort();
-    await reader.cancel().catch(() => {});
-
-    // The run goes on without its client and commits the interrupt (a dropped
-    // run would keep the thread leased and "running" for the whole lease).
-    const view = await waitFor(
-      async () => {
-        const r = await request(`${server.url}/threads/${threadId}`);
-        return r.status === 200 && r.json.status === "interrupted" ? r.json : undefined;
-      },
-      { timeoutMs: 60_000, intervalMs: 100, what: "the abandoned run to commit its interrupt" },
-    );
-    assert.equal(view.lastRun.runId, runId);
-    const interrupt = view.pendingInterrupts[0];
-    const resumeRun = uid("run");
-    const resumed = await postJson(`${server.url}/agent`, {
-      threadId,
-      runId: resumeRun,
-      messages: [],
-      resume: [{ interruptId: interrupt.id, status: "resolved", payload: { approved: true } }],
-    });
-    assert.equal(resumed.status, 200, resumed.text);
-    await assertStrict(resumed.bytes, { threadId, runId: resumeRun });
-    assert.equal((await ledger(server, "A8001")).refunds, 1);
-    const replay = await request(`${server.url}/threads/${threadId}/runs/${runId}/events`);
-    assert.equal(replay.status, 200);
-    await assertStrict(replay.bytes, { threadId, runId }, "the replay of the abandoned run");
+    await assertAbandonedRunCompletes(server, "A8001");
   });
 });

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { buildResumeArray } from "@ag-ui/client";
 import { assertBinaries, postJson, request, sseEvents } from "./lib/devserver.mjs";
 import { startFaultProxy } from "./lib/faultproxy.mjs";
-import { assertCleanOfficialRun, assertStrict, ledger, officialRefundInterrupt, officialRun, uid, userMessage } from "./lib/flows.mjs";
+import { assertCleanOfficialRun, assertStreamsIncrementally, assertStrict, ledger, officialRefundInterrupt, officialRun, uid, userMessage } from "./lib/flows.mjs";
 import { startLambda, startMoto, stopAll } from "./lib/lambda.mjs";
 
 const TIMEOUT = 900_000;
@@ -68,35 +68,7 @@ describe("AWS Lambda (cargo lambda watch + moto_server)", { timeout: TIMEOUT }, 
 
   test("SSE arrives incrementally through the function URL (not buffered)", { timeout: TIMEOUT }, async () => {
     const lambda = await startLambda({ moto, table, label: "lambda-slow", env: { DEMO_TOKEN_DELAY_MS: String(TOKEN_DELAY_MS) } });
-    const threadId = uid("thread");
-    const runId = uid("run");
-    const started = Date.now();
-    const res = await fetch(`${lambda.url}/agent`, {
-      method: "POST",
-      headers: { "content-type": "application/json", accept: "text/event-stream" },
-      body: JSON.stringify({ threadId, runId, messages: [userMessage("Refund order L3002")] }),
-    });
-    assert.equal(res.status, 200);
-    const arrivals = [];
-    const chunks = [];
-    for await (const chunk of res.body) {
-      arrivals.push({ at: Date.now() - started, text: Buffer.from(chunk).toString("utf8") });
-      chunks.push(Buffer.from(chunk));
-    }
-    const bytes = Buffer.concat(chunks);
-    await assertStrict(bytes, { threadId, runId });
-    const words = sseEvents(bytes).filter((e) => e.type === "TEXT_MESSAGE_CONTENT").length;
-    assert.ok(words >= 5, `expected a streamed sentence, got ${words} deltas`);
-    const firstText = arrivals.find((a) => a.text.includes("TEXT_MESSAGE_CONTENT"));
-    const finished = arrivals.find((a) => a.text.includes("RUN_FINISHED"));
-    // Buffered delivery would hand over everything at once; streamed delivery spreads
-    // the deltas over roughly (words - 1) * delay. Half of that is a safe floor.
-    const spread = finished.at - firstText.at;
-    assert.ok(
-      spread >= ((words - 1) * TOKEN_DELAY_MS) / 2,
-      `first text at ${firstText.at} ms, RUN_FINISHED at ${finished.at} ms: spread ${spread} ms for ${words} deltas`,
-    );
-    assert.ok(arrivals.length > words / 2, `only ${arrivals.length} network chunks for ${words} deltas`);
+    await assertStreamsIncrementally(lambda, "L3002", TOKEN_DELAY_MS);
     await lambda.kill();
   });
 

@@ -8,29 +8,12 @@ import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { buildResumeArray } from "@ag-ui/client";
 import { assertBinaries, postJson, request, sseEvents, sseFrames, waitFor } from "./lib/devserver.mjs";
-import { assertCleanOfficialRun, assertNoPanics, assertStrict, describeRun, ledger, officialRefundInterrupt, officialRun, rawRefundInterrupt, uid, userMessage } from "./lib/flows.mjs";
+import { assertAbandonedRunCompletes, assertCleanOfficialRun, assertNoPanics, assertStreamsIncrementally, assertStrict, describeRun, ledger, officialRefundInterrupt, officialRun, rawRefundInterrupt, uid, userMessage } from "./lib/flows.mjs";
 import { makeStateDir, startWorker, stopAllWorkers } from "./lib/worker.mjs";
 
 const TIMEOUT = 300_000;
 // A low inline limit sends thread records through KV blobs in every scenario.
 const VARS = { HANDOFF_INLINE_LIMIT: "2048", HANDOFF_BODY_LIMIT: "65536" };
-const CHECKS = [
-  "create_if_absent_is_exclusive",
-  "compare_and_set_rejects_stale_writers",
-  "batch_is_all_or_nothing",
-  "check_fences_without_writing",
-  "expired_lease_can_be_taken_over",
-  "delete_removes_items",
-  "get_keeps_order_and_reports_missing",
-  "multi_key_get_is_consistent",
-  "expiry_with_injected_clock",
-  "large_values_round_trip",
-  "list_by_prefix_is_sorted_and_bounded",
-  "partitions_are_isolated",
-  "concurrent_compare_and_set_loses_no_update",
-  "effect_executes_exactly_once",
-  "concurrent_identical_resumes_start_one_run",
-];
 
 assertBinaries();
 after(stopAllWorkers);
@@ -43,10 +26,14 @@ function assertApiError(res, status, code, what) {
   assert.equal(typeof res.json?.message, "string");
 }
 
+// The check names come from the Worker (the conformance crate's CHECK_NAMES), so the list cannot drift.
+const conformance = await startWorker({ label: "conformance" });
+const CHECKS = (await request(`${conformance.url}/__test/conformance`)).json ?? [];
+
 describe("Workers: store conformance inside workerd (Durable Objects + KV)", { timeout: TIMEOUT }, () => {
-  let worker;
-  before(async () => {
-    worker = await startWorker({ label: "conformance" });
+  const worker = conformance;
+  test("the Worker lists the suite's checks", () => {
+    assert.ok(CHECKS.length >= 15, `checks listed: ${JSON.stringify(CHECKS)}`);
   });
   for (const check of CHECKS) {
     test(check, async () => {
@@ -248,70 +235,12 @@ describe("Workers: A2UI, Superagent and streaming", { timeout: TIMEOUT }, () => 
   });
 
   test("SSE arrives incrementally from workerd (not buffered)", async () => {
-    const threadId = uid("thread");
-    const runId = uid("run");
-    const started = Date.now();
-    const res = await fetch(`${slow.url}/agent`, {
-      method: "POST",
-      headers: { "content-type": "application/json", accept: "text/event-stream" },
-      body: JSON.stringify({ threadId, runId, messages: [userMessage("Refund order W4003")] }),
-    });
-    assert.equal(res.status, 200);
-    const arrivals = [];
-    const chunks = [];
-    for await (const chunk of res.body) {
-      arrivals.push({ at: Date.now() - started, text: Buffer.from(chunk).toString("utf8") });
-      chunks.push(Buffer.from(chunk));
-    }
-    const bytes = Buffer.concat(chunks);
-    await assertStrict(bytes, { threadId, runId });
-    const words = sseEvents(bytes).filter((e) => e.type === "TEXT_MESSAGE_CONTENT").length;
-    assert.ok(words >= 5, `expected a streamed sentence, got ${words} deltas`);
-    const firstText = arrivals.find((a) => a.text.includes("TEXT_MESSAGE_CONTENT"));
-    const finished = arrivals.find((a) => a.text.includes("RUN_FINISHED"));
-    const spread = finished.at - firstText.at;
-    assert.ok(spread >= ((words - 1) * TOKEN_DELAY_MS) / 2, `spread ${spread} ms for ${words} deltas`);
-    assert.ok(arrivals.length > words / 2, `only ${arrivals.length} chunks for ${words} deltas`);
+    await assertStreamsIncrementally(slow, "W4003", TOKEN_DELAY_MS);
   });
 
   // The run is spawned with ctx.waitUntil: it outlives its response.
   test("a client that disconnects mid-run does not stop the run", async () => {
-    const threadId = uid("thread-disconnect");
-    const runId = uid("run");
-    const abort = new AbortController();
-    const res = await fetch(`${slow.url}/agent`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ threadId, runId, messages: [userMessage("Refund order W4004")] }),
-      signal: abort.signal,
-    });
-    assert.equal(res.status, 200);
-    const reader = res.body.getReader();
-    let seen = "";
-    while (!seen.includes("TEXT_MESSAGE_CONTENT")) {
-      const { value, done } = await reader.read();
-      assert.ok(!done, "the stream ended before any text");
-      seen += Buffer.from(value).toString("utf8");
-    }
-    assert.ok(!seen.includes("RUN_FINISHED"), "the run must still be going when the client leaves");
-    abort.abort();
-    await reader.cancel().catch(() => {});
-    const view = await waitFor(
-      async () => {
-        const r = await request(`${slow.url}/threads/${threadId}`);
-        return r.status === 200 && r.json.status === "interrupted" ? r.json : undefined;
-      },
-      { timeoutMs: 60_000, intervalMs: 100, what: "the abandoned run to commit its interrupt" },
-    );
-    assert.equal(view.lastRun.runId, runId);
-    const resumed = await postJson(`${slow.url}/agent`, {
-      threadId,
-      runId: uid("run"),
-      messages: [],
-      resume: [{ interruptId: view.pendingInterrupts[0].id, status: "resolved", payload: { approved: true } }],
-    });
-    assert.equal(resumed.status, 200, resumed.text);
-    assert.equal((await ledger(slow, "W4004")).refunds, 1);
+    await assertAbandonedRunCompletes(slow, "W4004");
   });
 
   test("the workers stayed healthy", async () => {

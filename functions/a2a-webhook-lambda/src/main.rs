@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use axum::routing::get;
 use handoff_a2a::{CachedJwks, Receiver, ReceiverConfig};
-use handoff_native::a2a::{NetPolicy, UreqJwks};
+use handoff_native::a2a::{NetPolicy, ureq_jwks};
 use handoff_store_dynamodb::DynamoStore;
 use lambda_http::{Error, run};
 
@@ -43,7 +43,7 @@ async fn main() -> Result<(), Error> {
     let receiver = Receiver::new(
         store,
         handoff_native::runtime(),
-        Arc::new(CachedJwks::new(UreqJwks::new(NetPolicy::from_lookup(env)))),
+        Arc::new(CachedJwks::new(ureq_jwks(NetPolicy::from_lookup(env)))),
         ReceiverConfig::from_lookup(env),
     );
     let app = handoff_a2a::http::routes(receiver).route("/healthz", get(|| async { "ok" }));

@@ -23,7 +23,7 @@ use handoff_a2a::{A2aClient, CachedJwks, Receiver, ReceiverConfig};
 use handoff_core::{Clock, Engine, EngineConfig, Store};
 use handoff_demo::{DemoAgent, DemoConfig, FraudReview};
 use handoff_http::{HostDeadline, HttpConfig};
-use handoff_native::a2a::{NetPolicy, RandomTokens, UreqHttp, UreqJwks};
+use handoff_native::a2a::{NetPolicy, RandomTokens, UreqHttp, ureq_jwks};
 use handoff_store_dynamodb::DynamoStore;
 use lambda_http::{Error, Request, RequestExt, run_with_streaming_response};
 use tower::ServiceExt;
@@ -47,7 +47,7 @@ async fn main() -> Result<(), Error> {
     let receiver = Receiver::new(
         store.clone(),
         runtime.clone(),
-        Arc::new(CachedJwks::new(UreqJwks::new(policy))),
+        Arc::new(CachedJwks::new(ureq_jwks(policy))),
         ReceiverConfig::from_lookup(env),
     );
     let mut agent = DemoAgent::new(store.clone(), DemoConfig::from_lookup(env));

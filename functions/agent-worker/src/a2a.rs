@@ -5,15 +5,14 @@
 //! Cloudflare's edge cannot reach a deployer's private network in any case.
 //! Redirects are not followed, bodies are capped and requests time out.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
 use futures::future::{Either, select};
+use handoff_a2a::client::check_outbound_url;
 use handoff_a2a::client::{
     ClientError, HttpClient, HttpRequest, HttpResponse, MAX_RESPONSE, TokenSource,
 };
-use handoff_a2a::{JwkSet, JwksError, JwksSource, client::check_outbound_url, jwks::parse_jwks};
 use worker::send::SendFuture;
 use worker::wasm_bindgen::JsValue;
 use worker::{
@@ -84,39 +83,6 @@ impl FetchHttp {
 impl HttpClient for FetchHttp {
     async fn send(&self, request: HttpRequest) -> Result<HttpResponse, ClientError> {
         SendFuture::new(self.send_local(request)).await
-    }
-}
-
-/// Sender key sets over [`FetchHttp`] (wrap in `CachedJwks`).
-#[derive(Debug, Clone, Copy)]
-pub struct FetchJwks(pub FetchHttp);
-
-#[async_trait]
-impl JwksSource for FetchJwks {
-    async fn key_set(
-        &self,
-        url: &str,
-        _now_ms: u64,
-        _refresh: bool,
-    ) -> Result<Arc<JwkSet>, JwksError> {
-        let request = HttpRequest {
-            method: "GET",
-            url: url.to_owned(),
-            headers: vec![("Accept".to_owned(), "application/json".to_owned())],
-            body: None,
-        };
-        let response = self
-            .0
-            .send(request)
-            .await
-            .map_err(|e| JwksError(e.to_string()))?;
-        if response.status != 200 {
-            return Err(JwksError(format!(
-                "HTTP {} from the key-set URL",
-                response.status
-            )));
-        }
-        parse_jwks(&response.body).map(Arc::new)
     }
 }
 

@@ -20,7 +20,7 @@ mod test_routes;
 
 use std::sync::{Arc, OnceLock};
 
-use handoff_a2a::{A2aClient, CachedJwks, Receiver, ReceiverConfig};
+use handoff_a2a::{A2aClient, CachedJwks, HttpJwks, Receiver, ReceiverConfig};
 
 use handoff_core::{Engine, EngineConfig, Store};
 use handoff_demo::{DemoAgent, DemoConfig, FraudReview};
@@ -32,7 +32,7 @@ use worker::{Context, Env, HttpRequest, event};
 /// The Durable Object class that owns each partition; exported for the runtime.
 pub use handoff_store_cloudflare::PartitionObject;
 
-pub use a2a::{FetchHttp, FetchJwks, RandomTokens};
+pub use a2a::{FetchHttp, RandomTokens};
 pub use runtime::{RandomIds, WaitUntil, WorkerClock, WorkerSleep, runtime};
 
 /// Durable Object namespace binding.
@@ -56,9 +56,9 @@ pub fn store(env: &Env) -> worker::Result<DurableStore> {
 }
 
 /// Sender key sets, cached for the isolate's lifetime (engines are per request).
-fn jwks(http: FetchHttp) -> Arc<CachedJwks<FetchJwks>> {
-    static JWKS: OnceLock<Arc<CachedJwks<FetchJwks>>> = OnceLock::new();
-    JWKS.get_or_init(|| Arc::new(CachedJwks::new(FetchJwks(http))))
+fn jwks(http: FetchHttp) -> Arc<CachedJwks<HttpJwks<FetchHttp>>> {
+    static JWKS: OnceLock<Arc<CachedJwks<HttpJwks<FetchHttp>>>> = OnceLock::new();
+    JWKS.get_or_init(|| Arc::new(CachedJwks::new(HttpJwks(http))))
         .clone()
 }
 

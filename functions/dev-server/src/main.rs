@@ -20,7 +20,7 @@ use handoff_core::{Engine, EngineConfig};
 use handoff_demo::{DemoAgent, DemoConfig, FraudReview};
 use handoff_http::HttpConfig;
 use handoff_native::StoreChoice;
-use handoff_native::a2a::{NetPolicy, RandomTokens, UreqHttp, UreqJwks};
+use handoff_native::a2a::{NetPolicy, RandomTokens, UreqHttp, ureq_jwks};
 use std::sync::Arc;
 
 #[tokio::main]
@@ -39,7 +39,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let receiver = Receiver::new(
         store.clone(),
         runtime.clone(),
-        Arc::new(CachedJwks::new(UreqJwks::new(policy))),
+        Arc::new(CachedJwks::new(ureq_jwks(policy))),
         ReceiverConfig::from_lookup(env),
     );
 

@@ -22,6 +22,6 @@ pub use client::{
 };
 pub use config::{ExpectedAuth, JwtAlgorithm, JwtAuth, ReceiverConfig, Subscription};
 pub use error::{AuthFailure, ReceiverError};
-pub use jwks::{CachedJwks, JwkSet, JwksError, JwksSource, StaticJwks};
+pub use jwks::{CachedJwks, HttpJwks, JwkSet, JwksError, JwksSource, StaticJwks};
 pub use receiver::{MAX_VALIDATION_TOKEN, MIN_SECRET_LEN, Receiver, Registration};
 pub use records::{Ack, ArtifactProgress, Outcome, PushConfigRecord, TaskSnapshot, TaskWake};

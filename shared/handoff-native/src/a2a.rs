@@ -16,12 +16,11 @@
 mod resolver;
 
 use std::net::IpAddr;
-use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
 use handoff_a2a::client::{ClientError, HttpClient, HttpRequest, HttpResponse, TokenSource};
-use handoff_a2a::jwks::{JwkSet, JwksError, JwksSource, parse_jwks};
+use handoff_a2a::jwks::HttpJwks;
 use handoff_a2a::url_guard::address_allowed;
 pub use handoff_a2a::url_guard::is_public;
 use resolver::{GuardedResolver, Refused};
@@ -147,46 +146,11 @@ impl HttpClient for UreqHttp {
 }
 
 /// Fetches sender key sets with [`UreqHttp`] (wrap it in `handoff_a2a::CachedJwks`).
-#[derive(Debug, Clone)]
-pub struct UreqJwks {
-    http: UreqHttp,
-}
+pub type UreqJwks = HttpJwks<UreqHttp>;
 
-impl UreqJwks {
-    /// A key-set fetcher under `policy`.
-    pub fn new(policy: NetPolicy) -> Self {
-        UreqJwks {
-            http: UreqHttp::new(policy),
-        }
-    }
-}
-
-#[async_trait]
-impl JwksSource for UreqJwks {
-    async fn key_set(
-        &self,
-        url: &str,
-        _now_ms: u64,
-        _refresh: bool,
-    ) -> Result<Arc<JwkSet>, JwksError> {
-        let response = self
-            .http
-            .send(HttpRequest {
-                method: "GET",
-                url: url.to_owned(),
-                headers: vec![("Accept".to_owned(), "application/json".to_owned())],
-                body: None,
-            })
-            .await
-            .map_err(|e| JwksError(e.to_string()))?;
-        if response.status != 200 {
-            return Err(JwksError(format!(
-                "HTTP {} from the key-set URL",
-                response.status
-            )));
-        }
-        parse_jwks(&response.body).map(Arc::new)
-    }
+/// A key-set fetcher under `policy`.
+pub fn ureq_jwks(policy: NetPolicy) -> UreqJwks {
+    HttpJwks(UreqHttp::new(policy))
 }
 
 /// Tokens from the OS random generator (two UUID v4s: 244 random bits).

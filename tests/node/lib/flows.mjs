@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { runOfficialAgainst } from "./official.mjs";
-import { Recorder, makeAgent, postJson, request, sseEvents, verifyStream } from "./devserver.mjs";
+import { Recorder, makeAgent, postJson, request, sseEvents, verifyStream, waitFor } from "./devserver.mjs";
 
 export const uid = (prefix) => `${prefix}-${randomUUID()}`;
 export const userMessage = (content) => ({ id: uid("msg-user"), role: "user", content });
@@ -113,4 +113,93 @@ export async function rawRefundInterrupt(server, orderId, { threadId = uid("thre
   assert.equal(finished.outcome?.type, "interrupt", JSON.stringify(finished));
   assert.equal(finished.outcome.interrupts.length, 1);
   return { threadId, runId, interrupt: finished.outcome.interrupts[0], events, bytes: res.bytes };
+}
+
+/**
+ * A refund run against a server whose demo streams words `tokenDelayMs` apart
+ * (DEMO_TOKEN_DELAY_MS): asserts the stream is valid and that its chunks
+ * arrived spread over time, as produced, rather than buffered and handed over
+ * at the end.
+ */
+export async function assertStreamsIncrementally(server, orderId, tokenDelayMs) {
+  const threadId = uid("thread");
+  const runId = uid("run");
+  const started = Date.now();
+  const res = await fetch(`${server.url}/agent`, {
+    method: "POST",
+    headers: { "content-type": "application/json", accept: "text/event-stream" },
+    body: JSON.stringify({ threadId, runId, messages: [userMessage(`Refund order ${orderId}`)] }),
+  });
+  assert.equal(res.status, 200);
+  const arrivals = [];
+  const chunks = [];
+  for await (const chunk of res.body) {
+    arrivals.push({ at: Date.now() - started, text: Buffer.from(chunk).toString("utf8") });
+    chunks.push(Buffer.from(chunk));
+  }
+  const bytes = Buffer.concat(chunks);
+  await assertStrict(bytes, { threadId, runId });
+  const words = sseEvents(bytes).filter((e) => e.type === "TEXT_MESSAGE_CONTENT").length;
+  assert.ok(words >= 5, `expected a streamed sentence, got ${words} deltas`);
+  const firstText = arrivals.find((a) => a.text.includes("TEXT_MESSAGE_CONTENT"));
+  const finished = arrivals.find((a) => a.text.includes("RUN_FINISHED"));
+  // Buffered delivery would hand over everything at once; streamed delivery spreads
+  // the deltas over roughly (words - 1) * delay. Half of that is a safe floor.
+  const spread = finished.at - firstText.at;
+  assert.ok(
+    spread >= ((words - 1) * tokenDelayMs) / 2,
+    `first text at ${firstText.at} ms, RUN_FINISHED at ${finished.at} ms: spread ${spread} ms for ${words} deltas`,
+  );
+  assert.ok(arrivals.length > words / 2, `only ${arrivals.length} network chunks for ${words} deltas`);
+}
+
+/**
+ * A client leaves a slow refund run after its first text delta: the run must
+ * still finish, commit its interrupt and release the thread; the interrupt then
+ * resumes (one refund) and the abandoned run replays.
+ */
+export async function assertAbandonedRunCompletes(server, orderId) {
+  const threadId = uid("thread-disconnect");
+  const runId = uid("run");
+  const abort = new AbortController();
+  const res = await fetch(`${server.url}/agent`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ threadId, runId, messages: [userMessage(`Refund order ${orderId}`)] }),
+    signal: abort.signal,
+  });
+  assert.equal(res.status, 200);
+  const reader = res.body.getReader();
+  let seen = "";
+  while (!seen.includes("TEXT_MESSAGE_CONTENT")) {
+    const { value, done } = await reader.read();
+    assert.ok(!done, "the stream ended before any text");
+    seen += Buffer.from(value).toString("utf8");
+  }
+  assert.ok(!seen.includes("RUN_FINISHED"), "the run must still be going when the client leaves");
+  abort.abort();
+  await reader.cancel().catch(() => {});
+
+  // A dropped run would keep the thread leased and "running" for the whole lease.
+  const view = await waitFor(
+    async () => {
+      const r = await request(`${server.url}/threads/${threadId}`);
+      return r.status === 200 && r.json.status === "interrupted" ? r.json : undefined;
+    },
+    { timeoutMs: 60_000, intervalMs: 100, what: "the abandoned run to commit its interrupt" },
+  );
+  assert.equal(view.lastRun.runId, runId);
+  const resumeRun = uid("run");
+  const resumed = await postJson(`${server.url}/agent`, {
+    threadId,
+    runId: resumeRun,
+    messages: [],
+    resume: [{ interruptId: view.pendingInterrupts[0].id, status: "resolved", payload: { approved: true } }],
+  });
+  assert.equal(resumed.status, 200, resumed.text);
+  await assertStrict(resumed.bytes, { threadId, runId: resumeRun });
+  assert.equal((await ledger(server, orderId)).refunds, 1);
+  const replay = await request(`${server.url}/threads/${threadId}/runs/${runId}/events`);
+  assert.equal(replay.status, 200);
+  await assertStrict(replay.bytes, { threadId, runId }, "the replay of the abandoned run");
 }
