@@ -18,7 +18,7 @@ WORKER_BUILD_VERSION := 0.8.7
 WASM_BINDGEN_VERSION := 0.2.130
 # worker-build would download wasm-bindgen and wasm-opt from GitHub; use the pinned local ones.
 # The Worker is size-optimised (opt-level z, fat LTO) without changing the native release profile.
-WORKER_ENV := WASM_BINDGEN_BIN=$$HOME/.cargo/bin/wasm-bindgen WASM_OPT_BIN=$(CURDIR)/$(NODE_DIR)/node_modules/.bin/wasm-opt \
+WORKER_ENV := WASM_BINDGEN_BIN=$$(command -v wasm-bindgen) WASM_OPT_BIN=$(CURDIR)/$(NODE_DIR)/node_modules/.bin/wasm-opt \
 	CARGO_PROFILE_RELEASE_OPT_LEVEL=z CARGO_PROFILE_RELEASE_LTO=fat CARGO_PROFILE_RELEASE_CODEGEN_UNITS=1 \
 	WRANGLER_SEND_METRICS=false CLOUDFLARE_CF_FETCH_ENABLED=false
 export CARGO_TERM_COLOR ?= never

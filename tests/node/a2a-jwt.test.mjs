@@ -1,7 +1,8 @@
 // JWT-authenticated A2A pushes end to end. The remote fraud agent runs on the
 // official @a2a-js/sdk with a test-side signing push sender (the SDK 1.3.0
 // cannot sign pushes; see lib/a2a-jwt.mjs) and publishes its keys as a JWKS
-// over HTTP. The dev server delegates with DEMO_FRAUD_AGENT_JWKS_URL set, so
+// over HTTP. The dev server and the Worker (workerd) delegate with
+// DEMO_FRAUD_AGENT_JWKS_URL set, so
 // every push needs the subscription token AND a JWT from those keys.
 //
 //   cargo build -p dev-server -p handoff-tests
@@ -13,6 +14,13 @@ import { postJson, request, sseEvents, startDevServer, stopAllServers, waitFor }
 import { assertNoPanics, assertStrict, rawRefundInterrupt, uid } from "./lib/flows.mjs";
 import { startFraudAgent } from "./lib/a2a-remote.mjs";
 import { JwtPushSender, makeKey, pushClaims, signJwt, startSigner } from "./lib/a2a-jwt.mjs";
+import { startWorker, stopAllWorkers } from "./lib/worker.mjs";
+
+// Native verification (dev server) and the wasm build's RustCrypto verification (Worker in workerd).
+const HOSTS = [
+  ["dev-server", (env) => startDevServer({ env, label: "dev-server (a2a jwt)" })],
+  ["Workers (workerd)", (vars) => startWorker({ vars, label: "worker (a2a jwt)" })],
+];
 
 let signer;
 let remote;
@@ -21,20 +29,11 @@ let server;
 before(async () => {
   signer = await startSigner();
   remote = await startFraudAgent({ pushSender: (store) => new JwtPushSender(store, signer.rsa) });
-  server = await startDevServer({
-    env: {
-      DEMO_FRAUD_AGENT_URL: remote.url,
-      DEMO_FRAUD_AGENT_JWKS_URL: signer.jwksUrl,
-      HANDOFF_A2A_ALLOW_LOOPBACK: "true",
-      HANDOFF_A2A_ALLOW_INSECURE_JWKS: "true",
-    },
-    label: "dev-server (a2a jwt)",
-  });
 });
 
 after(async () => {
-  if (server) assertNoPanics(server);
   await stopAllServers();
+  await stopAllWorkers();
   await remote?.close();
   await signer?.close();
 });
@@ -45,12 +44,24 @@ async function taskState(threadId, taskId) {
   return res.json.a2aTasks?.find((t) => t.task.id === taskId)?.task;
 }
 
-describe("JWT-signed A2A push notifications", () => {
+for (const [host, start] of HOSTS) describe(`JWT-signed A2A push notifications on ${host}`, () => {
+  before(async () => {
+    server = await start({
+      DEMO_FRAUD_AGENT_URL: remote.url,
+      DEMO_FRAUD_AGENT_JWKS_URL: signer.jwksUrl,
+      HANDOFF_A2A_ALLOW_LOOPBACK: "true",
+      HANDOFF_A2A_ALLOW_INSECURE_JWKS: "true",
+    });
+  });
+  after(() => assertNoPanics(server));
+  const orderId = host === "dev-server" ? "J4096" : "J5120";
+
   test("signed pushes are accepted; replayed, stale, tampered and unknown-key JWTs are not", async () => {
-    const { threadId, interrupt } = await rawRefundInterrupt(server, "J4096");
+    const fetchesBefore = signer.fetches;
+    const { threadId, interrupt } = await rawRefundInterrupt(server, orderId);
     assert.equal(interrupt.reason, "a2a:task", JSON.stringify(interrupt));
     const taskId = interrupt.metadata["a2a.taskId"];
-    const send = remote.requests.find((r) => r.method === "SendMessage" && r.body.params.message.parts[0].text.includes("J4096"));
+    const send = remote.requests.find((r) => r.method === "SendMessage" && r.body.params.message.parts[0].text.includes(orderId));
     const push = send.body.params.configuration.taskPushNotificationConfig;
 
     // The SDK's own events, signed by the test sender, are accepted (valid JWT, RS256).
@@ -61,7 +72,7 @@ describe("JWT-signed A2A push notifications", () => {
     const signed = remote.sender.sent.filter((s) => s.url === push.url);
     assert.ok(signed.length >= 2, "the task and WORKING pushes went out signed");
     for (const s of signed) assert.equal(s.status, 200, `${s.body} -> ${s.status} ${s.error ?? ""}`);
-    assert.ok(signer.fetches >= 1, "the receiver fetched the sender's JWKS");
+    assert.ok(signer.fetches > fetchesBefore, "this host's receiver fetched the sender's JWKS");
 
     // Stamped now (not ahead): the remote's own later COMPLETED must still count as newer.
     let n = 0;
@@ -119,7 +130,7 @@ describe("JWT-signed A2A push notifications", () => {
     assert.equal((await taskState(threadId, taskId)).status.state, "TASK_STATE_WORKING", "no rejected push was applied");
 
     // The remote finishes; its signed pushes complete the task and the thread resumes with the verdict.
-    remote.complete(taskId, { verdict: "No fraud signals for J4096: approve." });
+    remote.complete(taskId, { verdict: `No fraud signals for ${orderId}: approve.` });
     await waitFor(async () => (await taskState(threadId, taskId))?.status.state === "TASK_STATE_COMPLETED", {
       timeoutMs: 15_000,
       what: "the signed COMPLETED push",
@@ -138,6 +149,6 @@ describe("JWT-signed A2A push notifications", () => {
       .filter((e) => e.type === "TEXT_MESSAGE_CONTENT")
       .map((e) => e.delta)
       .join("");
-    assert.match(text, /Fraud review TASK_STATE_COMPLETED: No fraud signals for J4096: approve\./);
+    assert.match(text, new RegExp(`Fraud review TASK_STATE_COMPLETED: No fraud signals for ${orderId}: approve\\.`));
   });
 });
