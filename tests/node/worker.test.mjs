@@ -27,7 +27,7 @@ function assertApiError(res, status, code, what) {
 }
 
 // The check names come from the Worker (the conformance crate's CHECK_NAMES), so the list cannot drift.
-const conformance = await startWorker({ label: "conformance" });
+const conformance = await startWorker({ vars: { HANDOFF_PURGE_GRACE_MS: "0" }, label: "conformance" });
 const CHECKS = (await request(`${conformance.url}/__test/conformance`)).json ?? [];
 
 describe("Workers: store conformance inside workerd (Durable Objects + KV)", { timeout: TIMEOUT }, () => {
@@ -41,6 +41,15 @@ describe("Workers: store conformance inside workerd (Durable Objects + KV)", { t
       assert.equal(res.status, 200, `${check} failed in workerd: ${res.text}\n${worker.logs()}`);
     });
   }
+  test("expired rows are deleted physically by the object's alarm", async () => {
+    const partition = uid("purge");
+    const put = await request(`${worker.url}/__test/expiring/${partition}`, { method: "POST" });
+    assert.equal(put.status, 200, put.text);
+    const rows = async () => (await request(`${worker.url}/__test/rows/${partition}`)).json;
+    assert.deepEqual(await rows(), ["k"], "the row is stored until it expires");
+    await waitFor(async () => (await rows()).length === 0, { timeoutMs: 30_000, intervalMs: 100, what: "the purge alarm" });
+  });
+
   test("an unknown check is a 404, not a pass", async () => {
     const res = await request(`${worker.url}/__test/conformance/no_such_check`, { method: "POST" });
     assert.equal(res.status, 404);

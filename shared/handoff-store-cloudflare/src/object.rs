@@ -31,22 +31,32 @@ const KEYS_PER_SELECT: usize = 90;
 
 /// Expired rows already read as absent; physical deletion waits this long past
 /// expiry so a Worker whose clock runs slightly behind the object's never sees
-/// a row vanish before it expired by the Worker's own clock.
+/// a row vanish before it expired by the Worker's own clock. The variable
+/// `HANDOFF_PURGE_GRACE_MS` overrides it (tests use 0).
 const PURGE_GRACE_MS: u64 = 60_000;
 
 /// One partition's items. Bind it as a SQLite-backed class (`new_sqlite_classes`).
 #[durable_object]
 pub struct PartitionObject {
     state: State,
+    purge_grace_ms: u64,
 }
 
 impl DurableObject for PartitionObject {
-    fn new(state: State, _env: Env) -> Self {
+    fn new(state: State, env: Env) -> Self {
         if let Err(err) = state.storage().sql().exec(SCHEMA, None) {
             // Every later statement fails the same way and is answered with a 500.
             worker::console_error!("handoff partition schema: {err}");
         }
-        Self { state }
+        let purge_grace_ms = env
+            .var("HANDOFF_PURGE_GRACE_MS")
+            .ok()
+            .and_then(|v| v.to_string().parse().ok())
+            .unwrap_or(PURGE_GRACE_MS);
+        Self {
+            state,
+            purge_grace_ms,
+        }
     }
 
     async fn fetch(&self, mut req: Request) -> Result<Response> {
@@ -75,7 +85,7 @@ impl DurableObject for PartitionObject {
                         let earliest = earliest_expiry(&mutations);
                         apply(&sql, mutations)?;
                         if let Some(at) = earliest {
-                            self.purge_no_later_than(at + PURGE_GRACE_MS).await?;
+                            self.purge_no_later_than(at + self.purge_grace_ms).await?;
                         }
                         Response::from_json(&Empty {})
                     }
@@ -90,7 +100,7 @@ impl DurableObject for PartitionObject {
 
     async fn alarm(&self) -> Result<Response> {
         let sql = self.state.storage().sql();
-        let cutoff = now_ms().saturating_sub(PURGE_GRACE_MS);
+        let cutoff = now_ms().saturating_sub(self.purge_grace_ms);
         sql.exec(
             "DELETE FROM items WHERE expires_at IS NOT NULL AND expires_at <= ?",
             vec![int(cutoff)],
@@ -103,7 +113,7 @@ impl DurableObject for PartitionObject {
             .and_then(|row| row.into_iter().next())
             .and_then(as_u64);
         if let Some(at) = next {
-            self.purge_no_later_than(at + PURGE_GRACE_MS).await?;
+            self.purge_no_later_than(at + self.purge_grace_ms).await?;
         }
         Response::ok("purged")
     }
