@@ -209,13 +209,10 @@ async fn finish_run(inner: &Inner, ctx: &mut RunContext, claimed: &Claimed, fini
     }
 }
 
-/// After a finish commit that storage refused (a throttle, an outage), hands the thread back
-/// as it was claimed, so a retry need not wait for the lease to lapse. Only the thread is
-/// written, fenced like the finish: if that did apply after all, this fails and changes
-/// nothing; the run record stays `running`, so the same request re-executes in place.
-async fn release_lease(inner: &Inner, ctx: &RunContext, claimed: &Claimed) {
-    let now = inner.runtime.now_ms();
-    let thread = ThreadRecord {
+/// The thread as it was claimed, unleased, its last run marked errored
+/// (pending interrupts stay answerable).
+fn released_after_error(ctx: &RunContext, claimed: &Claimed) -> ThreadRecord {
+    ThreadRecord {
         status: if claimed.thread.pending.is_empty() {
             ThreadStatus::Idle
         } else {
@@ -227,7 +224,16 @@ async fn release_lease(inner: &Inner, ctx: &RunContext, claimed: &Claimed) {
             status: RunStatus::Errored,
         }),
         ..claimed.thread.clone()
-    };
+    }
+}
+
+/// After a finish commit that storage refused (a throttle, an outage), hands the thread back
+/// as it was claimed, so a retry need not wait for the lease to lapse. Only the thread is
+/// written, fenced like the finish: if that did apply after all, this fails and changes
+/// nothing; the run record stays `running`, so the same request re-executes in place.
+async fn release_lease(inner: &Inner, ctx: &RunContext, claimed: &Claimed) {
+    let now = inner.runtime.now_ms();
+    let thread = released_after_error(ctx, claimed);
     let write = Write::put(
         THREAD_KEY,
         Condition::Version(claimed.fence),
@@ -247,19 +253,7 @@ async fn fail_run(inner: &Inner, ctx: &mut RunContext, claimed: &Claimed, error:
     event.base.timestamp = Some(inner.runtime.now_ms());
     let event = Event::from(event);
     if !matches!(error, CoreError::LeaseLost) {
-        let thread = ThreadRecord {
-            status: if claimed.thread.pending.is_empty() {
-                ThreadStatus::Idle
-            } else {
-                ThreadStatus::Interrupted
-            },
-            lease: None,
-            last_run: Some(LastRun {
-                run_id: ctx.run_id().clone(),
-                status: RunStatus::Errored,
-            }),
-            ..claimed.thread.clone()
-        };
+        let thread = released_after_error(ctx, claimed);
         let mut log = ctx_log(ctx);
         log.push(event.clone());
         if let Err(commit_error) =
