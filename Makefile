@@ -23,10 +23,11 @@ WORKER_ENV := WASM_BINDGEN_BIN=$$(command -v wasm-bindgen) WASM_OPT_BIN=$(CURDIR
 	WRANGLER_SEND_METRICS=false CLOUDFLARE_CF_FETCH_ENABLED=false
 export CARGO_TERM_COLOR ?= never
 
-.PHONY: help setup dev test test-rust test-node lint lint-infra fmt check-wasm bench bench-lambda corpus build-worker dev-worker build-lambda dev-lambda deploy
+.PHONY: help setup setup-worker dev test test-rust test-node lint lint-infra fmt check-wasm bench bench-lambda corpus build-worker dev-worker build-lambda dev-lambda deploy
 
 help:
-	@echo "make setup       install what a fresh machine lacks (rust targets, npm packages)"
+	@echo "make setup       install what a fresh machine lacks (rust targets, npm packages, Python tools)"
+	@echo "make setup-worker  also cargo install the pinned worker-build and wasm-bindgen CLI"
 	@echo "make dev         run the local dev server with the demo agent on the embedded store"
 	@echo "make test        run every test (Rust, official-client conformance, end to end)"
 	@echo "make lint        rustfmt --check and clippy -D warnings"
@@ -49,6 +50,9 @@ setup: $(VENV)/.installed
 	@rustup target list --installed | grep -q '^wasm32-unknown-unknown$$' || rustup target add wasm32-unknown-unknown
 	@if [ ! -d $(NODE_DIR)/node_modules/@ag-ui/client ] || [ $(NODE_DIR)/package-lock.json -nt $(NODE_DIR)/node_modules/.package-lock.json ]; then \
 		cd $(NODE_DIR) && npm ci --no-audit --no-fund --loglevel=error; fi
+
+# The Workers build tools (about 6 minutes to compile once); only the Worker targets need them.
+setup-worker: setup
 	@worker-build --version 2>/dev/null | grep -qx '$(WORKER_BUILD_VERSION)' || \
 		cargo install worker-build --version $(WORKER_BUILD_VERSION) --locked
 	@# Not --locked: the CLI's lockfile names a webpki-roots release the registry no longer serves.
@@ -59,7 +63,7 @@ dev: setup
 	cargo build --release -p dev-server
 	PORT=$(PORT) ./target/release/dev-server
 
-test: setup test-rust test-node
+test: setup setup-worker test-rust test-node
 
 test-rust:
 	cargo test --workspace --all-targets
@@ -86,11 +90,11 @@ fmt:
 check-wasm: setup
 	cargo check --target wasm32-unknown-unknown $(addprefix -p ,$(WASM_CRATES))
 
-build-worker: setup
+build-worker: setup-worker
 	cd $(WORKER_DIR) && $(WORKER_ENV) worker-build --release
 	@echo "worker wasm: $$(stat -c %s $(WORKER_DIR)/build/index_bg.wasm) bytes, $$(gzip -9 -c $(WORKER_DIR)/build/index_bg.wasm | wc -c) gzipped (-9)"
 
-dev-worker: setup
+dev-worker: setup-worker
 	cd $(WORKER_DIR) && $(WORKER_ENV) $(CURDIR)/$(NODE_DIR)/node_modules/.bin/wrangler dev --local \
 		--ip 127.0.0.1 --port 8787 --show-interactive-dev-session=false
 
