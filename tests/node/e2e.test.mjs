@@ -15,6 +15,7 @@ import { buildResumeArray } from "@ag-ui/client";
 import { runOfficial } from "./lib/official.mjs";
 import {
   assertAbandonedRunCompletes,
+  assertKeepAlivesInQuietPeriods,
   assertNoPanics,
   assertCleanOfficialRun,
   assertStrict,
@@ -908,15 +909,13 @@ describe("rehydration, replay, A2UI and Superagent routes", { timeout: TEST_TIME
 // ---------------------------------------------------------------------------
 // 7. Keep-alive
 
-test(
-  "keep-alive comments during a quiet period",
-  {
-    skip:
-      "the demo agent has no natural quiet period (every run streams without pauses); " +
-      "keep-alives are not faked here",
-  },
-  () => {},
-);
+describe("keep-alive comments during quiet periods", { timeout: TEST_TIMEOUT }, () => {
+  const { start } = suiteServers();
+  test("pauses longer than HANDOFF_KEEP_ALIVE_MS carry `: keep-alive` comments", async () => {
+    const server = await start({ label: "keep-alive", env: { DEMO_TOKEN_DELAY_MS: "300", HANDOFF_KEEP_ALIVE_MS: "100" } });
+    await assertKeepAlivesInQuietPeriods(server, "A8101");
+  });
+});
 
 // ---------------------------------------------------------------------------
 

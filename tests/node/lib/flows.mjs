@@ -3,7 +3,7 @@
 // with a base `url` (a dev server, or the Lambda emulator's function URL).
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
-import { runOfficialAgainst } from "./official.mjs";
+import { runOfficial, runOfficialAgainst } from "./official.mjs";
 import { Recorder, makeAgent, postJson, request, sseEvents, verifyStream, waitFor } from "./devserver.mjs";
 
 export const uid = (prefix) => `${prefix}-${randomUUID()}`;
@@ -202,4 +202,25 @@ export async function assertAbandonedRunCompletes(server, orderId) {
   const replay = await request(`${server.url}/threads/${threadId}/runs/${runId}/events`);
   assert.equal(replay.status, 200);
   await assertStrict(replay.bytes, { threadId, runId }, "the replay of the abandoned run");
+}
+
+/**
+ * A refund run against a server whose demo pauses `tokenDelayMs` between words
+ * and whose keep-alive interval (HANDOFF_KEEP_ALIVE_MS) is shorter: the quiet
+ * gaps carry `: keep-alive` comments, and the stream stays valid for the strict
+ * verifier and the official client.
+ */
+export async function assertKeepAlivesInQuietPeriods(server, orderId) {
+  const threadId = uid("thread-keepalive");
+  const runId = uid("run");
+  const res = await postJson(`${server.url}/agent`, { threadId, runId, messages: [userMessage(`Refund order ${orderId}`)] });
+  assert.equal(res.status, 200, res.text);
+  const text = res.bytes.toString("utf8");
+  const comments = text.split("\n\n").filter((frame) => frame === ": keep-alive");
+  assert.ok(comments.length >= 2, `expected keep-alive comments in the pauses, got ${comments.length}`);
+  assert.ok(!text.includes("\r"), "LF-only framing");
+  await assertStrict(res.bytes, { threadId, runId }, "a stream with keep-alives");
+  const official = await runOfficial(res.bytes, { threadId, runId });
+  assert.equal(official.accepted, true, describeRun(official));
+  assert.deepEqual(official.warnings, [], describeRun(official));
 }
