@@ -1,0 +1,129 @@
+//! What a host provides for outbound A2A calls (an HTTP client, token
+//! randomness) and the URL policy every call is checked against.
+
+use async_trait::async_trait;
+
+use crate::error::ReceiverError;
+use crate::url_guard::check_jwks_url;
+
+/// Path of the agent card under an agent's base URL.
+pub const AGENT_CARD_PATH: &str = "/.well-known/agent-card.json";
+/// Largest accepted response body (agent card or JSON-RPC answer).
+pub const MAX_RESPONSE: usize = 1024 * 1024;
+
+/// One outbound request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpRequest {
+    /// `GET` or `POST`.
+    pub method: &'static str,
+    /// Absolute URL (already checked by [`check_outbound_url`]).
+    pub url: String,
+    /// Headers.
+    pub headers: Vec<(String, String)>,
+    /// Body, for `POST`.
+    pub body: Option<Vec<u8>>,
+}
+
+/// One answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpResponse {
+    /// Status code.
+    pub status: u16,
+    /// Body (at most [`MAX_RESPONSE`] bytes).
+    pub body: Vec<u8>,
+}
+
+/// The host's HTTP client. Implementations must time out, cap the body, and
+/// refuse loopback / private / link-local addresses after DNS resolution
+/// (unless the host explicitly allows loopback for tests).
+#[async_trait]
+pub trait HttpClient: Send + Sync + 'static {
+    /// Sends `request`; any HTTP status is an `Ok`.
+    async fn send(&self, request: HttpRequest) -> Result<HttpResponse, ClientError>;
+}
+
+/// Secure randomness for per-subscription tokens.
+pub trait TokenSource: Send + Sync + 'static {
+    /// A fresh, unguessable token of at least 16 characters.
+    fn token(&self) -> String;
+}
+
+/// What can go wrong while delegating.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ClientError {
+    /// The URL is not allowed (scheme, private address, ...).
+    #[error("refused URL: {0}")]
+    Refused(String),
+    /// Network failure or timeout.
+    #[error("transport: {0}")]
+    Transport(String),
+    /// Unexpected HTTP status.
+    #[error("HTTP {status} from {url}")]
+    Status {
+        /// The status.
+        status: u16,
+        /// The URL.
+        url: String,
+    },
+    /// An answer that is not what A2A says.
+    #[error("protocol: {0}")]
+    Protocol(String),
+    /// A JSON-RPC error from the agent.
+    #[error("A2A error {code}: {message}")]
+    Rpc {
+        /// JSON-RPC code.
+        code: i64,
+        /// Its message.
+        message: String,
+    },
+    /// Registering the push subscription failed.
+    #[error("push subscription: {0}")]
+    Subscription(String),
+}
+
+impl From<ReceiverError> for ClientError {
+    fn from(e: ReceiverError) -> Self {
+        ClientError::Subscription(e.to_string())
+    }
+}
+
+/// Outbound URL policy: `https` to public hosts; with `allow_loopback`,
+/// `http` too and loopback hosts (`localhost`, `127.0.0.0/8`, `::1`), never
+/// private or link-local ones.
+pub fn check_outbound_url(url: &str, allow_loopback: bool) -> Result<(), String> {
+    let lower = url.get(..8).unwrap_or(url).to_ascii_lowercase();
+    let rest = if lower.starts_with("https://") {
+        &url[8..]
+    } else if lower.starts_with("http://") && allow_loopback {
+        &url[7..]
+    } else {
+        return Err("outbound A2A URLs must be https".to_owned());
+    };
+    let as_https = format!("https://{rest}");
+    match check_jwks_url(&as_https, false) {
+        Ok(()) => Ok(()),
+        Err(reason) => {
+            // Structural checks (user info, ports, spaces) pass in insecure mode only if well-formed.
+            check_jwks_url(&as_https, true)?;
+            if allow_loopback && is_loopback_host(rest) {
+                Ok(())
+            } else {
+                Err(reason.replace("key-set", "outbound"))
+            }
+        }
+    }
+}
+
+fn is_loopback_host(rest: &str) -> bool {
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let host = match authority.strip_prefix('[') {
+        Some(b) => b.split(']').next().unwrap_or(""),
+        None => authority.split(':').next().unwrap_or(""),
+    }
+    .to_ascii_lowercase();
+    host == "localhost"
+        || host.ends_with(".localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
