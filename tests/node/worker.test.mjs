@@ -257,6 +257,23 @@ describe("Workers: A2UI, Superagent and streaming", { timeout: TIMEOUT }, () => 
     await assertKeepAlivesInQuietPeriods(quiet, "W4005");
   });
 
+  test("HANDOFF_RUN_BUDGET_MS: a run that would outlive its budget ends cancelled and releases the thread", async () => {
+    const bounded = await startWorker({ vars: { ...VARS, DEMO_TOKEN_DELAY_MS: "300", HANDOFF_RUN_BUDGET_MS: "1500" }, label: "budget" });
+    const threadId = uid("thread-budget");
+    const runId = uid("run");
+    const res = await postJson(`${bounded.url}/agent`, { threadId, runId, messages: [userMessage("Refund order W4006")] });
+    assert.equal(res.status, 200, res.text);
+    await assertStrict(res.bytes, { threadId, runId });
+    const finished = sseEvents(res.bytes).at(-1);
+    assert.equal(finished.type, "RUN_FINISHED");
+    assert.equal(finished.outcome?.type, "cancelled", JSON.stringify(finished));
+    const view = await request(`${bounded.url}/threads/${threadId}`);
+    assert.equal(view.status, 200, view.text);
+    assert.notEqual(view.json.status, "running", "the lease is released");
+    assert.deepEqual(view.json.pendingInterrupts ?? [], []);
+    assert.equal((await ledger(bounded, "W4006")).refunds, 0);
+  });
+
   test("the workers stayed healthy", async () => {
     for (const w of [worker, slow]) {
       assert.equal((await request(`${w.url}/healthz`)).status, 200);

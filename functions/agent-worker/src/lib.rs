@@ -5,10 +5,17 @@
 //! so every route behaves identically. State lives in one Durable Object per
 //! thread ([`handoff_store_cloudflare`]), large values in KV.
 //!
+//! **Run budget.** A Worker may stream for as long as its client stays
+//! connected, but once the client leaves, `waitUntil` keeps the run alive for
+//! about 30 s only. `HANDOFF_RUN_BUDGET_MS` gives every run a deadline, so a
+//! run that would outlive it ends with `RUN_FINISHED{cancelled}` and a released
+//! lease instead of being cut off mid-commit (the Lambda adapter does the same
+//! with the invocation deadline). Unset, runs have no deadline.
+//!
 //! Bindings (see `wrangler.toml`): `PARTITIONS` (Durable Object class
 //! [`PartitionObject`]), `BLOBS` (KV). Variables: `HANDOFF_BODY_LIMIT`,
 //! `HANDOFF_KEEP_ALIVE_MS`, `HANDOFF_INLINE_LIMIT`, `DEMO_INTERRUPT_TTL_SECS`,
-//! `DEMO_TOKEN_DELAY_MS`; A2A: `DEMO_FRAUD_AGENT_URL` (refunds delegate a fraud
+//! `DEMO_TOKEN_DELAY_MS`, `HANDOFF_RUN_BUDGET_MS` (see below); A2A: `DEMO_FRAUD_AGENT_URL` (refunds delegate a fraud
 //! review), `DEMO_FRAUD_AGENT_JWKS_URL`, `HANDOFF_PUBLIC_URL` (webhook base,
 //! default the request's origin), `HANDOFF_A2A_ALLOW_LOOPBACK` and the
 //! receiver's `HANDOFF_A2A_*` settings; and `HANDOFF_TEST_ROUTES=true` (tests only: serves
@@ -22,9 +29,9 @@ use std::sync::{Arc, OnceLock};
 
 use handoff_a2a::{A2aClient, CachedJwks, HttpJwks, Receiver, ReceiverConfig};
 
-use handoff_core::{Engine, EngineConfig, Store};
+use handoff_core::{Clock, Engine, EngineConfig, Store};
 use handoff_demo::{DemoAgent, DemoConfig, FraudReview};
-use handoff_http::HttpConfig;
+use handoff_http::{HostDeadline, HttpConfig};
 use handoff_store_cloudflare::DurableStore;
 use tower::ServiceExt;
 use worker::{Context, Env, HttpRequest, event};
@@ -115,8 +122,14 @@ async fn fetch(
         (Some(scheme), Some(authority)) => format!("{scheme}://{authority}"),
         _ => String::new(),
     };
+    let budget_ms = lookup(&env)("HANDOFF_RUN_BUDGET_MS").and_then(|v| v.parse::<u64>().ok());
     let app = app(&env, ctx, &origin)?;
-    let response = app.oneshot(req.map(axum::body::Body::new)).await;
+    let mut req = req.map(axum::body::Body::new);
+    if let Some(budget_ms) = budget_ms {
+        let deadline = WorkerClock.now_ms().saturating_add(budget_ms);
+        req.extensions_mut().insert(HostDeadline(Some(deadline)));
+    }
+    let response = app.oneshot(req).await;
     Ok(match response {
         Ok(response) => response,
         Err(never) => match never {},
