@@ -22,15 +22,7 @@ use lambda_http::{Error, run};
 
 #[tokio::main]
 async fn main() -> Result<(), Error> {
-    tracing_subscriber::fmt()
-        .json()
-        .with_current_span(true)
-        .with_target(false)
-        .without_time()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
-        )
-        .init();
+    handoff_native::init_lambda_logs();
     let env = |key: &str| std::env::var(key).ok();
     let table = env("HANDOFF_TABLE").ok_or("HANDOFF_TABLE is not set")?;
     let config = aws_config::load_defaults(aws_config::BehaviorVersion::latest()).await;

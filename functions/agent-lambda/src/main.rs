@@ -20,8 +20,8 @@
 use std::sync::Arc;
 
 use handoff_a2a::{A2aClient, CachedJwks, Receiver, ReceiverConfig};
-use handoff_core::{Clock, Engine, EngineConfig, Store};
-use handoff_demo::{DemoAgent, DemoConfig, FraudReview};
+use handoff_core::{Clock, Store};
+use handoff_demo::{DemoConfig, FraudReview};
 use handoff_http::{HostDeadline, HttpConfig};
 use handoff_native::a2a::{NetPolicy, RandomTokens, UreqHttp, ureq_jwks};
 use handoff_store_dynamodb::DynamoStore;
@@ -30,15 +30,7 @@ use tower::ServiceExt;
 
 #[tokio::main]
 async fn main() -> Result<(), Error> {
-    tracing_subscriber::fmt()
-        .json()
-        .with_current_span(true)
-        .with_target(false)
-        .without_time()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
-        )
-        .init();
+    handoff_native::init_lambda_logs();
     let env = |key: &str| std::env::var(key).ok();
     let store = open_store(env).await?;
     let runtime = handoff_native::runtime();
@@ -50,20 +42,18 @@ async fn main() -> Result<(), Error> {
         Arc::new(CachedJwks::new(ureq_jwks(policy))),
         ReceiverConfig::from_lookup(env),
     );
-    let mut agent = DemoAgent::new(store.clone(), DemoConfig::from_lookup(env));
-    if let Some(agent_url) = env("DEMO_FRAUD_AGENT_URL").filter(|u| !u.is_empty()) {
-        agent = agent.with_fraud_review(fraud_review(env, receiver.clone(), policy, agent_url)?);
-    }
-    let ledger = agent.ledger().clone();
-    let engine = Engine::with_config(
-        Arc::new(agent),
+    let fraud = match env("DEMO_FRAUD_AGENT_URL").filter(|u| !u.is_empty()) {
+        Some(agent_url) => Some(fraud_review(env, receiver.clone(), policy, agent_url)?),
+        None => None,
+    };
+    let app = handoff_demo::http::app(
         store,
         runtime.clone(),
-        EngineConfig::default(),
+        receiver,
+        DemoConfig::from_lookup(env),
+        fraud,
+        HttpConfig::from_lookup(env),
     );
-    let extras = Arc::new(handoff_a2a::http::TaskSnapshots(receiver));
-    let app = handoff_http::router_with_thread_extras(engine, HttpConfig::from_lookup(env), extras)
-        .merge(handoff_demo::http::routes(ledger, runtime));
 
     // Lambda requests carry a `lambda_http::Body`; the router takes axum bodies and
     // the invocation deadline as an extension.

@@ -29,8 +29,8 @@ use std::sync::{Arc, OnceLock};
 
 use handoff_a2a::{A2aClient, CachedJwks, HttpJwks, Receiver, ReceiverConfig};
 
-use handoff_core::{Clock, Engine, EngineConfig, Store};
-use handoff_demo::{DemoAgent, DemoConfig, FraudReview};
+use handoff_core::{Clock, Store};
+use handoff_demo::{DemoConfig, FraudReview};
 use handoff_http::{HostDeadline, HttpConfig};
 use handoff_store_cloudflare::DurableStore;
 use tower::ServiceExt;
@@ -84,28 +84,24 @@ pub fn app(env: &Env, ctx: Context, origin: &str) -> worker::Result<axum::Router
         jwks(http),
         ReceiverConfig::from_lookup(&vars),
     );
-    let mut agent = DemoAgent::new(store.clone(), DemoConfig::from_lookup(&vars));
-    if let Some(agent_url) = vars("DEMO_FRAUD_AGENT_URL").filter(|u| !u.is_empty()) {
-        agent = agent.with_fraud_review(FraudReview {
+    let fraud = vars("DEMO_FRAUD_AGENT_URL")
+        .filter(|u| !u.is_empty())
+        .map(|agent_url| FraudReview {
             receiver: receiver.clone(),
             client: A2aClient::new(Arc::new(http), Arc::new(RandomTokens), http.allow_loopback),
             agent_url,
             callback_base_url: vars("HANDOFF_PUBLIC_URL").unwrap_or_else(|| origin.to_owned()),
             sender_jwks_url: vars("DEMO_FRAUD_AGENT_JWKS_URL").filter(|u| !u.is_empty()),
         });
-    }
-    let ledger = agent.ledger().clone();
-    let engine = Engine::with_config(
-        Arc::new(agent),
+    let mut app = handoff_demo::http::app(
         store,
-        runtime.clone(),
-        EngineConfig::default(),
-    );
-    let extras = Arc::new(handoff_a2a::http::TaskSnapshots(receiver.clone()));
-    let mut app =
-        handoff_http::router_with_thread_extras(engine, HttpConfig::from_lookup(&vars), extras)
-            .merge(handoff_demo::http::routes(ledger, runtime))
-            .merge(handoff_a2a::http::routes(receiver));
+        runtime,
+        receiver.clone(),
+        DemoConfig::from_lookup(&vars),
+        fraud,
+        HttpConfig::from_lookup(&vars),
+    )
+    .merge(handoff_a2a::http::routes(receiver));
     if vars("HANDOFF_TEST_ROUTES").as_deref() == Some("true") {
         app = app.merge(test_routes::routes(env)?);
     }

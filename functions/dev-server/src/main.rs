@@ -16,8 +16,7 @@
 
 use axum::serve::ListenerExt;
 use handoff_a2a::{A2aClient, CachedJwks, Receiver, ReceiverConfig};
-use handoff_core::{Engine, EngineConfig};
-use handoff_demo::{DemoAgent, DemoConfig, FraudReview};
+use handoff_demo::{DemoConfig, FraudReview};
 use handoff_http::HttpConfig;
 use handoff_native::StoreChoice;
 use handoff_native::a2a::{NetPolicy, RandomTokens, UreqHttp, ureq_jwks};
@@ -47,35 +46,30 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await?;
     let url = format!("http://{}", listener.local_addr()?);
 
-    let mut agent = DemoAgent::new(store.clone(), DemoConfig::from_lookup(env));
-    if let Some(agent_url) = env("DEMO_FRAUD_AGENT_URL").filter(|u| !u.is_empty()) {
-        let client = A2aClient::new(
-            Arc::new(UreqHttp::new(policy)),
-            Arc::new(RandomTokens),
-            policy.allow_loopback,
-        );
-        tracing::info!(%agent_url, "refunds delegate a fraud review over A2A");
-        agent = agent.with_fraud_review(FraudReview {
-            receiver: receiver.clone(),
-            client,
-            agent_url,
-            callback_base_url: env("HANDOFF_PUBLIC_URL").unwrap_or_else(|| url.clone()),
-            sender_jwks_url: env("DEMO_FRAUD_AGENT_JWKS_URL").filter(|u| !u.is_empty()),
+    let fraud = env("DEMO_FRAUD_AGENT_URL")
+        .filter(|u| !u.is_empty())
+        .map(|agent_url| {
+            tracing::info!(%agent_url, "refunds delegate a fraud review over A2A");
+            FraudReview {
+                receiver: receiver.clone(),
+                client: A2aClient::new(
+                    Arc::new(UreqHttp::new(policy)),
+                    Arc::new(RandomTokens),
+                    policy.allow_loopback,
+                ),
+                agent_url,
+                callback_base_url: env("HANDOFF_PUBLIC_URL").unwrap_or_else(|| url.clone()),
+                sender_jwks_url: env("DEMO_FRAUD_AGENT_JWKS_URL").filter(|u| !u.is_empty()),
+            }
         });
-    }
-    let ledger = agent.ledger().clone();
-    let engine = Engine::with_config(
-        Arc::new(agent),
+    let app = handoff_demo::http::app(
         store,
-        runtime.clone(),
-        EngineConfig::default(),
-    );
-    let app = handoff_http::router_with_thread_extras(
-        engine,
+        runtime,
+        receiver.clone(),
+        DemoConfig::from_lookup(env),
+        fraud,
         HttpConfig::from_lookup(env),
-        Arc::new(handoff_a2a::http::TaskSnapshots(receiver.clone())),
     )
-    .merge(handoff_demo::http::routes(ledger, runtime))
     .merge(handoff_a2a::http::routes(receiver));
 
     // SSE frames are small writes that must leave at once, not wait for Nagle.

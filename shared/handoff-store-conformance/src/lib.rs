@@ -2158,8 +2158,9 @@ fn assert_bytes(actual: &[u8], expected: &[u8], what: &str) {
     }
 }
 
-/// `len` bytes of xorshift noise (every byte value occurs, NULs included).
-fn noise(len: usize, seed: u64) -> Vec<u8> {
+/// `len` bytes of xorshift noise (every byte value occurs, NULs included; incompressible),
+/// for backend tests of their own large-value handling.
+pub fn noise(len: usize, seed: u64) -> Vec<u8> {
     let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
     let mut out = Vec::with_capacity(len + 8);
     while out.len() < len {

@@ -14,7 +14,7 @@ use aws_sdk_dynamodb::config::retry::RetryConfig;
 use aws_sdk_dynamodb::config::timeout::TimeoutConfig;
 use aws_sdk_dynamodb::types::AttributeValue;
 use handoff_core::{Condition, Store, StoreError, Write};
-use handoff_store_conformance::{BASE_MS, store_conformance_tests};
+use handoff_store_conformance::{BASE_MS, noise, store_conformance_tests};
 use handoff_store_dynamodb::{DynamoOptions, DynamoStore};
 use support::{
     Faults, Moto, client_with, error_body, fresh_store, fresh_store_with, moto, table_name,
@@ -26,20 +26,6 @@ const NOW: u64 = BASE_MS;
 
 fn unavailable<T>(result: &Result<T, StoreError>) -> bool {
     matches!(result, Err(StoreError::Unavailable(_)))
-}
-
-/// `len` bytes that do not compress.
-fn noise(len: usize, seed: u64) -> Vec<u8> {
-    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    let mut out = Vec::with_capacity(len + 8);
-    while out.len() < len {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        out.extend_from_slice(&x.to_le_bytes());
-    }
-    out.truncate(len);
-    out
 }
 
 /// Requests the store sent while `f` ran, per operation.
