@@ -53,11 +53,11 @@ impl Ledger {
 
     /// The account of an order (empty if never touched).
     pub async fn account(&self, order_id: &str, now_ms: u64) -> Result<OrderAccount, CoreError> {
-        let items = self
+        match self
             .store
-            .get(&partition(order_id), &[ACCOUNT_KEY], now_ms)
-            .await?;
-        match items.into_iter().next().flatten() {
+            .get_one(&partition(order_id), ACCOUNT_KEY, now_ms)
+            .await?
+        {
             Some(item) => serde_json::from_slice(&item.value)
                 .map_err(|e| CoreError::CorruptRecord(e.to_string())),
             None => Ok(OrderAccount {
@@ -108,21 +108,21 @@ impl Ledger {
     ) -> Result<OrderAccount, CoreError> {
         let partition = partition(order_id);
         for _ in 0..32 {
-            let items = self.store.get(&partition, &[ACCOUNT_KEY], now_ms).await?;
-            let (mut account, condition) = match items.into_iter().next().flatten() {
-                Some(item) => (
-                    serde_json::from_slice(&item.value)
-                        .map_err(|e| CoreError::CorruptRecord(e.to_string()))?,
-                    Condition::Version(item.version),
-                ),
-                None => (
-                    OrderAccount {
-                        order_id: order_id.to_owned(),
-                        ..OrderAccount::default()
-                    },
-                    Condition::Absent,
-                ),
-            };
+            let (mut account, condition) =
+                match self.store.get_one(&partition, ACCOUNT_KEY, now_ms).await? {
+                    Some(item) => (
+                        serde_json::from_slice(&item.value)
+                            .map_err(|e| CoreError::CorruptRecord(e.to_string()))?,
+                        Condition::Version(item.version),
+                    ),
+                    None => (
+                        OrderAccount {
+                            order_id: order_id.to_owned(),
+                            ..OrderAccount::default()
+                        },
+                        Condition::Absent,
+                    ),
+                };
             change(&mut account);
             let value = serde_json::to_vec(&account)
                 .map_err(|e| CoreError::CorruptRecord(e.to_string()))?;

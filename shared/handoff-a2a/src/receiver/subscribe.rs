@@ -140,12 +140,12 @@ impl Receiver {
             return Ok(None);
         }
         let partition = config_partition(config_id);
-        let items = self
+        match self
             .inner
             .store
-            .get(&partition, &[CONFIG_KEY], now_ms)
-            .await?;
-        match items.into_iter().next().flatten() {
+            .get_one(&partition, CONFIG_KEY, now_ms)
+            .await?
+        {
             Some(item) => Ok(Some((decode(&item)?, item.version))),
             None => Ok(None),
         }

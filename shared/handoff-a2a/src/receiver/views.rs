@@ -48,12 +48,7 @@ impl Receiver {
     ) -> Result<bool, ReceiverError> {
         let now = self.inner.runtime.now_ms();
         let key = records::wake_key(task_id);
-        let items = self
-            .inner
-            .store
-            .get(thread_id, &[key.as_str()], now)
-            .await?;
-        let Some(item) = items.into_iter().next().flatten() else {
+        let Some(item) = self.inner.store.get_one(thread_id, &key, now).await? else {
             return Ok(false);
         };
         if decode::<TaskWake>(&item)?.seq != seq {

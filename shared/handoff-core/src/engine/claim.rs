@@ -76,8 +76,7 @@ pub(crate) async fn claim(
                 Some(run) => Some(*run),
                 None => {
                     let key = run_key(&answer.run_id);
-                    let original = inner.store.get(partition, &[key.as_str()], now).await?;
-                    match original.into_iter().next().flatten() {
+                    match inner.store.get_one(partition, &key, now).await? {
                         Some(run_item) => Some(records::decode::<RunRecord>(&run_item)?),
                         None => None,
                     }

@@ -168,8 +168,7 @@ impl Engine {
     /// The thread's current view, or `None` if it never ran.
     pub async fn thread(&self, thread_id: &str) -> Result<Option<ThreadView>, CoreError> {
         let now = self.inner.runtime.now_ms();
-        let items = self.inner.store.get(thread_id, &[THREAD_KEY], now).await?;
-        let Some(item) = items.into_iter().next().flatten() else {
+        let Some(item) = self.inner.store.get_one(thread_id, THREAD_KEY, now).await? else {
             return Ok(None);
         };
         let thread: ThreadRecord = records::decode(&item)?;
@@ -191,12 +190,7 @@ impl Engine {
     ) -> Result<Option<(RunRecord, Vec<Event>)>, CoreError> {
         let now = self.inner.runtime.now_ms();
         let key = run_key(run_id);
-        let items = self
-            .inner
-            .store
-            .get(thread_id, &[key.as_str()], now)
-            .await?;
-        let Some(item) = items.into_iter().next().flatten() else {
+        let Some(item) = self.inner.store.get_one(thread_id, &key, now).await? else {
             return Ok(None);
         };
         let record: RunRecord = records::decode(&item)?;

@@ -167,6 +167,21 @@ pub trait Store: Send + Sync + 'static {
         prefix: &str,
         now_ms: u64,
     ) -> Result<Vec<String>, StoreError>;
+
+    /// Reads one key: [`Store::get`] of a single key.
+    async fn get_one(
+        &self,
+        partition: &str,
+        key: &str,
+        now_ms: u64,
+    ) -> Result<Option<Item>, StoreError> {
+        Ok(self
+            .get(partition, &[key], now_ms)
+            .await?
+            .into_iter()
+            .next()
+            .flatten())
+    }
 }
 
 #[async_trait]
