@@ -54,6 +54,13 @@ pub(crate) async fn claim(
         let mut keys = vec![THREAD_KEY, run_item_key.as_str()];
         keys.extend(resume.as_deref());
         let items = inner.store.get(partition, &keys, now).await?;
+        // Decoded once: a thread record carries every message, so it can be large. A
+        // corrupt one fails the claim below; the replay checks read it as absent.
+        let decoded = items[0]
+            .as_ref()
+            .map(records::decode::<ThreadRecord>)
+            .transpose();
+        let stored = decoded.as_ref().ok().and_then(Option::as_ref);
 
         // Abandoned runs (their instance died holding the lease) are re-executed in place;
         // their effects are protected by effect records, not by this check.
@@ -64,8 +71,8 @@ pub(crate) async fn claim(
             if run.input_hash != hash {
                 return Err(CoreError::RunIdConflict(input.run_id.to_string()));
             }
-            if run.status.is_final() || !abandoned(items[0].as_ref(), &input.run_id, now) {
-                return replay_or_busy(inner, run, &input.run_id, &input.run_id, items[0].as_ref());
+            if run.status.is_final() || !abandoned(stored, &input.run_id, now) {
+                return replay_or_busy(inner, run, &input.run_id, &input.run_id, stored);
             }
             run_condition = Condition::Version(item.version);
         }
@@ -84,29 +91,20 @@ pub(crate) async fn claim(
             };
             if let Some(run) = run {
                 let repeat = if run.status.is_final() {
-                    !reraised(items[0].as_ref(), entries, &answer.run_id)
+                    !reraised(stored, entries, &answer.run_id)
                 } else {
-                    !abandoned(items[0].as_ref(), &answer.run_id, now)
+                    !abandoned(stored, &answer.run_id, now)
                 };
                 if answer.run_id != input.run_id && repeat {
-                    return replay_or_busy(
-                        inner,
-                        run,
-                        &answer.run_id,
-                        &input.run_id,
-                        items[0].as_ref(),
-                    );
+                    return replay_or_busy(inner, run, &answer.run_id, &input.run_id, stored);
                 }
             }
             resume_condition = Condition::Version(item.version);
         }
 
-        let (thread, condition) = match &items[0] {
-            Some(item) => (
-                records::decode::<ThreadRecord>(item)?,
-                Condition::Version(item.version),
-            ),
-            None => (ThreadRecord::default(), Condition::Absent),
+        let (thread, condition) = match (decoded?, &items[0]) {
+            (Some(thread), Some(item)) => (thread, Condition::Version(item.version)),
+            _ => (ThreadRecord::default(), Condition::Absent),
         };
         if let Some(lease) = thread
             .lease
@@ -208,10 +206,8 @@ pub(crate) async fn claim(
 }
 
 /// Whether `run_id` no longer holds a live lease on the thread.
-fn abandoned(thread: Option<&crate::store::Item>, run_id: &RunId, now: u64) -> bool {
-    let lease = thread
-        .and_then(|item| records::decode::<ThreadRecord>(item).ok())
-        .and_then(|t| t.lease);
+fn abandoned(thread: Option<&ThreadRecord>, run_id: &RunId, now: u64) -> bool {
+    let lease = thread.and_then(|t| t.lease.as_ref());
     lease.is_none_or(|l| l.run_id != *run_id || l.expires_at_ms <= now)
 }
 
@@ -220,12 +216,8 @@ fn abandoned(thread: Option<&crate::store::Item>, run_id: &RunId, now: u64) -> b
 /// within a run, so that is a new question reusing an id: the answer must be
 /// applied to it, not replayed from the earlier run (which would report success
 /// and leave the thread interrupted for as long as the resume record lives).
-fn reraised(
-    thread: Option<&crate::store::Item>,
-    entries: &[ResumeEntry],
-    applied_by: &RunId,
-) -> bool {
-    let Some(thread) = thread.and_then(|item| records::decode::<ThreadRecord>(item).ok()) else {
+fn reraised(thread: Option<&ThreadRecord>, entries: &[ResumeEntry], applied_by: &RunId) -> bool {
+    let Some(thread) = thread else {
         return false;
     };
     thread.pending.iter().any(|p| {
@@ -250,13 +242,12 @@ fn replay_or_busy(
     run: RunRecord,
     original: &RunId,
     requested: &RunId,
-    thread: Option<&crate::store::Item>,
+    thread: Option<&ThreadRecord>,
 ) -> Result<Claim, CoreError> {
     if !run.status.is_final() {
         let now = inner.runtime.now_ms();
         let lease_end = thread
-            .and_then(|item| records::decode::<ThreadRecord>(item).ok())
-            .and_then(|t| t.lease)
+            .and_then(|t| t.lease.as_ref())
             .map_or(now, |l| l.expires_at_ms);
         return Err(busy(inner, original, lease_end, now));
     }
