@@ -54,6 +54,15 @@ pub enum CoreError {
         /// First validation error.
         reason: String,
     },
+    /// An earlier answer to this interrupt started a side effect whose outcome is in
+    /// doubt; only that same answer may be sent (it re-drives the effect under its key).
+    #[error(
+        "an earlier answer to interrupt {id} started an action whose outcome is unknown; resend that same answer"
+    )]
+    AnswerPinned {
+        /// The interrupt.
+        id: String,
+    },
     /// Another run holds the thread.
     #[error("thread is busy with run {run_id}")]
     ThreadBusy {
@@ -68,6 +77,14 @@ pub enum CoreError {
     /// This run lost its lease (it overran); nothing it did after that was committed.
     #[error("the run lost its lease on the thread")]
     LeaseLost,
+    /// The run was stopped at its deadline (the host's, or its lease's when it could not
+    /// renew) while applying an answer; see the crate docs for what stays pending.
+    #[error("the run was stopped at its deadline before it finished")]
+    DeadlineExceeded,
+    /// The agent raised an interrupt with the id of one its run answered; that would
+    /// replay the answer forever. Interrupt ids must be fresh.
+    #[error("interrupt {0} was raised again by the run that answered it")]
+    InterruptIdReused(String),
     /// The agent returned an error. The detail is logged, not sent.
     #[error("the agent failed")]
     Agent(String),
@@ -95,9 +112,12 @@ impl CoreError {
             CoreError::InterruptNotReady { .. } => "INTERRUPT_NOT_READY",
             CoreError::InterruptExpired { .. } => "INTERRUPT_EXPIRED",
             CoreError::ResumePayloadInvalid { .. } => "RESUME_PAYLOAD_INVALID",
+            CoreError::AnswerPinned { .. } => "ANSWER_IN_DOUBT",
             CoreError::ThreadBusy { .. } => "THREAD_BUSY",
             CoreError::RunIdConflict(_) => "RUN_ID_CONFLICT",
             CoreError::LeaseLost => "LEASE_LOST",
+            CoreError::DeadlineExceeded => "DEADLINE_EXCEEDED",
+            CoreError::InterruptIdReused(_) => "INTERRUPT_ID_REUSED",
             CoreError::Agent(_) => "AGENT_ERROR",
             CoreError::AgentPanicked => "AGENT_PANICKED",
             CoreError::StatePatch(_) => "STATE_PATCH_FAILED",
@@ -113,11 +133,15 @@ impl CoreError {
             CoreError::ResumeIncomplete { .. }
             | CoreError::InterruptNotPending { .. }
             | CoreError::InterruptNotReady { .. }
+            | CoreError::AnswerPinned { .. }
             | CoreError::ThreadBusy { .. }
             | CoreError::RunIdConflict(_) => 409,
             CoreError::InterruptExpired { .. } | CoreError::ResumePayloadInvalid { .. } => 422,
-            CoreError::Store(StoreError::Unavailable(_)) | CoreError::LeaseLost => 503,
+            CoreError::Store(StoreError::Unavailable(_))
+            | CoreError::LeaseLost
+            | CoreError::DeadlineExceeded => 503,
             CoreError::Agent(_)
+            | CoreError::InterruptIdReused(_)
             | CoreError::AgentPanicked
             | CoreError::StatePatch(_)
             | CoreError::Store(_)
@@ -131,6 +155,7 @@ impl CoreError {
             self,
             CoreError::ThreadBusy { .. }
                 | CoreError::LeaseLost
+                | CoreError::DeadlineExceeded
                 | CoreError::Store(StoreError::Unavailable(_))
         )
     }

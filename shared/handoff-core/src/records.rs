@@ -64,6 +64,11 @@ pub struct PendingInterrupt {
     /// Parsed `expiresAt`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expires_at_ms: Option<u64>,
+    /// The resume key of an answer whose run stopped with a side effect in doubt. Only
+    /// that answer may be applied now, so the effect is re-driven under its own key
+    /// instead of a different answer taking another path while the effect may have run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pinned_answer: Option<String>,
 }
 
 /// Summary of the latest run.

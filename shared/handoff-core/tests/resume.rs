@@ -436,12 +436,11 @@ fn a_mixed_answer_to_several_interrupts_executes_only_the_approved_one() {
 }
 
 #[test]
-fn a_failed_resume_leaves_the_interrupt_pending_and_a_retry_reuses_the_recorded_effect() {
+fn a_resume_that_fails_after_its_effect_executed_consumes_the_answer() {
     block_on(async {
         let probe = Probe::new();
         let h = Harness::new(RefundAgent::new(probe.clone()));
         let raised = interrupted(&h, "t").await;
-        let before = h.thread("t").await;
         probe
             .fail_next_resume
             .store(true, std::sync::atomic::Ordering::SeqCst);
@@ -451,22 +450,58 @@ fn a_failed_resume_leaves_the_interrupt_pending_and_a_retry_reuses_the_recorded_
             .await;
         assert_eq!(run_error(&events).code.as_deref(), Some("AGENT_ERROR"));
         assert!(events.iter().all(|e| !e.to_json().contains("hunter2")));
-        let view = h.thread("t").await;
-        assert_eq!(view.pending_interrupts, before.pending_interrupts);
-        assert_eq!(view.state, before.state);
-        assert_eq!(view.messages, before.messages);
-        assert_eq!(view.status, ThreadStatus::Interrupted);
-        assert_eq!(view.last_run.map(|r| r.status), Some(RunStatus::Errored));
         assert_eq!(probe.calls(), 1);
+        // The money moved: the question is answered and history says what executed.
+        let view = h.thread("t").await;
+        assert_eq!(view.status, ThreadStatus::Idle);
+        assert!(view.pending_interrupts.is_empty());
+        assert_eq!(view.last_run.map(|r| r.status), Some(RunStatus::Errored));
+        assert!(
+            view.messages
+                .iter()
+                .any(|m| matches!(m, agui_protocol::Message::Tool(t) if t.content.text().contains("rf-1"))),
+            "the executed refund is not in the history"
+        );
 
-        // The same answer again executes again (no replay of the failure)…
-        let events = h
+        // A duplicate of the answer replays the failure; nothing executes again…
+        let replay = h
             .run(&resume_input("t", "r3", vec![approve(&raised[0])]))
             .await;
-        assert_eq!(outcome(&events), &RunFinishedOutcome::success());
-        // …but the refund that already happened is not repeated.
+        assert_eq!(run_error(&replay).code.as_deref(), Some("AGENT_ERROR"));
         assert_eq!(probe.calls(), 1);
-        assert!(tool_results(&events)[0].content.text().contains("rf-1"));
+        // …and a later "deny" cannot reach the decline path.
+        let err = h
+            .reject(&resume_input("t", "r4", vec![deny(&raised[0])]))
+            .await;
+        assert_rejected(&err, "INTERRUPT_NOT_PENDING", 409);
+    });
+}
+
+#[test]
+fn a_resume_that_fails_before_any_effect_leaves_the_interrupt_answerable() {
+    block_on(async {
+        let h = Harness::new(Scripted(|ctx| {
+            if ctx.is_resume() {
+                return Err("downstream down".into());
+            }
+            let call = ctx.tool_call("refund", &json!({ "amount": 1 }));
+            Ok(handoff_core::Finish::interrupt(
+                Interrupt::new(format!("int-{call}"), "tool_call").with_tool_call(call),
+            ))
+        }));
+        let raised = interrupted(&h, "t").await;
+        let before = h.thread("t").await;
+        let events = h
+            .run(&resume_input("t", "r2", vec![approve(&raised[0])]))
+            .await;
+        assert_eq!(run_error(&events).code.as_deref(), Some("AGENT_ERROR"));
+        let view = h.thread("t").await;
+        assert_eq!(view.pending_interrupts, before.pending_interrupts);
+        assert_eq!(view.messages, before.messages);
+        assert_eq!(view.status, ThreadStatus::Interrupted);
+        // Nothing executed, so any answer may follow, a denial included.
+        h.run(&resume_input("t", "r3", vec![deny(&raised[0])]))
+            .await;
     });
 }
 

@@ -7,6 +7,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::RunContext;
+use super::fence::EffectState;
 use crate::agent::AgentError;
 use crate::error::CoreError;
 use crate::records::{self, EffectRecord, THREAD_KEY, effect_key};
@@ -45,6 +46,7 @@ impl RunContext {
                 let record: EffectRecord = records::decode(item).map_err(|e| self.fail(e))?;
                 if record.done {
                     let value = record.result.unwrap_or(Value::Null);
+                    self.effects.set(key, EffectState::Done(value.clone()));
                     return serde_json::from_value(value).map_err(AgentError::from);
                 }
                 // Started by a run whose lease is gone: in doubt, call again with the same key.
@@ -62,9 +64,13 @@ impl RunContext {
             _ => 1,
         };
         let ttl = Some(now + self.effect_ttl_ms);
+        // From here until its outcome is recorded the effect counts as possibly executed:
+        // a commit dropped mid-flight (deadline) may still land.
+        self.effects.set(key, EffectState::InDoubt);
+        let fence = *self.fence.lock().await;
         let started = EffectRecord {
             done: false,
-            fence: self.fence,
+            fence,
             attempts: attempts + 1,
             result: None,
         };
@@ -83,9 +89,9 @@ impl RunContext {
                 let json = serde_json::to_value(&value).map_err(AgentError::from)?;
                 let done = EffectRecord {
                     done: true,
-                    fence: self.fence,
+                    fence,
                     attempts: attempts + 1,
-                    result: Some(json),
+                    result: Some(json.clone()),
                 };
                 let write = Write::put(
                     &item_key,
@@ -94,11 +100,13 @@ impl RunContext {
                     Some(now + self.effect_ttl_ms),
                 );
                 self.fenced_commit(write).await?;
+                self.effects.set(key, EffectState::Done(json));
                 Ok(value)
             }
             Err(e) => {
                 let write = Write::delete(&item_key, Condition::Version(started_version));
                 self.fenced_commit(write).await?;
+                self.effects.forget(key);
                 Err(AgentError(format!("effect {key} failed: {e}")))
             }
         }
@@ -107,11 +115,12 @@ impl RunContext {
     /// Commits one write together with a check that this run still holds the thread.
     async fn fenced_commit(&mut self, write: Write) -> Result<(), AgentError> {
         let thread = self.input.thread_id.to_string();
-        let batch = vec![
-            Write::check(THREAD_KEY, Condition::Version(self.fence)),
-            write,
-        ];
-        match self.store.commit(&thread, batch, self.now_ms()).await {
+        let fence = self.fence.clone();
+        let fence = fence.lock().await;
+        let batch = vec![Write::check(THREAD_KEY, Condition::Version(*fence)), write];
+        let committed = self.store.commit(&thread, batch, self.now_ms()).await;
+        drop(fence);
+        match committed {
             Ok(()) => Ok(()),
             Err(StoreError::ConditionFailed { index: 0 }) => Err(self.fail(CoreError::LeaseLost)),
             Err(e @ StoreError::ConditionFailed { .. }) => {

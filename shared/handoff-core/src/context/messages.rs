@@ -22,6 +22,10 @@ impl MessageLog {
         &self.messages
     }
 
+    pub(crate) fn push(&mut self, message: Message) {
+        self.messages.push(message);
+    }
+
     fn find(&mut self, id: &str) -> Option<&mut Message> {
         self.messages
             .iter_mut()

@@ -2,6 +2,7 @@
 
 mod effect;
 mod emit;
+pub(crate) mod fence;
 pub(crate) mod messages;
 pub(crate) mod state;
 pub(crate) mod tracker;
@@ -16,6 +17,7 @@ use crate::decision::Decision;
 use crate::error::CoreError;
 use crate::runtime::Runtime;
 use crate::store::Store;
+use fence::{EffectLedger, Fence};
 use messages::MessageLog;
 use tracker::OpenItems;
 
@@ -28,7 +30,8 @@ pub struct RunContext {
     input: RunAgentInput,
     runtime: Runtime,
     store: Arc<dyn Store>,
-    fence: u64,
+    fence: Arc<Fence>,
+    effects: EffectLedger,
     effect_ttl_ms: u64,
     state: Value,
     messages: MessageLog,
@@ -53,7 +56,7 @@ pub(crate) struct ContextParts {
     pub(crate) input: RunAgentInput,
     pub(crate) runtime: Runtime,
     pub(crate) store: Arc<dyn Store>,
-    pub(crate) fence: u64,
+    pub(crate) fence: Arc<Fence>,
     pub(crate) effect_ttl_ms: u64,
     pub(crate) state: Value,
     pub(crate) messages: Vec<Message>,
@@ -68,6 +71,7 @@ impl RunContext {
             runtime: parts.runtime,
             store: parts.store,
             fence: parts.fence,
+            effects: EffectLedger::default(),
             effect_ttl_ms: parts.effect_ttl_ms,
             state: parts.state,
             messages: MessageLog::new(parts.messages),
@@ -181,5 +185,20 @@ impl RunContext {
 
     pub(crate) fn take_fatal(&mut self) -> Option<CoreError> {
         self.fatal.take()
+    }
+
+    /// What this run's `effect` calls got to.
+    pub(crate) fn effects(&self) -> &EffectLedger {
+        &self.effects
+    }
+
+    /// The lease fence shared with the heartbeat and the finish.
+    pub(crate) fn fence(&self) -> &Arc<Fence> {
+        &self.fence
+    }
+
+    /// Appends a message the engine writes itself (not an event of the stream).
+    pub(crate) fn record_message(&mut self, message: Message) {
+        self.messages.push(message);
     }
 }

@@ -21,7 +21,10 @@ const MAX_ATTEMPTS: usize = 6;
 
 /// A claimed run, ready to execute.
 pub(crate) struct Claimed {
-    /// Thread version this run's lease holds; every commit is fenced on it.
+    /// The run.
+    pub(crate) run_id: RunId,
+    /// Thread version this run's lease holds at the claim; every commit is fenced on
+    /// it (renewals move it on, see `lease`).
     pub(crate) fence: u64,
     /// The thread as claimed.
     pub(crate) thread: ThreadRecord,
@@ -113,7 +116,7 @@ pub(crate) async fn claim(
         {
             return Err(busy(inner, &lease.run_id, lease.expires_at_ms, now));
         }
-        let decisions = validate_resume(&thread, input, now)?;
+        let decisions = validate_resume(&thread, input, resume.as_deref(), now)?;
         check_readiness(inner.agent.as_ref(), partition, &decisions).await?;
 
         let lease_end = options
@@ -184,6 +187,7 @@ pub(crate) async fn claim(
                     _ => 1,
                 };
                 return Ok(Claim::Run(Box::new(Claimed {
+                    run_id: input.run_id.clone(),
                     fence,
                     thread: claimed_thread,
                     decisions,

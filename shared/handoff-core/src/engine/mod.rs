@@ -3,7 +3,9 @@
 mod claim;
 mod compact;
 mod execute;
+mod finish;
 mod hash;
+mod lease;
 mod validate;
 
 use std::sync::Arc;

@@ -19,6 +19,7 @@ use crate::records::ThreadRecord;
 pub(crate) fn validate_resume(
     thread: &ThreadRecord,
     input: &RunAgentInput,
+    resume_key: Option<&str>,
     now_ms: u64,
 ) -> Result<Vec<Decision>, CoreError> {
     let entries = input.resume_entries();
@@ -60,7 +61,12 @@ pub(crate) fn validate_resume(
             continue;
         };
         let id = pending.interrupt.id.to_string();
-        if entry.status == ResumeStatus::Resolved {
+        if let Some(pinned) = &pending.pinned_answer {
+            // Answered in time already; the same answer re-drives its effect, whatever the clock says.
+            if resume_key != Some(pinned.as_str()) {
+                return Err(CoreError::AnswerPinned { id });
+            }
+        } else if entry.status == ResumeStatus::Resolved {
             if pending.expires_at_ms.is_some_and(|at| at <= now_ms) {
                 return Err(CoreError::InterruptExpired {
                     id,

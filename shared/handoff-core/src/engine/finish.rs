@@ -1,0 +1,346 @@
+//! Ending a run: persist, then announce. What an answer becomes when its run does not
+//! finish cleanly is decided here (see the crate docs, "Answers and side effects").
+
+use std::collections::HashSet;
+
+use agui_protocol::event::{MessagesSnapshot, RunError, RunFinished, StateSnapshot};
+use agui_protocol::message::ToolMessage;
+use agui_protocol::{Content, Event, Interrupt, Message, RunFinishedOutcome, ToolCallId};
+use serde_json::json;
+
+use super::Inner;
+use super::claim::Claimed;
+use super::compact::compact;
+use crate::agent::Finish;
+use crate::context::RunContext;
+use crate::error::CoreError;
+use crate::records::{
+    self, LastRun, PendingInterrupt, ResumeRecord, RunRecord, RunStatus, THREAD_KEY, ThreadRecord,
+    ThreadStatus, run_key,
+};
+use crate::store::{Condition, StoreError, Write};
+use crate::time_fmt::parse_ms;
+
+pub(crate) async fn finish_run(
+    inner: &Inner,
+    ctx: &mut RunContext,
+    claimed: &Claimed,
+    finish: Finish,
+) {
+    ctx.close_open_items();
+    let now = inner.runtime.now_ms();
+    let (outcome, result, status, pending) = match finish {
+        Finish::Success { result } => {
+            let pending = frontend_calls_pending(ctx);
+            let outcome = RunFinishedOutcome::Success {
+                pending_tool_call_ids: (!pending.is_empty()).then_some(pending),
+            };
+            (outcome, result, RunStatus::Succeeded, Vec::new())
+        }
+        Finish::Cancelled => (
+            RunFinishedOutcome::Cancelled,
+            None,
+            RunStatus::Cancelled,
+            Vec::new(),
+        ),
+        Finish::Interrupt(interrupts) => {
+            ctx.emit_engine(
+                Event::from(StateSnapshot::new(ctx.state().clone())).with_timestamp(now),
+            );
+            ctx.emit_engine(
+                Event::from(MessagesSnapshot::new(ctx.messages().to_vec())).with_timestamp(now),
+            );
+            let pending = to_pending(&interrupts, ctx);
+            (
+                RunFinishedOutcome::Interrupt { interrupts },
+                None,
+                RunStatus::Interrupted,
+                pending,
+            )
+        }
+    };
+    let mut finished = RunFinished::new(ctx.thread_id().clone(), ctx.run_id().clone());
+    finished.outcome = Some(outcome);
+    finished.result = result;
+    let finished = Event::from(finished).with_timestamp(inner.runtime.now_ms());
+
+    let thread_status = if pending.is_empty() {
+        ThreadStatus::Idle
+    } else {
+        ThreadStatus::Interrupted
+    };
+    let thread = ThreadRecord {
+        status: thread_status,
+        lease: None,
+        pending,
+        state: ctx.state().clone(),
+        messages: ctx.messages().to_vec(),
+        last_run: Some(LastRun {
+            run_id: ctx.run_id().clone(),
+            status,
+        }),
+    };
+    let mut log = ctx_log(ctx);
+    log.push(finished.clone());
+    match commit_finish(inner, ctx, claimed, &thread, status, log, true).await {
+        Ok(()) => ctx.emit_engine(finished),
+        Err(error) => {
+            if !matches!(error, CoreError::LeaseLost) {
+                release_lease(inner, ctx, claimed).await;
+            }
+            emit_error(ctx, &error)
+        }
+    }
+}
+
+/// A run that stopped without finishing (error, panic, deadline of a resume, lost lease).
+///
+/// - Lease lost: nothing can be written; the thread is its next holder's.
+/// - An effect in doubt: the answer is not consumed and only it may be applied again
+///   (pinned), so the retry re-drives the effect under the same key.
+/// - Effects executed, none in doubt: the answer is consumed; the thread keeps what the
+///   run said and did (with a tool message per answered call saying what executed), so
+///   no other answer can take the path the executed effect excluded.
+/// - Nothing executed: the thread is left as claimed, its interrupts still answerable.
+pub(crate) async fn stop_run(
+    inner: &Inner,
+    ctx: &mut RunContext,
+    claimed: &Claimed,
+    error: CoreError,
+) {
+    let mut event = RunError::from(&error);
+    event.base.timestamp = Some(inner.runtime.now_ms());
+    let event = Event::from(event);
+    if !matches!(error, CoreError::LeaseLost) {
+        let effects = ctx.effects();
+        let consumed = !effects.is_empty() && !effects.any_in_doubt();
+        let thread = if consumed {
+            record_executed(ctx, &error)
+        } else {
+            released_after_error(ctx, claimed)
+        };
+        let mut log = ctx_log(ctx);
+        log.push(event.clone());
+        let committed = commit_finish(
+            inner,
+            ctx,
+            claimed,
+            &thread,
+            RunStatus::Errored,
+            log,
+            consumed,
+        )
+        .await;
+        if let Err(commit_error) = committed {
+            tracing::error!(error = %commit_error, "could not record the failed run");
+            if !matches!(commit_error, CoreError::LeaseLost) {
+                release_lease(inner, ctx, claimed).await;
+            }
+        }
+    }
+    ctx.emit_engine(event);
+}
+
+/// The thread after a run that executed effects and then failed: its history and state
+/// as the run left them, nothing pending.
+fn record_executed(ctx: &mut RunContext, error: &CoreError) -> ThreadRecord {
+    let answered: HashSet<&ToolCallId> = ctx
+        .messages()
+        .iter()
+        .filter_map(|m| match m {
+            Message::Tool(t) => Some(&t.tool_call_id),
+            _ => None,
+        })
+        .collect();
+    let unanswered: Vec<ToolCallId> = ctx
+        .decisions()
+        .iter()
+        .filter_map(|d| d.tool_call_id())
+        .filter(|id| !answered.contains(id))
+        .cloned()
+        .collect();
+    let executed: Vec<_> = ctx
+        .effects()
+        .done()
+        .map(|(key, result)| json!({ "key": key, "result": result }))
+        .collect();
+    for tool_call_id in unanswered {
+        let content = json!({ "error": error.code(), "executedEffects": executed });
+        let message = ToolMessage {
+            id: ctx.new_id("msg").into(),
+            content: Content::Text(content.to_string()),
+            tool_call_id,
+            error: Some(error.code().to_owned()),
+            encrypted_value: None,
+            metadata: None,
+            subagent_run_id: None,
+        };
+        ctx.record_message(Message::Tool(message));
+    }
+    ThreadRecord {
+        status: ThreadStatus::Idle,
+        lease: None,
+        pending: Vec::new(),
+        state: ctx.state().clone(),
+        messages: ctx.messages().to_vec(),
+        last_run: Some(LastRun {
+            run_id: ctx.run_id().clone(),
+            status: RunStatus::Errored,
+        }),
+    }
+}
+
+/// The thread as it was claimed, unleased, its last run marked errored; pending
+/// interrupts stay answerable, pinned to this run's answer if any of its effects
+/// started (one may have executed).
+fn released_after_error(ctx: &RunContext, claimed: &Claimed) -> ThreadRecord {
+    let pin = claimed
+        .resume_key
+        .as_ref()
+        .filter(|_| !ctx.effects().is_empty());
+    let mut pending = claimed.thread.pending.clone();
+    if let Some(key) = pin {
+        for p in &mut pending {
+            p.pinned_answer = Some(key.clone());
+        }
+    }
+    ThreadRecord {
+        status: if pending.is_empty() {
+            ThreadStatus::Idle
+        } else {
+            ThreadStatus::Interrupted
+        },
+        lease: None,
+        pending,
+        last_run: Some(LastRun {
+            run_id: ctx.run_id().clone(),
+            status: RunStatus::Errored,
+        }),
+        ..claimed.thread.clone()
+    }
+}
+
+/// After a finish commit that storage refused (a throttle, an outage, a record too
+/// large), hands the thread back as it was claimed, so a retry need not wait for the
+/// lease to lapse. Only the thread is written, fenced like the finish: if that did apply
+/// after all, this fails and changes nothing; the run record stays `running`, so the
+/// same request re-executes in place.
+async fn release_lease(inner: &Inner, ctx: &RunContext, claimed: &Claimed) {
+    let now = inner.runtime.now_ms();
+    let thread = released_after_error(ctx, claimed);
+    let fence = *ctx.fence().lock().await;
+    let write = Write::put(
+        THREAD_KEY,
+        Condition::Version(fence),
+        records::encode(&thread),
+        Some(now + inner.config.thread_ttl_ms),
+    );
+    if let Err(e) = inner.store.commit(ctx.thread_id(), vec![write], now).await {
+        tracing::warn!(run_id = %ctx.run_id(), error = %e, "could not release the lease; it lapses at its deadline");
+    }
+}
+
+fn ctx_log(ctx: &RunContext) -> Vec<Event> {
+    compact(ctx.log().to_vec())
+}
+
+/// Commits the thread and the run record under the fence. `consume_answer` records the
+/// resume answer as applied by this run (a duplicate replays it); otherwise the answer
+/// is forgotten so it can be applied again.
+async fn commit_finish(
+    inner: &Inner,
+    ctx: &RunContext,
+    claimed: &Claimed,
+    thread: &ThreadRecord,
+    status: RunStatus,
+    events: Vec<Event>,
+    consume_answer: bool,
+) -> Result<(), CoreError> {
+    let now = inner.runtime.now_ms();
+    let run = RunRecord {
+        input_hash: claimed.input_hash.clone(),
+        status,
+        resume_key: claimed.resume_key.clone(),
+        started_at_ms: claimed.started_at_ms,
+        events,
+    };
+    let run_expiry = Some(now + inner.config.run_ttl_ms);
+    // The resume record still names this run: the thread fence below proves no other
+    // claim (which would have rewritten it in the same commit) happened since ours.
+    let resume = claimed.resume_key.as_ref().map(|key| {
+        if !consume_answer {
+            return Write::delete(key, Condition::Always);
+        }
+        let answer = ResumeRecord {
+            run_id: ctx.run_id().clone(),
+            finished: Some(Box::new(run.clone())),
+        };
+        Write::put(key, Condition::Always, records::encode(&answer), run_expiry)
+    });
+    let fence = ctx.fence().lock().await;
+    let mut writes = vec![
+        Write::put(
+            THREAD_KEY,
+            Condition::Version(*fence),
+            records::encode(thread),
+            Some(now + inner.config.thread_ttl_ms),
+        ),
+        Write::put(
+            run_key(ctx.run_id()),
+            Condition::Always,
+            records::encode(&run),
+            run_expiry,
+        ),
+    ];
+    writes.extend(resume);
+    match inner.store.commit(ctx.thread_id(), writes, now).await {
+        Ok(()) => Ok(()),
+        Err(StoreError::ConditionFailed { .. }) => Err(CoreError::LeaseLost),
+        Err(e) => Err(e.into()),
+    }
+}
+
+fn emit_error(ctx: &mut RunContext, error: &CoreError) {
+    tracing::error!(run_id = %ctx.run_id(), code = error.code(), error = %error, "run could not be committed");
+    let event = Event::from(RunError::from(error)).with_timestamp(ctx.now_ms());
+    ctx.emit_engine(event);
+}
+
+fn to_pending(interrupts: &[Interrupt], ctx: &RunContext) -> Vec<PendingInterrupt> {
+    interrupts
+        .iter()
+        .map(|i| PendingInterrupt {
+            interrupt: i.clone(),
+            run_id: ctx.run_id().clone(),
+            expires_at_ms: i.expires_at.as_deref().and_then(parse_ms),
+            pinned_answer: None,
+        })
+        .collect()
+}
+
+/// Calls this run made to application (frontend) tools that have no result yet.
+fn frontend_calls_pending(ctx: &RunContext) -> Vec<ToolCallId> {
+    let frontend: HashSet<&str> = ctx
+        .input()
+        .tool_list()
+        .iter()
+        .map(|t| t.name.as_str())
+        .collect();
+    let mut started = Vec::new();
+    let mut answered = HashSet::new();
+    for event in ctx.log() {
+        match event {
+            Event::ToolCallStart(e) if frontend.contains(e.tool_call_name.as_str()) => {
+                started.push(e.tool_call_id.clone())
+            }
+            Event::ToolCallResult(e) => {
+                answered.insert(e.tool_call_id.clone());
+            }
+            _ => {}
+        }
+    }
+    started
+        .into_iter()
+        .filter(|id| !answered.contains(id))
+        .collect()
+}

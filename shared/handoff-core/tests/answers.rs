@@ -1,0 +1,250 @@
+//! What an answer becomes when the run applying it does not finish cleanly: stopped at
+//! its deadline inside a side effect, re-raising the interrupt it answered, or unable
+//! to commit its finish. The rule (crate docs, "Answers and side effects"): an answer
+//! is never consumed under a new key while an effect it started is in doubt, and once
+//! an effect executed it cannot be answered differently.
+
+mod support;
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use agui_protocol::{Interrupt, RunFinishedOutcome};
+use async_trait::async_trait;
+use futures::StreamExt;
+use futures::executor::block_on;
+use handoff_core::records::{PendingInterrupt, RunStatus, ThreadRecord, ThreadStatus};
+use handoff_core::{Agent, AgentError, Finish, RunContext, RunOptions, StoreError};
+use serde_json::{Value, json};
+use support::*;
+
+/// Asks for approval of a refund; the approved resume refunds through `ctx.effect`,
+/// whose first downstream call waits for `hold` (a slow payment API).
+struct SlowRefund {
+    probe: Arc<Probe>,
+    hold: Gate,
+}
+
+#[async_trait]
+impl Agent for SlowRefund {
+    async fn run(&self, ctx: &mut RunContext) -> Result<Finish, AgentError> {
+        if !ctx.is_resume() {
+            let call = ctx.tool_call("refund", &json!({ "amount": 40 }));
+            let interrupt = Interrupt::new(format!("int-{call}"), "tool_call")
+                .with_tool_call(call)
+                .with_response_schema(approval_schema());
+            return Ok(Finish::interrupt(interrupt));
+        }
+        let decision = ctx.decisions()[0].clone();
+        let call = decision.tool_call_id().cloned().ok_or("no tool call")?;
+        if !decision.approved() {
+            ctx.tool_result(&call, "denied");
+            return Ok(Finish::done());
+        }
+        let (probe, hold) = (self.probe.clone(), self.hold.clone());
+        let receipt: Value = ctx
+            .effect(&format!("refund-{call}"), move |key| async move {
+                let n = probe.effect_calls.fetch_add(1, Ordering::SeqCst) + 1;
+                lock(&probe.keys).push(key);
+                if n == 1 {
+                    hold.wait().await;
+                }
+                Ok::<_, String>(json!({ "refundId": format!("rf-{n}") }))
+            })
+            .await?;
+        ctx.tool_result(&call, receipt.to_string());
+        Ok(Finish::done())
+    }
+}
+
+async fn stored_thread(h: &Harness) -> ThreadRecord {
+    let item = h.item("t", "thread").await.expect("thread record");
+    serde_json::from_slice(&item.value).unwrap()
+}
+
+fn pending(thread: &ThreadRecord) -> &PendingInterrupt {
+    &thread.pending[0]
+}
+
+fn with_deadline(h: &Harness) -> RunOptions {
+    RunOptions {
+        deadline_ms: Some(h.now() + 60_000),
+    }
+}
+
+#[test]
+fn a_deadline_inside_a_resumed_effect_keeps_the_answer_and_re_drives_the_same_key() {
+    block_on(async {
+        let (probe, hold) = (Probe::new(), Gate::new());
+        let h = Harness::new(SlowRefund {
+            probe: probe.clone(),
+            hold: hold.clone(),
+        });
+        let raised = interrupts(&h.run(&user_input("t", "r1", "refund")).await);
+        let answer = resume_input("t", "r2", vec![approve(&raised[0])]);
+        let mut stream = h.stream_with(&answer, with_deadline(&h)).await;
+        let (mut events, ended) = drain_ready(&mut stream);
+        assert!(
+            !ended && probe.calls() == 1,
+            "the refund call did not start"
+        );
+
+        // The host deadline approaches while the payment API is still answering.
+        h.sleep.fire();
+        events.extend(stream.collect::<Vec<_>>().await);
+        assert_valid_stream(&events, &answer);
+        let error = run_error(&events);
+        assert_eq!(error.code.as_deref(), Some("DEADLINE_EXCEEDED"));
+
+        // Not consumed: still pending, pinned to this answer; the run is recorded errored.
+        let thread = stored_thread(&h).await;
+        assert_eq!(thread.status, ThreadStatus::Interrupted);
+        assert_eq!(pending(&thread).interrupt.id, raised[0].id);
+        assert!(pending(&thread).pinned_answer.is_some());
+        assert!(thread.lease.is_none(), "the lease was not released");
+        let (record, _) = h.run_record("t", "r2").await.unwrap();
+        assert_eq!(record.status, RunStatus::Errored);
+
+        // A different answer could take the decline path while the money may have moved.
+        let deny = resume_input("t", "r3", vec![deny(&raised[0])]);
+        let err = h.reject(&deny).await;
+        assert_eq!((err.code(), err.http_status()), ("ANSWER_IN_DOUBT", 409));
+
+        // The same answer (a client retry, any instance) re-drives the effect under its key.
+        hold.open();
+        let retry = resume_input("t", "r4", vec![approve(&raised[0])]);
+        let events = h.run(&retry).await;
+        assert_eq!(outcome(&events), &RunFinishedOutcome::success());
+        assert_eq!(probe.calls(), 2);
+        let keys = probe.keys();
+        assert_eq!(keys[0], keys[1], "the retry used a new idempotency key");
+        assert_eq!(h.thread("t").await.status, ThreadStatus::Idle);
+
+        // From now on the answer replays; nothing executes again.
+        let events = h
+            .run(&resume_input("t", "r5", vec![approve(&raised[0])]))
+            .await;
+        assert_eq!(outcome(&events), &RunFinishedOutcome::success());
+        assert_eq!(probe.calls(), 2);
+    });
+}
+
+#[test]
+fn a_deadline_before_any_effect_leaves_the_interrupt_answerable_by_anyone() {
+    block_on(async {
+        let h = Harness::new(Blocking::new(Gate::new()));
+        // Blocking raises nothing, so set up the pending interrupt through a scripted first run.
+        let setup = h.instance(
+            Scripted(|ctx| {
+                let call = ctx.tool_call("refund", &json!({}));
+                Ok(Finish::interrupt(
+                    Interrupt::new("int-1", "tool_call").with_tool_call(call),
+                ))
+            }),
+            "s",
+        );
+        let first = user_input("t", "r1", "refund");
+        let events: Vec<_> = setup
+            .start(first, RunOptions::default())
+            .await
+            .unwrap()
+            .collect()
+            .await;
+        let raised = interrupts(&events);
+        let answer = resume_input("t", "r2", vec![approve(&raised[0])]);
+        let mut stream = h.stream_with(&answer, with_deadline(&h)).await;
+        let mut events = until_blocked(&mut stream);
+        h.sleep.fire();
+        events.extend(stream.collect::<Vec<_>>().await);
+        assert_valid_stream(&events, &answer);
+        assert_eq!(
+            run_error(&events).code.as_deref(),
+            Some("DEADLINE_EXCEEDED")
+        );
+        let thread = stored_thread(&h).await;
+        assert_eq!(thread.status, ThreadStatus::Interrupted);
+        assert_eq!(pending(&thread).pinned_answer, None);
+        assert!(thread.lease.is_none());
+    });
+}
+
+#[test]
+fn re_raising_the_answered_interrupt_id_is_an_error_not_an_endless_replay() {
+    block_on(async {
+        let h = Harness::new(Scripted(|ctx| {
+            let call = ctx.tool_call("refund", &json!({}));
+            // A buggy agent that asks the same question under the same id every time.
+            Ok(Finish::interrupt(
+                Interrupt::new("int-fixed", "tool_call").with_tool_call(call),
+            ))
+        }));
+        let raised = interrupts(&h.run(&user_input("t", "r1", "refund")).await);
+        let answer = resume_input("t", "r2", vec![approve(&raised[0])]);
+        let events = h.run(&answer).await;
+        assert_eq!(
+            run_error(&events).code.as_deref(),
+            Some("INTERRUPT_ID_REUSED")
+        );
+        // Nothing executed, so the question stays open for a fixed agent.
+        let view = h.thread("t").await;
+        assert_eq!(view.status, ThreadStatus::Interrupted);
+        assert_eq!(view.pending_interrupts[0].id, raised[0].id);
+    });
+}
+
+#[test]
+fn every_refused_finish_commit_releases_the_lease() {
+    for error in [
+        StoreError::TooLarge("thread over 400 KB".into()),
+        StoreError::Backend("internal server error".into()),
+        StoreError::Unavailable("throttled".into()),
+    ] {
+        block_on(async {
+            let h = Harness::new(Chatty);
+            // The finish writes the thread and its run record; the release only the thread.
+            h.store.fail_commits_where(error.clone(), |_, writes| {
+                writes.len() > 1 && thread_put_status(writes).as_deref() == Some("idle")
+            });
+            let events = h.run(&user_input("t", "r1", "hi")).await;
+            assert!(run_error(&events).code.is_some());
+            h.store.heal();
+            // No 15-minute wait: the next run is accepted at once.
+            let view = h.thread("t").await;
+            assert_ne!(view.status, ThreadStatus::Running, "{error:?}");
+            h.run(&user_input("t", "r2", "again")).await;
+        });
+    }
+}
+
+#[test]
+fn a_refused_failure_record_still_releases_the_lease() {
+    block_on(async {
+        let probe = Probe::new();
+        let h = Harness::new(RefundAgent::new(probe.clone()));
+        let raised = interrupts(&h.run(&user_input("t", "r1", "refund")).await);
+        probe.fail_next_resume.store(true, Ordering::SeqCst);
+        // The commit that records the failed run fails (a 5xx); only the release gets through.
+        h.store.fail_commits_where(
+            StoreError::Backend("internal server error".into()),
+            |_, writes| writes.len() > 1 && thread_put_status(writes).as_deref() == Some("idle"),
+        );
+        let events = h
+            .run(&resume_input("t", "r2", vec![approve(&raised[0])]))
+            .await;
+        assert_eq!(run_error(&events).code.as_deref(), Some("AGENT_ERROR"));
+        h.store.heal();
+        let thread = stored_thread(&h).await;
+        assert!(thread.lease.is_none());
+        // The refund executed: only the same answer may follow, and it does not pay twice.
+        assert!(pending(&thread).pinned_answer.is_some());
+        let err = h
+            .reject(&resume_input("t", "r3", vec![deny(&raised[0])]))
+            .await;
+        assert_eq!(err.code(), "ANSWER_IN_DOUBT");
+        let events = h
+            .run(&resume_input("t", "r4", vec![approve(&raised[0])]))
+            .await;
+        assert_eq!(outcome(&events), &RunFinishedOutcome::success());
+        assert_eq!(probe.calls(), 1);
+    });
+}
