@@ -85,13 +85,60 @@ pub(crate) async fn propose_refund(
             order.order_id
         ))
         .with_tool_call(call)
-        .with_response_schema(json!({
-            "type": "object",
-            "properties": {"approved": {"type": "boolean"}, "editedArgs": {"type": "object"}},
-            "required": ["approved"]
-        }))
+        .with_response_schema(refund_response_schema(order))
         .with_expires_at(expires);
     Ok(Finish::interrupt(interrupt))
+}
+
+/// The approval's `responseSchema`: `editedArgs` may only lower the amount of
+/// this order's refund (same order and currency, 0 < amount <= paid), so the
+/// engine refuses a wider edit with 422 before anything is written.
+/// `editedArgs` replaces the arguments; missing fields are refused in the run.
+pub(crate) fn refund_response_schema(order: &Order) -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "approved": {"type": "boolean"},
+            "editedArgs": {
+                "type": "object",
+                "properties": {
+                    "orderId": {"const": order.order_id},
+                    "amountCents": {"type": "integer", "minimum": 1, "maximum": order.amount_cents},
+                    "currency": {"const": order.currency}
+                }
+            }
+        },
+        "required": ["approved"]
+    })
+}
+
+/// Re-checks an edit against the proposal before the refund executes: the
+/// schema guards the request, this guards the effect (an interrupt raised
+/// before the schema was bounded still carries the old, open one).
+fn check_refund_edit(proposed: &Value, edited: &Value) -> Result<(), AgentError> {
+    let order_id = proposed
+        .get("orderId")
+        .and_then(Value::as_str)
+        .ok_or("the proposed refund has no orderId")?;
+    if edited.get("orderId").and_then(Value::as_str) != Some(order_id) {
+        return Err(AgentError(format!(
+            "editedArgs.orderId must stay {order_id}"
+        )));
+    }
+    let paid = Order::lookup(order_id).amount_cents;
+    match edited.get("amountCents").and_then(Value::as_u64) {
+        Some(cents) if cents > 0 && cents <= paid => {}
+        _ => {
+            return Err(AgentError(format!(
+                "editedArgs.amountCents must be between 1 and {paid}"
+            )));
+        }
+    }
+    match edited.get("currency") {
+        None => Ok(()),
+        Some(currency) if currency == &proposed["currency"] => Ok(()),
+        Some(_) => Err("editedArgs may not change the currency".into()),
+    }
 }
 
 pub(crate) async fn start_return(
@@ -183,9 +230,13 @@ async fn resume_refund(
         .await;
         return Ok(());
     }
+    let proposed = proposed_args(ctx, &call).ok_or("the proposed refund arguments are missing")?;
     let args = match decision.edited_args() {
-        Some(edited) => edited.clone(),
-        None => proposed_args(ctx, &call).ok_or("the proposed refund arguments are missing")?,
+        Some(edited) => {
+            check_refund_edit(&proposed, edited)?;
+            edited.clone()
+        }
+        None => proposed,
     };
     let order_id = args
         .get("orderId")

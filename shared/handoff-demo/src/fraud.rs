@@ -83,7 +83,8 @@ pub(crate) async fn start(
     .await;
     let thread_id = ctx.thread_id().to_string();
     let message = Message::new(
-        format!("{thread_id}-fraud-{}", order.order_id),
+        // The client sets the messageId from the effect's idempotency key.
+        String::new(),
         Role::User,
         vec![
             Part::text(format!(
@@ -97,11 +98,12 @@ pub(crate) async fn start(
             ),
         ],
     );
-    let request = Delegate {
+    let request = |idempotency_key| Delegate {
         thread_id,
         agent_url: fraud.agent_url.clone(),
         callback_base_url: fraud.callback_base_url.clone(),
         message,
+        idempotency_key,
         ttl_ms: None,
         sender_jwt: fraud.sender_jwks_url.clone().map(JwtAuth::new),
     };
@@ -109,8 +111,9 @@ pub(crate) async fn start(
     let delegation: Value = ctx
         .effect(
             &format!("a2a:fraud:{}", order.order_id),
-            |_key| async move {
-                client.delegate(&receiver, request).await.map(|d| {
+            // A retry of this effect (in doubt) resends the same key, so the agent sees the same message.
+            |key| async move {
+                client.delegate(&receiver, request(key)).await.map(|d| {
                 json!({"taskId": d.task_id, "configId": d.config_id, "state": d.task.status.state})
             })
             },

@@ -7,7 +7,10 @@
 //! `expiresAt` = now + `interrupt_ttl_secs`. On approval the refund executes once
 //! through [`handoff_core::RunContext::effect`] against the simulated [`Ledger`],
 //! then `TOOL_CALL_RESULT` answers the original call (no new START/ARGS/END).
-//! `editedArgs` replace the arguments. A denial or a cancel executes nothing.
+//! `editedArgs` replace the arguments but may only lower the amount: the same
+//! `orderId` (and `currency`), `0 < amountCents <=` the order's amount. The
+//! schema says so (a wider edit is a 422 `RESUME_PAYLOAD_INVALID`) and the agent
+//! checks again before the refund. A denial or a cancel executes nothing.
 //!
 //! **Fraud review variant** (hosts call [`DemoAgent::with_fraud_review`], the dev
 //! server when `DEMO_FRAUD_AGENT_URL` is set): the refund flow first delegates

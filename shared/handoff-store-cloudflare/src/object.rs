@@ -1,16 +1,22 @@
 //! The Durable Object that owns one partition: the single, strongly consistent
 //! writer for its items, in the object's SQLite storage.
 //!
-//! Atomicity comes from the object model, not from locks: a commit reads the
+//! Isolation comes from the object model, not from locks: a commit reads the
 //! rows it conditions on, decides ([`plan_commit`]) and writes, all with
 //! synchronous SQL calls and no `await` in between, so no other request to
-//! this object can interleave, and the runtime commits those writes as one
-//! implicit transaction before the response leaves (output gate).
+//! this object can interleave. Atomicity needs one more step: each SQL
+//! statement is applied as it runs, so a statement that throws half-way (a
+//! value over SQLite's size limit, a constraint) would leave the earlier ones
+//! in place. The writes therefore run inside `storage.transactionSync`, which
+//! rolls all of them back when one throws.
 
 use serde::Serialize;
+use wasm_bindgen::prelude::{Closure, JsValue, wasm_bindgen};
+use worker::js_sys::Function;
+use worker::wasm_bindgen::JsCast;
 use worker::{
     Date, DurableObject, Env, Request, Response, Result, SqlStorage, SqlStorageValue, State,
-    durable_object,
+    Storage, durable_object,
 };
 
 use crate::protocol::{
@@ -83,7 +89,11 @@ impl DurableObject for PartitionObject {
                     }
                     Ok(mutations) => {
                         let earliest = earliest_expiry(&mutations);
-                        apply(&sql, mutations)?;
+                        if let Err(err) = apply_atomically(&self.state.storage(), sql, mutations) {
+                            // Not retryable (the same batch fails the same way): a 500, which
+                            // the client reports as a backend error, not as "unavailable".
+                            return Response::error(format!("commit rolled back: {err}"), 500);
+                        }
                         if let Some(at) = earliest {
                             self.purge_no_later_than(at + self.purge_grace_ms).await?;
                         }
@@ -195,6 +205,34 @@ fn decode_row(columns: Vec<SqlStorageValue>) -> Result<Row> {
         value,
         expires_at_ms: as_u64(expires),
     })
+}
+
+// workers-rs 0.8.7 binds only the asynchronous key-value `transaction`, so
+// the storage object is viewed through this type for `transactionSync`.
+#[wasm_bindgen]
+extern "C" {
+    type TransactionSync;
+
+    /// `storage.transactionSync(body)`: runs `body` as one SQLite transaction,
+    /// rolled back (and the exception rethrown) if it throws.
+    #[wasm_bindgen(method, catch, js_name = transactionSync)]
+    fn transaction_sync(
+        this: &TransactionSync,
+        body: &Function,
+    ) -> std::result::Result<JsValue, JsValue>;
+}
+
+/// Applies `mutations` all together or not at all. (Raw `BEGIN`/`COMMIT` are
+/// refused by Durable Object SQL; `transactionSync` is the way in.)
+fn apply_atomically(storage: &Storage, sql: SqlStorage, mutations: Vec<Mutation>) -> Result<()> {
+    // An `Err` returned from the closure is thrown into JavaScript, which rolls back.
+    let body = Closure::once(move || apply(&sql, mutations).map_err(JsValue::from));
+    storage
+        .as_raw()
+        .unchecked_ref::<TransactionSync>()
+        .transaction_sync(body.as_ref().unchecked_ref())
+        .map(drop)
+        .map_err(worker::Error::from)
 }
 
 fn apply(sql: &SqlStorage, mutations: Vec<Mutation>) -> Result<()> {

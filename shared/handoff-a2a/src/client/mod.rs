@@ -44,8 +44,14 @@ pub struct Delegate {
     pub agent_url: String,
     /// Our public base URL (the webhook is `{base}/a2a/push/{configId}`).
     pub callback_base_url: String,
-    /// The message to send (its `messageId` should be stable for retries).
+    /// The message to send; its `messageId` is replaced by `idempotency_key`.
     pub message: Message,
+    /// The key of the `RunContext::effect` the delegation runs in (stable
+    /// across retries of that effect). It becomes the message's `messageId`
+    /// and the `Idempotency-Key` header, so a retry after an in-doubt send (the
+    /// answer was lost) is the same request to the agent, which can answer it
+    /// with the task it already created instead of creating a second one.
+    pub idempotency_key: String,
     /// Subscription lifetime; the receiver's default when `None`.
     pub ttl_ms: Option<u64>,
     /// For a sender that signs its pushes: each must then carry both the
@@ -175,8 +181,15 @@ impl A2aClient {
                 ttl_ms: req.ttl_ms,
             })
             .await?;
+        let mut message = req.message;
+        message.message_id.clone_from(&req.idempotency_key);
         match self
-            .send(&card, req.message, registration.push_config.clone())
+            .send(
+                &card,
+                message,
+                registration.push_config.clone(),
+                Some(&req.idempotency_key),
+            )
             .await
         {
             Ok(task) => {
@@ -200,12 +213,14 @@ impl A2aClient {
         }
     }
 
-    /// Sends `message` asking for an immediate answer and pushes to `push`.
+    /// Sends `message` asking for an immediate answer and pushes to `push`,
+    /// with an `Idempotency-Key` header when `idempotency_key` is given.
     pub async fn send(
         &self,
         card: &CardInfo,
         message: Message,
         push: TaskPushNotificationConfig,
+        idempotency_key: Option<&str>,
     ) -> Result<Task, ClientError> {
         self.check(&card.rpc_url)?;
         let body = match card.version {
@@ -237,6 +252,9 @@ impl A2aClient {
         ];
         if card.version == WireVersion::V1 {
             headers.push(("A2A-Version".to_owned(), "1.0".to_owned()));
+        }
+        if let Some(key) = idempotency_key {
+            headers.push(("Idempotency-Key".to_owned(), key.to_owned()));
         }
         let response = self
             .http
