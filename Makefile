@@ -32,7 +32,7 @@ help:
 	@echo "make test        run every test (Rust, official-client conformance, end to end)"
 	@echo "make lint        rustfmt --check and clippy -D warnings"
 	@echo "make check-wasm  cargo check the Workers crates for wasm32-unknown-unknown"
-	@echo "make bench       criterion benches (encoding) and the dev-server load test"
+	@echo "make bench       criterion benches (encoding), store cost per turn as a thread grows, and the dev-server load test"
 	@echo "make bench-lambda  Lambda bootstrap sizes (arm64, x86_64) and cold start (process start -> first SSE byte, moto)"
 	@echo "make build-worker  worker-build --release (wasm-opt from npm binaryen); prints the wasm size raw and gzip"
 	@echo "make dev-worker  wrangler dev --local on 127.0.0.1:8787 (offline, telemetry off)"
@@ -115,6 +115,7 @@ deploy: setup
 
 bench:
 	cargo bench -p agui-protocol --bench encode
+	cargo run -q --release -p handoff-tests --bin history-cost
 	cargo build --release -p dev-server -p handoff-tests --bin load
 	./target/release/load --bin-dir target/release --runs 400 --concurrency 8
 

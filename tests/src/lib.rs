@@ -1,3 +1,4 @@
 //! Test support shared by the integration tests and the corpus generator.
 
 pub mod corpus;
+pub mod history_cost;

@@ -63,6 +63,11 @@ pub enum CoreError {
         /// The interrupt.
         id: String,
     },
+    /// The request was built on a stale copy of the thread: its history lacks messages
+    /// the thread got from a later run, or it retries a run the thread has moved past.
+    /// Nothing was written; the client rehydrates with `GET /threads/{id}`.
+    #[error("the thread changed since this request's history was read: {0}")]
+    ThreadChanged(String),
     /// Another run holds the thread.
     #[error("thread is busy with run {run_id}")]
     ThreadBusy {
@@ -113,6 +118,7 @@ impl CoreError {
             CoreError::InterruptExpired { .. } => "INTERRUPT_EXPIRED",
             CoreError::ResumePayloadInvalid { .. } => "RESUME_PAYLOAD_INVALID",
             CoreError::AnswerPinned { .. } => "ANSWER_IN_DOUBT",
+            CoreError::ThreadChanged(_) => "THREAD_CHANGED",
             CoreError::ThreadBusy { .. } => "THREAD_BUSY",
             CoreError::RunIdConflict(_) => "RUN_ID_CONFLICT",
             CoreError::LeaseLost => "LEASE_LOST",
@@ -134,6 +140,7 @@ impl CoreError {
             | CoreError::InterruptNotPending { .. }
             | CoreError::InterruptNotReady { .. }
             | CoreError::AnswerPinned { .. }
+            | CoreError::ThreadChanged(_)
             | CoreError::ThreadBusy { .. }
             | CoreError::RunIdConflict(_) => 409,
             CoreError::InterruptExpired { .. } | CoreError::ResumePayloadInvalid { .. } => 422,

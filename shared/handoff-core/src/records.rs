@@ -2,12 +2,13 @@
 //!
 //! | key | record | written |
 //! |---|---|---|
-//! | `thread` | [`ThreadRecord`]: status, lease, pending interrupts, state, messages, last run | at claim and finish, fenced by version |
+//! | `thread` | [`ThreadRecord`], the small fenced head: status, lease, pending interrupts, state, history counters, last run | at claim, lease renewal and finish, fenced by version |
+//! | `msgs#{n:08}` | [`HistoryPage`]: the messages one run added, in order | once (must be absent), in the finish commit that makes them visible |
 //! | `run#{runId}` | [`RunRecord`]: input hash, status, compacted event log | created at claim, finalized at finish |
 //! | `resume#{sha256}` | [`ResumeRecord`]: the run that applies this answer (and, once finished, a copy of its run record) | created with the claim it belongs to, completed at finish, deleted if the run errs |
 //! | `effect#{key}` | [`EffectRecord`]: started / done, fence, result | around the side effect |
 
-use agui_protocol::{Event, Interrupt, Message, RunId};
+use agui_protocol::{Event, Interrupt, Message, MessageId, RunId};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -16,6 +17,14 @@ use crate::store::Item;
 
 /// Key of the thread record.
 pub const THREAD_KEY: &str = "thread";
+
+/// Prefix of history page keys.
+pub const PAGE_PREFIX: &str = "msgs#";
+
+/// Key of history page `n` (zero-padded so keys sort in page order).
+pub fn page_key(n: u32) -> String {
+    format!("{PAGE_PREFIX}{n:08}")
+}
 
 /// Key of a run record.
 pub fn run_key(run_id: &str) -> String {
@@ -81,7 +90,9 @@ pub struct LastRun {
     pub status: RunStatus,
 }
 
-/// The authoritative thread record.
+/// The authoritative thread head. It stays small whatever the conversation's length:
+/// messages live in append-only [`HistoryPage`]s, so a claim or a finish rewrites a few
+/// hundred bytes, not the history.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ThreadRecord {
@@ -96,9 +107,20 @@ pub struct ThreadRecord {
     /// Shared state.
     #[serde(default)]
     pub state: Value,
-    /// Conversation history.
-    #[serde(default)]
+    /// History written inline by releases before history pages (read, never written
+    /// again: the next claim moves it into page 0).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub messages: Vec<Message>,
+    /// History pages `msgs#0..pages`.
+    #[serde(default)]
+    pub pages: u32,
+    /// Messages across the pages.
+    #[serde(default)]
+    pub message_count: u64,
+    /// Id of the newest message; a request that shares history with the thread must
+    /// contain it (else it was built on a stale copy).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_message_id: Option<MessageId>,
     /// Latest run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_run: Option<LastRun>,
@@ -140,9 +162,24 @@ pub struct RunRecord {
     pub resume_key: Option<String>,
     /// Start time.
     pub started_at_ms: u64,
-    /// The events as emitted (text and argument deltas merged).
+    /// The events as emitted (text and argument deltas merged). A `MESSAGES_SNAPSHOT`
+    /// is stored empty when `snapshot_pages` is set.
     #[serde(default)]
     pub events: Vec<Event>,
+    /// The `MESSAGES_SNAPSHOT` in `events` is the history of pages `0..n` (read back on
+    /// replay) rather than a copy of it in every interrupted run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snapshot_pages: Option<u32>,
+}
+
+/// The messages one run added to its thread, written once.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HistoryPage {
+    /// The run that added them.
+    pub run_id: RunId,
+    /// In order.
+    pub messages: Vec<Message>,
 }
 
 /// Which run applies a given resume answer.

@@ -214,8 +214,8 @@ async fn check_race(
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn sixteen_concurrent_identical_resumes_execute_the_effect_once() {
-    const N: usize = 16;
+async fn two_hundred_concurrent_identical_resumes_execute_the_effect_once() {
+    const N: usize = 200;
     let probe = Probe::new();
     let h = Harness::new(RefundAgent::new(probe.clone()));
     let raised = interrupted(&h, "t").await;
@@ -242,7 +242,7 @@ async fn sixteen_concurrent_identical_resumes_execute_the_effect_once() {
 #[test]
 fn interleaved_identical_resumes_on_one_thread_execute_the_effect_once() {
     block_on(async {
-        const N: usize = 16;
+        const N: usize = 200;
         let probe = Probe::new();
         let h = Harness::new(RefundAgent::new(probe.clone()));
         let raised = interrupted(&h, "t").await;
@@ -262,7 +262,7 @@ fn interleaved_identical_resumes_on_one_thread_execute_the_effect_once() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_identical_resumes_from_several_instances_execute_once() {
-    const N: usize = 16;
+    const N: usize = 200;
     let probe = Probe::new();
     let h = Harness::new(RefundAgent::new(probe.clone()));
     let raised = interrupted(&h, "t").await;

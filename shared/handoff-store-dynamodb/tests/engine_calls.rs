@@ -187,13 +187,14 @@ async fn engine_operations_cost_the_documented_round_trips() {
         .unwrap();
     assert_eq!(account.refunds, 1);
 
-    // Reads of the HTTP surface: one GetItem each.
+    // Reads of the HTTP surface: the thread view reads the small head, then the history
+    // pages (one per run that added messages: two here) in one request.
     let counter = store.call_counter();
     let before = counter.snapshot();
     assert!(engine.thread("t1").await.unwrap().is_some());
     assert_eq!(
         counter.since(&before),
-        counts(&[("GetItem", 1)]),
+        counts(&[("GetItem", 1), ("TransactGetItems", 1)]),
         "thread view"
     );
     let before = counter.snapshot();
@@ -202,6 +203,15 @@ async fn engine_operations_cost_the_documented_round_trips() {
         counter.since(&before),
         counts(&[("GetItem", 1)]),
         "run replay"
+    );
+    // An interrupted run's log references the history for its MESSAGES_SNAPSHOT: its
+    // replay reads the run, then the pages up to its own (one here).
+    let before = counter.snapshot();
+    assert!(engine.run_events("t1", "r1").await.unwrap().is_some());
+    assert_eq!(
+        counter.since(&before),
+        counts(&[("GetItem", 2)]),
+        "interrupted run replay"
     );
     eprintln!(
         "reads/writes — interrupted run: {:?} / {:?}; resume: {:?} / {:?}",

@@ -1,11 +1,14 @@
 //! Reading, validating and claiming a thread for a run: one consistent read and
 //! one conditional commit in the common case.
 
+use std::collections::HashSet;
+
 use agui_protocol::event::{RunFinished, RunStarted};
 use agui_protocol::{Event, Message, ResumeEntry, RunAgentInput, RunId};
 use serde_json::Value;
 
 use super::hash::{input_hash, resume_hash};
+use super::history;
 use super::validate::{check_readiness, validate_resume};
 use super::{Inner, RunOptions};
 use crate::decision::Decision;
@@ -33,7 +36,11 @@ pub(crate) struct Claimed {
     pub(crate) input_hash: String,
     pub(crate) started_at_ms: u64,
     pub(crate) state: Value,
-    pub(crate) messages: Vec<Message>,
+    /// The stored history when the claim had to read it (see `history::needs_check`).
+    pub(crate) preloaded: Option<Vec<Message>>,
+    /// Ids of the stored history (filled when the run reads it); the finish pages what
+    /// the run added beyond them.
+    pub(crate) stored_ids: HashSet<String>,
 }
 
 pub(crate) enum Claim {
@@ -75,7 +82,18 @@ pub(crate) async fn claim(
                 return Err(CoreError::RunIdConflict(input.run_id.to_string()));
             }
             if run.status.is_final() || !abandoned(stored, &input.run_id, now) {
-                return replay_or_busy(inner, run, &input.run_id, &input.run_id, stored);
+                return replay_or_busy(inner, partition, run, &input.run_id, &input.run_id, stored)
+                    .await;
+            }
+            // Re-executing it now would rewrite history after the thread moved on.
+            if stored
+                .and_then(|t| t.last_run.as_ref())
+                .is_some_and(|last| last.run_id != input.run_id)
+            {
+                return Err(CoreError::ThreadChanged(format!(
+                    "run {} was abandoned and a newer run has since used the thread",
+                    input.run_id
+                )));
             }
             run_condition = Condition::Version(item.version);
         }
@@ -99,7 +117,15 @@ pub(crate) async fn claim(
                     !abandoned(stored, &answer.run_id, now)
                 };
                 if answer.run_id != input.run_id && repeat {
-                    return replay_or_busy(inner, run, &answer.run_id, &input.run_id, stored);
+                    return replay_or_busy(
+                        inner,
+                        partition,
+                        run,
+                        &answer.run_id,
+                        &input.run_id,
+                        stored,
+                    )
+                    .await;
                 }
             }
             resume_condition = Condition::Version(item.version);
@@ -123,17 +149,28 @@ pub(crate) async fn claim(
             .deadline_ms
             .unwrap_or(u64::MAX)
             .min(now + inner.config.lease_ms);
-        let (state, messages) = if decisions.is_empty() {
+        // A stale copy is refused before anything is written. A request that contains the
+        // thread's newest message cannot be stale, so only one that lacks it pays for a read
+        // of the history here; the run reads it after RUN_STARTED otherwise.
+        let preloaded = if decisions.is_empty() && history::needs_check(&thread, &input.messages) {
+            let stored = history::load(inner, partition, &thread, thread.pages, now).await?;
+            history::merge(&stored, &input.messages)?;
+            Some(stored)
+        } else {
+            None
+        };
+        let state = if decisions.is_empty() {
             let state = input.state.clone().unwrap_or_else(|| thread.state.clone());
-            let state = if state.is_null() {
+            if state.is_null() {
                 Value::Object(Default::default())
             } else {
                 state
-            };
-            (state, input.messages.clone())
+            }
         } else {
-            (thread.state.clone(), thread.messages.clone())
+            thread.state.clone()
         };
+        let mut thread = thread;
+        let migrated = history::migrate(inner, &mut thread, &input.run_id, now);
         let claimed_thread = ThreadRecord {
             status: ThreadStatus::Running,
             lease: Some(Lease {
@@ -152,6 +189,7 @@ pub(crate) async fn claim(
             resume_key: resume.clone(),
             started_at_ms: now,
             events: Vec::new(),
+            snapshot_pages: None,
         };
         let run_expiry = Some(now + inner.config.run_ttl_ms);
         let mut writes = vec![
@@ -168,6 +206,7 @@ pub(crate) async fn claim(
                 run_expiry,
             ),
         ];
+        writes.extend(migrated);
         if let Some(key) = &resume {
             let answer = ResumeRecord {
                 run_id: input.run_id.clone(),
@@ -195,7 +234,8 @@ pub(crate) async fn claim(
                     input_hash: hash,
                     started_at_ms: now,
                     state,
-                    messages,
+                    preloaded,
+                    stored_ids: HashSet::new(),
                 })));
             }
             // Someone else moved first: read again and decide with fresh facts.
@@ -241,9 +281,10 @@ fn busy(inner: &Inner, run_id: &RunId, lease_end: u64, now: u64) -> CoreError {
 }
 
 /// A finished run is replayed (under the requester's runId); a running one is busy.
-fn replay_or_busy(
+async fn replay_or_busy(
     inner: &Inner,
-    run: RunRecord,
+    partition: &str,
+    mut run: RunRecord,
     original: &RunId,
     requested: &RunId,
     thread: Option<&ThreadRecord>,
@@ -255,6 +296,7 @@ fn replay_or_busy(
             .map_or(now, |l| l.expires_at_ms);
         return Err(busy(inner, original, lease_end, now));
     }
+    history::hydrate(inner, partition, &mut run, inner.runtime.now_ms()).await?;
     Ok(Claim::Replay(rename_run(run.events, requested)))
 }
 

@@ -12,6 +12,7 @@ use futures::{FutureExt, StreamExt};
 
 use super::claim::Claimed;
 use super::finish::{finish_run, stop_run};
+use super::history;
 use super::lease::{self, Stop};
 use super::{Inner, RunOptions, RunStream};
 use crate::agent::Finish;
@@ -23,7 +24,7 @@ pub(crate) fn spawn_run(
     inner: Arc<Inner>,
     input: RunAgentInput,
     options: RunOptions,
-    claimed: Box<Claimed>,
+    mut claimed: Box<Claimed>,
 ) -> RunStream {
     let (sink, events) = futures::channel::mpsc::unbounded();
     let runtime_spawner = inner.runtime.spawner.clone();
@@ -35,11 +36,11 @@ pub(crate) fn spawn_run(
             fence: Arc::new(Fence::new(claimed.fence)),
             effect_ttl_ms: inner.config.effect_ttl_ms,
             state: claimed.state.clone(),
-            messages: claimed.messages.clone(),
+            messages: Vec::new(),
             decisions: claimed.decisions.clone(),
             sink,
         });
-        execute(&inner, &mut ctx, options, &claimed).await;
+        execute(&inner, &mut ctx, options, &mut claimed).await;
     };
     if let Some(spawner) = &runtime_spawner {
         // The run no longer depends on the response: a dropped stream only stops delivery.
@@ -53,12 +54,17 @@ pub(crate) fn spawn_run(
     Box::pin(futures::stream::select(events, driver))
 }
 
-async fn execute(inner: &Inner, ctx: &mut RunContext, options: RunOptions, claimed: &Claimed) {
+async fn execute(inner: &Inner, ctx: &mut RunContext, options: RunOptions, claimed: &mut Claimed) {
     let started_at = inner.runtime.now_ms();
     let mut started = RunStarted::new(ctx.thread_id().clone(), ctx.run_id().clone());
     started.protocol_version = Some(PROTOCOL_VERSION.to_owned());
     started.parent_run_id = ctx.input().parent_run_id.clone();
     ctx.emit_engine(Event::from(started).with_timestamp(started_at));
+    if let Err(error) = read_history(inner, ctx, claimed).await {
+        stop_run(inner, ctx, claimed, error).await;
+        return;
+    }
+    let claimed = &*claimed;
 
     let fence = ctx.fence().clone();
     let thread_id = ctx.thread_id().to_string();
@@ -114,6 +120,29 @@ async fn execute(inner: &Inner, ctx: &mut RunContext, options: RunOptions, claim
         Ok(finish) => finish_run(inner, ctx, claimed, finish).await,
         Err(error) => stop_run(inner, ctx, claimed, error).await,
     }
+}
+
+/// Gives the run its history: the stored one, plus what a new run's input adds to it.
+async fn read_history(
+    inner: &Inner,
+    ctx: &mut RunContext,
+    claimed: &mut Claimed,
+) -> Result<(), CoreError> {
+    let mut messages = match claimed.preloaded.take() {
+        Some(stored) => stored,
+        None => {
+            let thread = &claimed.thread;
+            let now = inner.runtime.now_ms();
+            history::load(inner, ctx.thread_id(), thread, thread.pages, now).await?
+        }
+    };
+    claimed.stored_ids = messages.iter().map(|m| m.id().to_string()).collect();
+    if !ctx.is_resume() {
+        let added = history::merge(&messages, &ctx.input().messages)?;
+        messages.extend(added);
+    }
+    ctx.set_history(messages);
+    Ok(())
 }
 
 /// Interrupts must be non-empty, uniquely identified, fresh, and point at calls this

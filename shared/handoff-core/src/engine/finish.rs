@@ -11,6 +11,7 @@ use serde_json::json;
 use super::Inner;
 use super::claim::Claimed;
 use super::compact::compact;
+use super::history;
 use crate::agent::Finish;
 use crate::context::RunContext;
 use crate::error::CoreError;
@@ -74,15 +75,15 @@ pub(crate) async fn finish_run(
         lease: None,
         pending,
         state: ctx.state().clone(),
-        messages: ctx.messages().to_vec(),
         last_run: Some(LastRun {
             run_id: ctx.run_id().clone(),
             status,
         }),
+        ..claimed.thread.clone()
     };
     let mut log = ctx_log(ctx);
     log.push(finished.clone());
-    match commit_finish(inner, ctx, claimed, &thread, status, log, true).await {
+    match commit_finish(inner, ctx, claimed, thread, status, log, Ending::Consumed).await {
         Ok(()) => ctx.emit_engine(finished),
         Err(error) => {
             if !matches!(error, CoreError::LeaseLost) {
@@ -114,23 +115,15 @@ pub(crate) async fn stop_run(
     if !matches!(error, CoreError::LeaseLost) {
         let effects = ctx.effects();
         let consumed = !effects.is_empty() && !effects.any_in_doubt();
-        let thread = if consumed {
-            record_executed(ctx, &error)
+        let (thread, ending) = if consumed {
+            (record_executed(ctx, claimed, &error), Ending::Consumed)
         } else {
-            released_after_error(ctx, claimed)
+            (released_after_error(ctx, claimed), Ending::Released)
         };
         let mut log = ctx_log(ctx);
         log.push(event.clone());
-        let committed = commit_finish(
-            inner,
-            ctx,
-            claimed,
-            &thread,
-            RunStatus::Errored,
-            log,
-            consumed,
-        )
-        .await;
+        let committed =
+            commit_finish(inner, ctx, claimed, thread, RunStatus::Errored, log, ending).await;
         if let Err(commit_error) = committed {
             tracing::error!(error = %commit_error, "could not record the failed run");
             if !matches!(commit_error, CoreError::LeaseLost) {
@@ -143,7 +136,7 @@ pub(crate) async fn stop_run(
 
 /// The thread after a run that executed effects and then failed: its history and state
 /// as the run left them, nothing pending.
-fn record_executed(ctx: &mut RunContext, error: &CoreError) -> ThreadRecord {
+fn record_executed(ctx: &mut RunContext, claimed: &Claimed, error: &CoreError) -> ThreadRecord {
     let answered: HashSet<&ToolCallId> = ctx
         .messages()
         .iter()
@@ -182,11 +175,11 @@ fn record_executed(ctx: &mut RunContext, error: &CoreError) -> ThreadRecord {
         lease: None,
         pending: Vec::new(),
         state: ctx.state().clone(),
-        messages: ctx.messages().to_vec(),
         last_run: Some(LastRun {
             run_id: ctx.run_id().clone(),
             status: RunStatus::Errored,
         }),
+        ..claimed.thread.clone()
     }
 }
 
@@ -244,25 +237,44 @@ fn ctx_log(ctx: &RunContext) -> Vec<Event> {
     compact(ctx.log().to_vec())
 }
 
-/// Commits the thread and the run record under the fence. `consume_answer` records the
-/// resume answer as applied by this run (a duplicate replays it); otherwise the answer
-/// is forgotten so it can be applied again.
+/// What a finish commit does with the run's answer and history.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ending {
+    /// The run's messages become a history page; its answer (if any) is recorded as
+    /// applied by this run, so a duplicate replays it.
+    Consumed,
+    /// History stays as claimed; the answer is forgotten so it can be applied again.
+    Released,
+}
+
+/// Commits the thread head, the run record and (when the run added messages) its
+/// history page, under the fence.
 async fn commit_finish(
     inner: &Inner,
     ctx: &RunContext,
     claimed: &Claimed,
-    thread: &ThreadRecord,
+    mut thread: ThreadRecord,
     status: RunStatus,
-    events: Vec<Event>,
-    consume_answer: bool,
+    mut events: Vec<Event>,
+    ending: Ending,
 ) -> Result<(), CoreError> {
     let now = inner.runtime.now_ms();
+    let consume_answer = ending == Ending::Consumed;
+    let page = if consume_answer {
+        let added = history::added(&claimed.stored_ids, ctx.messages());
+        history::append(inner, &mut thread, ctx.run_id(), added, now)
+    } else {
+        None
+    };
+    let snapshot_pages =
+        history::strip_snapshot(&mut events, ctx.messages()).then_some(thread.pages);
     let run = RunRecord {
         input_hash: claimed.input_hash.clone(),
         status,
         resume_key: claimed.resume_key.clone(),
         started_at_ms: claimed.started_at_ms,
         events,
+        snapshot_pages,
     };
     let run_expiry = Some(now + inner.config.run_ttl_ms);
     // The resume record still names this run: the thread fence below proves no other
@@ -282,7 +294,7 @@ async fn commit_finish(
         Write::put(
             THREAD_KEY,
             Condition::Version(*fence),
-            records::encode(thread),
+            records::encode(&thread),
             Some(now + inner.config.thread_ttl_ms),
         ),
         Write::put(
@@ -293,6 +305,7 @@ async fn commit_finish(
         ),
     ];
     writes.extend(resume);
+    writes.extend(page);
     match inner.store.commit(ctx.thread_id(), writes, now).await {
         Ok(()) => Ok(()),
         Err(StoreError::ConditionFailed { .. }) => Err(CoreError::LeaseLost),

@@ -5,6 +5,7 @@ mod compact;
 mod execute;
 mod finish;
 mod hash;
+mod history;
 mod lease;
 mod validate;
 
@@ -37,6 +38,9 @@ pub struct EngineConfig {
     pub thread_ttl_ms: u64,
     /// How long effect records (and so exactly-once) are kept.
     pub effect_ttl_ms: u64,
+    /// How long a history page is kept after it is written (a thread's history outlives
+    /// the idle-thread TTL; pages are written once and never refreshed).
+    pub history_ttl_ms: u64,
     /// `Retry-After` hint for busy answers.
     pub busy_retry_after_ms: u64,
 }
@@ -50,6 +54,7 @@ impl Default for EngineConfig {
             run_ttl_ms: 7 * DAY,
             thread_ttl_ms: 30 * DAY,
             effect_ttl_ms: 30 * DAY,
+            history_ttl_ms: 365 * DAY,
             busy_retry_after_ms: 1_000,
         }
     }
@@ -174,12 +179,13 @@ impl Engine {
             return Ok(None);
         };
         let thread: ThreadRecord = records::decode(&item)?;
+        let messages = history::load(&self.inner, thread_id, &thread, thread.pages, now).await?;
         Ok(Some(ThreadView {
             thread_id: thread_id.to_owned(),
             status: thread.status,
             pending_interrupts: thread.pending.into_iter().map(|p| p.interrupt).collect(),
             state: thread.state,
-            messages: thread.messages,
+            messages,
             last_run: thread.last_run,
         }))
     }
@@ -195,7 +201,8 @@ impl Engine {
         let Some(item) = self.inner.store.get_one(thread_id, &key, now).await? else {
             return Ok(None);
         };
-        let record: RunRecord = records::decode(&item)?;
+        let mut record: RunRecord = records::decode(&item)?;
+        history::hydrate(&self.inner, thread_id, &mut record, now).await?;
         let events = record.events.clone();
         Ok(Some((record, events)))
     }

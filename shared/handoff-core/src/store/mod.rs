@@ -17,6 +17,7 @@
 //!
 //! Under one [`Store::commit`] the writes of a batch address distinct keys.
 
+pub mod counting;
 pub mod memory;
 
 use async_trait::async_trait;

@@ -1,0 +1,160 @@
+//! The conversation as stored: append-only pages under the small thread head, and how
+//! a request's messages merge into it (stored history is the source of truth).
+
+use std::collections::HashSet;
+
+use agui_protocol::{Event, Message, RunId};
+
+use super::Inner;
+use crate::error::CoreError;
+use crate::records::{self, HistoryPage, RunRecord, ThreadRecord, page_key};
+use crate::store::{Condition, Write};
+
+/// Keys per read: DynamoDB reads at most 100 items at once. Pages never change once
+/// written, so reading them in several calls still gives one consistent history.
+const PAGES_PER_READ: usize = 100;
+
+/// The thread's history: inline messages of a record written before pages, then pages
+/// `0..pages`. A page gone past its retention (`history_ttl_ms`) is skipped.
+pub(crate) async fn load(
+    inner: &Inner,
+    partition: &str,
+    thread: &ThreadRecord,
+    pages: u32,
+    now: u64,
+) -> Result<Vec<Message>, CoreError> {
+    let mut messages = thread.messages.clone();
+    let keys: Vec<String> = (0..pages).map(page_key).collect();
+    for batch in keys.chunks(PAGES_PER_READ) {
+        let refs: Vec<&str> = batch.iter().map(String::as_str).collect();
+        for item in inner.store.get(partition, &refs, now).await?.into_iter() {
+            match item {
+                Some(item) => messages.extend(records::decode::<HistoryPage>(&item)?.messages),
+                None => tracing::warn!(partition, "history page past its retention; skipped"),
+            }
+        }
+    }
+    Ok(messages)
+}
+
+/// Whether a new run's input must be checked against the stored history before the
+/// claim: it has messages, the thread has history, and the input lacks the thread's
+/// newest message (so it is either stale or shares nothing and only appends).
+pub(crate) fn needs_check(thread: &ThreadRecord, input: &[Message]) -> bool {
+    let last = thread
+        .last_message_id
+        .as_ref()
+        .or(thread.messages.last().map(Message::id));
+    last.is_some_and(|last| !input.is_empty() && !input.iter().any(|m| m.id() == last))
+}
+
+/// The messages of a new run's input the thread does not have yet, in input order.
+///
+/// Messages are matched by id; stored ones win over the client's copy. A request that
+/// shares history with the thread but lacks its newest message was built on a stale
+/// copy (a second tab, a late retry): it is refused rather than allowed to drop turns.
+/// A request sharing nothing with the thread only appends.
+pub(crate) fn merge(stored: &[Message], input: &[Message]) -> Result<Vec<Message>, CoreError> {
+    let stored_ids: HashSet<&str> = stored.iter().map(|m| m.id().as_str()).collect();
+    let overlaps = input.iter().any(|m| stored_ids.contains(m.id().as_str()));
+    if let Some(last) = stored.last().filter(|_| overlaps)
+        && !input.iter().any(|m| m.id() == last.id())
+    {
+        return Err(CoreError::ThreadChanged(format!(
+            "the request's history lacks message {}, which the thread has from a later run",
+            last.id()
+        )));
+    }
+    let mut seen = HashSet::new();
+    Ok(input
+        .iter()
+        .filter(|m| !stored_ids.contains(m.id().as_str()) && seen.insert(m.id().as_str()))
+        .cloned()
+        .collect())
+}
+
+/// The messages of `current` that are not in the stored history (what a run added).
+pub(crate) fn added(stored_ids: &HashSet<String>, current: &[Message]) -> Vec<Message> {
+    current
+        .iter()
+        .filter(|m| !stored_ids.contains(m.id().as_str()))
+        .cloned()
+        .collect()
+}
+
+/// Appends `added` to `head` as its next page; returns the page's write-once put.
+pub(crate) fn append(
+    inner: &Inner,
+    head: &mut ThreadRecord,
+    run_id: &RunId,
+    added: Vec<Message>,
+    now: u64,
+) -> Option<Write> {
+    let last = added.last()?.id().clone();
+    let key = page_key(head.pages);
+    head.pages += 1;
+    head.message_count += added.len() as u64;
+    head.last_message_id = Some(last);
+    let page = HistoryPage {
+        run_id: run_id.clone(),
+        messages: added,
+    };
+    Some(Write::put(
+        key,
+        Condition::Absent,
+        records::encode(&page),
+        Some(now + inner.config.history_ttl_ms),
+    ))
+}
+
+/// Moves the inline history of a record written before pages into page 0 (part of the
+/// claim commit), so nothing rewrites it again.
+pub(crate) fn migrate(
+    inner: &Inner,
+    head: &mut ThreadRecord,
+    run_id: &RunId,
+    now: u64,
+) -> Option<Write> {
+    if head.messages.is_empty() {
+        return None;
+    }
+    let legacy = std::mem::take(&mut head.messages);
+    append(inner, head, run_id, legacy, now)
+}
+
+/// Stores the run's `MESSAGES_SNAPSHOT`s that equal the thread's whole history by
+/// reference (emptied; the pages up to the run's own are the snapshot), so an
+/// interrupted run's log does not copy the conversation. Returns whether any was.
+pub(crate) fn strip_snapshot(events: &mut [Event], history: &[Message]) -> bool {
+    let mut stripped = false;
+    for event in events.iter_mut() {
+        if let Event::MessagesSnapshot(snapshot) = event
+            && snapshot.messages == history
+        {
+            snapshot.messages.clear();
+            stripped = true;
+        }
+    }
+    stripped
+}
+
+/// Fills a stored run's referenced `MESSAGES_SNAPSHOT` back in for a replay.
+pub(crate) async fn hydrate(
+    inner: &Inner,
+    partition: &str,
+    run: &mut RunRecord,
+    now: u64,
+) -> Result<(), CoreError> {
+    let Some(pages) = run.snapshot_pages else {
+        return Ok(());
+    };
+    let messages = load(inner, partition, &ThreadRecord::default(), pages, now).await?;
+    for event in run.events.iter_mut() {
+        if let Event::MessagesSnapshot(snapshot) = event
+            && snapshot.messages.is_empty()
+        {
+            snapshot.messages = messages.clone();
+        }
+    }
+    Ok(())
+}
