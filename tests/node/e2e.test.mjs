@@ -16,6 +16,7 @@ import { runOfficial } from "./lib/official.mjs";
 import {
   assertAbandonedRunCompletes,
   assertKeepAlivesInQuietPeriods,
+  assertOversizedBodiesRefusedCleanly,
   assertNoPanics,
   assertCleanOfficialRun,
   assertStrict,
@@ -473,6 +474,11 @@ describe("bad input: 4xx with {code, message} before any stream", { timeout: TES
     });
     assert.equal(res.status, 200, `a 1000-byte body must be accepted: ${res.text}`);
     await assertStrict(res.bytes, { threadId: fits.body.threadId, runId: fits.body.runId });
+  });
+
+  test("30 oversized (2 MiB) posts each get 413 BODY_TOO_LARGE, no EPIPE or reset; the run after each succeeds", async () => {
+    await assertOversizedBodiesRefusedCleanly(small, { rounds: 30 });
+    assertNoPanics(small);
   });
 
   test("409s: RESUME_INCOMPLETE, INTERRUPT_NOT_PENDING, RUN_ID_CONFLICT; nothing is lost", async () => {

@@ -5,7 +5,9 @@
 import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { buildResumeArray } from "@ag-ui/client";
-import { assertBinaries, postJson, request, sseEvents } from "./lib/devserver.mjs";
+import { spawnSync } from "node:child_process";
+import path from "node:path";
+import { BIN_DIR, assertBinaries, postJson, request, sseEvents } from "./lib/devserver.mjs";
 import { startFaultProxy } from "./lib/faultproxy.mjs";
 import { assertCleanOfficialRun, assertStreamsIncrementally, assertStrict, ledger, officialRefundInterrupt, officialRun, uid, userMessage } from "./lib/flows.mjs";
 import { startLambda, startMoto, stopAll } from "./lib/lambda.mjs";
@@ -64,6 +66,28 @@ describe("AWS Lambda (cargo lambda watch + moto_server)", { timeout: TIMEOUT }, 
     assert.equal(ctx.agent.pendingInterrupts.length, 0);
     assert.equal((await ledger(second, orderId)).refunds, 1);
     await second.kill();
+  });
+
+  test("a per-instance store (memory, sqlite) is refused at start unless HANDOFF_ALLOW_LOCAL_STORE=true", { timeout: TIMEOUT }, async () => {
+    for (const store of ["memory", "sqlite"]) {
+      // The binary itself: the refusal comes before it ever talks to a Lambda runtime.
+      const run = spawnSync(path.join(BIN_DIR, "agent-lambda"), [], {
+        env: { PATH: process.env.PATH, HANDOFF_STORE: store, RUST_LOG: "info" },
+        encoding: "utf8",
+        timeout: 30_000,
+      });
+      const output = `${run.stdout}${run.stderr}`;
+      assert.notEqual(run.status, 0, `HANDOFF_STORE=${store} must not start: ${output}`);
+      assert.match(output, new RegExp(`HANDOFF_STORE=${store} keeps state inside one Lambda instance`), output);
+      assert.match(output, /HANDOFF_ALLOW_LOCAL_STORE=true/, output);
+    }
+    const allowed = await startLambda({ moto, table, label: "lambda-local", env: { HANDOFF_STORE: "memory", HANDOFF_ALLOW_LOCAL_STORE: "true" } });
+    const threadId = uid("thread");
+    const runId = uid("run");
+    const res = await postJson(`${allowed.url}/agent`, { threadId, runId, messages: [userMessage("hello")] });
+    assert.equal(res.status, 200, res.text);
+    await assertStrict(res.bytes, { threadId, runId });
+    await allowed.kill();
   });
 
   test("SSE arrives incrementally through the function URL (not buffered)", { timeout: TIMEOUT }, async () => {

@@ -8,7 +8,7 @@ import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { buildResumeArray } from "@ag-ui/client";
 import { assertBinaries, postJson, request, sseEvents, sseFrames, waitFor } from "./lib/devserver.mjs";
-import { assertAbandonedRunCompletes, assertCleanOfficialRun, assertKeepAlivesInQuietPeriods, assertNoPanics, assertStreamsIncrementally, assertStrict, describeRun, ledger, officialRefundInterrupt, officialRun, rawRefundInterrupt, uid, userMessage } from "./lib/flows.mjs";
+import { assertAbandonedRunCompletes, assertCleanOfficialRun, assertKeepAlivesInQuietPeriods, assertNoPanics, assertOversizedBodiesRefusedCleanly, assertStreamsIncrementally, assertStrict, describeRun, ledger, officialRefundInterrupt, officialRun, rawRefundInterrupt, uid, userMessage } from "./lib/flows.mjs";
 import { makeStateDir, startWorker, stopAllWorkers } from "./lib/worker.mjs";
 
 const TIMEOUT = 300_000;
@@ -175,6 +175,11 @@ describe("Workers: bad input is a 4xx before any stream", { timeout: TIMEOUT }, 
     assertApiError(await post(JSON.stringify(valid("x".repeat(4096)))), 413, "BODY_TOO_LARGE", "4 KiB body");
   });
 
+  test("30 oversized (2 MiB) posts each get 413 BODY_TOO_LARGE, no reset; the run after each succeeds (no isolate restart)", async () => {
+    await assertOversizedBodiesRefusedCleanly(worker, { rounds: 30 });
+    assertNoPanics(worker);
+  });
+
   test("409s: resume without answers, answering what is not pending, a reused runId; nothing lost", async () => {
     const first = await rawRefundInterrupt(worker, "W3001");
     const again = await postJson(`${worker.url}/agent`, { threadId: first.threadId, runId: uid("run"), messages: [userMessage("hi")] });
@@ -281,3 +286,85 @@ describe("Workers: A2UI, Superagent and streaming", { timeout: TIMEOUT }, () => 
     }
   });
 });
+
+describe("Workers: a Durable Object batch is all-or-nothing", { timeout: TIMEOUT }, () => {
+  // The batch's last INSERT carries a 2.5 MB value, which the object's SQLite refuses
+  // (SQLITE_TOOBIG) after the batch's earlier statements have run: they must roll back.
+  test("a statement that throws half-way leaves nothing of the batch behind", async () => {
+    const res = await request(`${conformance.url}/__test/atomic-batch/${uid("atomic")}`, { method: "POST", allow5xx: true });
+    assert.equal(res.status, 200, `${res.text}\n${conformance.logs()}`);
+  });
+});
+
+describe("Workers: a retried fraud-review delegation is the same A2A message", { timeout: TIMEOUT }, () => {
+  // The official @a2a-js/sdk remote behind a proxy that forwards the first SendMessage and
+  // then drops the connection instead of answering: the delegation's outcome is in doubt.
+  let remote;
+  let proxy;
+  let worker;
+  before(async () => {
+    const { startFraudAgent } = await import("./lib/a2a-remote.mjs");
+    remote = await startFraudAgent();
+    proxy = await startAnswerLosingProxy(remote.url);
+    worker = await startWorker({
+      vars: { ...VARS, DEMO_FRAUD_AGENT_URL: proxy.url, HANDOFF_A2A_ALLOW_LOOPBACK: "true" },
+      label: "a2a-retry",
+    });
+  });
+  after(async () => {
+    await proxy?.close();
+    await remote?.close();
+  });
+
+  test("a lost SendMessage answer, then a retry: same messageId and Idempotency-Key (the effect's key)", async () => {
+    const threadId = uid("thread-a2a-retry");
+    proxy.loseNextSend = true;
+    const lost = await postJson(`${worker.url}/agent`, { threadId, runId: uid("run"), messages: [userMessage("Refund order W5001")] });
+    assert.equal(lost.status, 200, lost.text);
+    assert.equal(sseEvents(lost.bytes).at(-1).type, "RUN_ERROR", lost.text);
+    const retried = await rawRefundInterrupt(worker, "W5001", { threadId });
+    assert.equal(retried.interrupt.reason, "a2a:task");
+
+    const sends = remote.requests.filter((r) => r.method === "SendMessage");
+    assert.equal(sends.length, 2, "the remote received the lost send and the retry");
+    const key = `${threadId}/a2a:fraud:W5001`;
+    for (const send of sends) {
+      assert.equal(send.body.params.message.messageId, key);
+      assert.equal(send.headers["idempotency-key"], key);
+    }
+    assertNoPanics(worker);
+  });
+});
+
+/** Forwards to `target` (rewriting the agent card's URLs to itself); with `loseNextSend`, forwards one POST and drops the connection. */
+async function startAnswerLosingProxy(target) {
+  const { default: http } = await import("node:http");
+  const upstream = new URL(target);
+  const proxy = { loseNextSend: false };
+  const hopByHop = new Set(["host", "connection", "content-length", "transfer-encoding", "keep-alive"]);
+  const server = http.createServer(async (req, res) => {
+    const chunks = [];
+    for await (const chunk of req) chunks.push(chunk);
+    const headers = Object.fromEntries(Object.entries(req.headers).filter(([name]) => !hopByHop.has(name)));
+    const answer = await fetch(new URL(req.url, upstream), {
+      method: req.method,
+      headers,
+      body: req.method === "POST" ? Buffer.concat(chunks) : undefined,
+    });
+    const text = (await answer.text()).replaceAll(upstream.origin, proxy.url);
+    if (req.method === "POST" && proxy.loseNextSend) {
+      proxy.loseNextSend = false;
+      req.socket.destroy();
+      return;
+    }
+    res.writeHead(answer.status, { "content-type": answer.headers.get("content-type") ?? "application/json" });
+    res.end(text);
+  });
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  proxy.url = `http://127.0.0.1:${server.address().port}`;
+  proxy.close = async () => {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  };
+  return proxy;
+}

@@ -2,7 +2,9 @@
 //! Function URL with `InvokeMode: RESPONSE_STREAM`.
 //!
 //! Environment: `HANDOFF_TABLE` (DynamoDB table, required unless
-//! `HANDOFF_STORE=memory|sqlite`), `HANDOFF_BODY_LIMIT`, `HANDOFF_KEEP_ALIVE_MS`,
+//! `HANDOFF_STORE=memory|sqlite`, which is refused unless `HANDOFF_ALLOW_LOCAL_STORE=true`:
+//! state inside one instance breaks resume on any other), `HANDOFF_BODY_LIMIT` (default
+//! 6 MB, Lambda's request limit), `HANDOFF_KEEP_ALIVE_MS`,
 //! `DEMO_INTERRUPT_TTL_SECS`, `DEMO_TOKEN_DELAY_MS`, `RUST_LOG`.
 //! `AWS_ENDPOINT_URL_DYNAMODB` points the SDK at a local DynamoDB-compatible
 //! server (moto) and `HANDOFF_CREATE_TABLE=true` creates the table, for `make dev-lambda`.
@@ -22,7 +24,7 @@ use std::sync::Arc;
 use handoff_a2a::{A2aClient, CachedJwks, Receiver, ReceiverConfig};
 use handoff_core::{Clock, Store};
 use handoff_demo::{DemoConfig, FraudReview};
-use handoff_http::{HostDeadline, HttpConfig};
+use handoff_http::{Host, HostDeadline, HttpConfig};
 use handoff_native::a2a::{NetPolicy, RandomTokens, UreqHttp, ureq_jwks};
 use handoff_store_dynamodb::DynamoStore;
 use lambda_http::{Error, Request, RequestExt, run_with_streaming_response};
@@ -52,7 +54,7 @@ async fn main() -> Result<(), Error> {
         receiver,
         DemoConfig::from_lookup(env),
         fraud,
-        HttpConfig::from_lookup(env),
+        HttpConfig::for_host(Host::Lambda, env),
     );
 
     // Lambda requests carry a `lambda_http::Body`; the router takes axum bodies and
@@ -105,8 +107,35 @@ fn absolute_deadline(raw: u64, now_ms: u64) -> u64 {
     }
 }
 
+/// Where the function keeps its state.
+#[derive(Debug, PartialEq, Eq)]
+enum StoreKind {
+    /// DynamoDB (`HANDOFF_TABLE`): shared by every instance.
+    Dynamo,
+    /// `HANDOFF_STORE=memory|sqlite`: inside this instance only.
+    Local,
+}
+
+/// The store `HANDOFF_STORE` asks for. A local store is refused unless
+/// `HANDOFF_ALLOW_LOCAL_STORE=true`: Lambda routes each request to any instance,
+/// so a resume would miss the thread its interrupt was raised on.
+fn store_kind(env: impl Fn(&str) -> Option<String>) -> Result<StoreKind, String> {
+    let store = env("HANDOFF_STORE");
+    let Some(local @ ("memory" | "sqlite")) = store.as_deref() else {
+        return Ok(StoreKind::Dynamo);
+    };
+    if env("HANDOFF_ALLOW_LOCAL_STORE").as_deref() == Some("true") {
+        return Ok(StoreKind::Local);
+    }
+    Err(format!(
+        "HANDOFF_STORE={local} keeps state inside one Lambda instance, so a resume served by \
+         another instance would not find its thread; use DynamoDB (unset HANDOFF_STORE, set \
+         HANDOFF_TABLE), or set HANDOFF_ALLOW_LOCAL_STORE=true for a single-instance test"
+    ))
+}
+
 async fn open_store(env: impl Fn(&str) -> Option<String> + Copy) -> Result<Arc<dyn Store>, Error> {
-    if matches!(env("HANDOFF_STORE").as_deref(), Some("memory" | "sqlite")) {
+    if store_kind(env)? == StoreKind::Local {
         return Ok(handoff_native::store_from_env(env)?);
     }
     let table = env("HANDOFF_TABLE").ok_or("HANDOFF_TABLE is not set")?;
@@ -117,4 +146,40 @@ async fn open_store(env: impl Fn(&str) -> Option<String> + Copy) -> Result<Arc<d
         DynamoStore::create_table(&client, &table).await?;
     }
     Ok(Arc::new(DynamoStore::new(client, table)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env<'a>(vars: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
+        move |key| {
+            vars.iter()
+                .find(|(k, _)| *k == key)
+                .map(|(_, v)| (*v).to_owned())
+        }
+    }
+
+    #[test]
+    fn dynamodb_unless_a_local_store_is_named() {
+        assert_eq!(store_kind(env(&[])), Ok(StoreKind::Dynamo));
+        let other = [("HANDOFF_STORE", "dynamodb")];
+        assert_eq!(store_kind(env(&other)), Ok(StoreKind::Dynamo));
+    }
+
+    #[test]
+    fn local_stores_are_refused_unless_allowed() {
+        for local in ["memory", "sqlite"] {
+            let err = store_kind(env(&[("HANDOFF_STORE", local)])).unwrap_err();
+            assert!(err.contains(&format!("HANDOFF_STORE={local}")), "{err}");
+            assert!(err.contains("HANDOFF_ALLOW_LOCAL_STORE=true"), "{err}");
+            let not_true = [("HANDOFF_STORE", local), ("HANDOFF_ALLOW_LOCAL_STORE", "1")];
+            assert!(store_kind(env(&not_true)).is_err());
+            let allowed = [
+                ("HANDOFF_STORE", local),
+                ("HANDOFF_ALLOW_LOCAL_STORE", "true"),
+            ];
+            assert_eq!(store_kind(env(&allowed)), Ok(StoreKind::Local));
+        }
+    }
 }

@@ -13,7 +13,7 @@
 //! with the invocation deadline). Unset, runs have no deadline.
 //!
 //! Bindings (see `wrangler.toml`): `PARTITIONS` (Durable Object class
-//! [`PartitionObject`]), `BLOBS` (KV). Variables: `HANDOFF_BODY_LIMIT`,
+//! [`PartitionObject`]), `BLOBS` (KV). Variables: `HANDOFF_BODY_LIMIT` (default 8 MiB),
 //! `HANDOFF_KEEP_ALIVE_MS`, `HANDOFF_INLINE_LIMIT`, `DEMO_INTERRUPT_TTL_SECS`,
 //! `DEMO_TOKEN_DELAY_MS`, `HANDOFF_RUN_BUDGET_MS` (see below); A2A: `DEMO_FRAUD_AGENT_URL` (refunds delegate a fraud
 //! review), `DEMO_FRAUD_AGENT_JWKS_URL`, `HANDOFF_PUBLIC_URL` (webhook base,
@@ -31,7 +31,7 @@ use handoff_a2a::{A2aClient, CachedJwks, HttpJwks, Receiver, ReceiverConfig};
 
 use handoff_core::{Clock, Store};
 use handoff_demo::{DemoConfig, FraudReview};
-use handoff_http::{HostDeadline, HttpConfig};
+use handoff_http::{Host, HostDeadline, HttpConfig};
 use handoff_store_cloudflare::DurableStore;
 use tower::ServiceExt;
 use worker::{Context, Env, HttpRequest, event};
@@ -99,7 +99,7 @@ pub fn app(env: &Env, ctx: Context, origin: &str) -> worker::Result<axum::Router
         receiver.clone(),
         DemoConfig::from_lookup(&vars),
         fraud,
-        HttpConfig::from_lookup(&vars),
+        HttpConfig::for_host(Host::Workers, &vars),
     )
     .merge(handoff_a2a::http::routes(receiver));
     if vars("HANDOFF_TEST_ROUTES").as_deref() == Some("true") {

@@ -1,7 +1,7 @@
 //! `make dev`: the demo agent on the embedded store at http://127.0.0.1:${PORT:-8080}.
 //!
 //! Environment: `PORT` (0 picks a free port), `HANDOFF_DATA_DIR` (default
-//! `.handoff`), `HANDOFF_STORE=memory`, `HANDOFF_BODY_LIMIT`,
+//! `.handoff`), `HANDOFF_STORE=memory`, `HANDOFF_BODY_LIMIT` (default 8 MiB),
 //! `HANDOFF_KEEP_ALIVE_MS`, `DEMO_INTERRUPT_TTL_SECS`, `RUST_LOG`.
 //!
 //! A2A: the push-notification receiver is served at `POST|GET /a2a/push/{configId}`
@@ -17,7 +17,7 @@
 use axum::serve::ListenerExt;
 use handoff_a2a::{A2aClient, CachedJwks, Receiver, ReceiverConfig};
 use handoff_demo::{DemoConfig, FraudReview};
-use handoff_http::HttpConfig;
+use handoff_http::{Host, HttpConfig};
 use handoff_native::StoreChoice;
 use handoff_native::a2a::{NetPolicy, RandomTokens, UreqHttp, ureq_jwks};
 use std::sync::Arc;
@@ -68,7 +68,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         receiver.clone(),
         DemoConfig::from_lookup(env),
         fraud,
-        HttpConfig::from_lookup(env),
+        HttpConfig::for_host(Host::DevServer, env),
     )
     .merge(handoff_a2a::http::routes(receiver));
 

@@ -1,9 +1,38 @@
 //! HTTP-level settings, read from the environment by hosts.
 
+/// Where the router is served. Each host has its own default body limit: AG-UI
+/// clients resend the whole history on every run, so the default is as large as
+/// the platform lets a request be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Host {
+    /// The local dev server (`functions/dev-server`).
+    DevServer,
+    /// AWS Lambda behind a Function URL (`functions/agent-lambda`).
+    Lambda,
+    /// Cloudflare Workers (`functions/agent-worker`).
+    Workers,
+}
+
+impl Host {
+    /// The body limit when `HANDOFF_BODY_LIMIT` is not set.
+    pub const fn default_body_limit(self) -> usize {
+        match self {
+            // Lambda refuses invocations over 6 MB, and the event wraps the body in
+            // headers and context: 6,000,000 leaves room for that envelope.
+            Host::Lambda => 6_000_000,
+            // Workers take bodies up to 100 MB (free and Pro plans), but the isolate
+            // has 128 MB of memory in all: 8 MiB bounds what one request buffers.
+            Host::Workers => 8 * 1024 * 1024,
+            Host::DevServer => 8 * 1024 * 1024,
+        }
+    }
+}
+
 /// Settings of the shared router.
 #[derive(Debug, Clone)]
 pub struct HttpConfig {
-    /// Largest accepted request body (`HANDOFF_BODY_LIMIT`, default 1 MiB).
+    /// Largest accepted request body (`HANDOFF_BODY_LIMIT`; default per [`Host`],
+    /// 8 MiB for [`HttpConfig::default`]).
     pub body_limit: usize,
     /// Quiet time before an SSE keep-alive comment (`HANDOFF_KEEP_ALIVE_MS`, default 15 s).
     pub keep_alive_ms: u64,
@@ -12,23 +41,23 @@ pub struct HttpConfig {
 impl Default for HttpConfig {
     fn default() -> Self {
         HttpConfig {
-            body_limit: 1024 * 1024,
+            body_limit: Host::DevServer.default_body_limit(),
             keep_alive_ms: 15_000,
         }
     }
 }
 
 impl HttpConfig {
-    /// Reads the settings from a lookup function (hosts pass their environment).
-    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Self {
-        let defaults = HttpConfig::default();
+    /// The settings of `host`, overridden by the environment (hosts pass a lookup
+    /// of their variables): `HANDOFF_BODY_LIMIT`, `HANDOFF_KEEP_ALIVE_MS`.
+    pub fn for_host(host: Host, lookup: impl Fn(&str) -> Option<String>) -> Self {
         HttpConfig {
             body_limit: lookup("HANDOFF_BODY_LIMIT")
                 .and_then(|v| v.parse().ok())
-                .unwrap_or(defaults.body_limit),
+                .unwrap_or(host.default_body_limit()),
             keep_alive_ms: lookup("HANDOFF_KEEP_ALIVE_MS")
                 .and_then(|v| v.parse().ok())
-                .unwrap_or(defaults.keep_alive_ms),
+                .unwrap_or(HttpConfig::default().keep_alive_ms),
         }
     }
 }
@@ -41,5 +70,31 @@ impl HostDeadline {
     /// The deadline a host put in `extensions`, if any.
     pub fn of(extensions: &http::Extensions) -> Option<u64> {
         extensions.get::<HostDeadline>().and_then(|d| d.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_host_has_its_default_and_the_environment_overrides_it() {
+        let limit = |host, value: Option<&str>| {
+            let lookup = |key: &str| {
+                value
+                    .filter(|_| key == "HANDOFF_BODY_LIMIT")
+                    .map(str::to_owned)
+            };
+            HttpConfig::for_host(host, lookup).body_limit
+        };
+        assert_eq!(limit(Host::Lambda, None), 6_000_000);
+        assert_eq!(limit(Host::Workers, None), 8 << 20);
+        assert_eq!(limit(Host::DevServer, None), 8 << 20);
+        assert_eq!(limit(Host::Lambda, Some("1024")), 1024);
+        assert_eq!(
+            limit(Host::Lambda, Some("1 MiB")),
+            6_000_000,
+            "unparsable: the default"
+        );
     }
 }

@@ -43,7 +43,7 @@ use futures::future::BoxFuture;
 use handoff_core::Engine;
 
 pub use body::{Encoding, sse_response};
-pub use config::{HostDeadline, HttpConfig};
+pub use config::{Host, HostDeadline, HttpConfig};
 pub use error::ApiError;
 
 /// Shared state of the handlers.

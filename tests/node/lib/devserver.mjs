@@ -409,6 +409,69 @@ export function sseFrames(bytes) {
 }
 
 /**
+ * A POST with node:http and a Content-Length, the whole body written at once
+ * (as a client resending a long history does). It resolves only once the
+ * response has ended AND the body was handed to the socket in full; a write
+ * EPIPE or a reset rejects it even after the status arrived, so a server that
+ * answers without reading the body and closes fails here (fetch hides some of
+ * these). `agent` (node:http Agent) lets consecutive posts share a
+ * connection. Returns {status, headers, text, json}.
+ */
+export function postWhole(url, body, { headers = {}, agent, timeoutMs = 30_000 } = {}) {
+  const u = new URL(url);
+  const bytes = Buffer.from(body);
+  return new Promise((resolve, reject) => {
+    let response;
+    let sent = false;
+    const settle = () => {
+      if (response && sent) {
+        clearTimeout(timer);
+        resolve(response);
+      }
+    };
+    const req = http.request(
+      {
+        host: u.hostname,
+        port: u.port,
+        path: `${u.pathname}${u.search}`,
+        method: "POST",
+        agent,
+        headers: { ...headers, "content-length": String(bytes.length) },
+      },
+      (res) => {
+        const parts = [];
+        res.on("data", (d) => parts.push(d));
+        res.on("error", fail);
+        res.on("end", () => {
+          const text = Buffer.concat(parts).toString("utf8");
+          let json;
+          if ((res.headers["content-type"] ?? "").includes("application/json")) {
+            try {
+              json = JSON.parse(text);
+            } catch {
+              json = undefined;
+            }
+          }
+          response = { status: res.statusCode, headers: res.headers, text, json };
+          settle();
+        });
+      },
+    );
+    function fail(err) {
+      clearTimeout(timer);
+      req.destroy();
+      reject(err);
+    }
+    const timer = setTimeout(() => fail(new Error(`no complete exchange for the POST ${url} within ${timeoutMs} ms`)), timeoutMs);
+    req.on("error", fail);
+    req.end(bytes, () => {
+      sent = true;
+      settle();
+    });
+  });
+}
+
+/**
  * A POST with node:http and `Transfer-Encoding: chunked` (no Content-Length):
  * writes `chunks`, then ends the request only when `end` is true. With
  * `end: false` the request stays open, so the answer must come as soon as the

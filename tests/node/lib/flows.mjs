@@ -4,7 +4,8 @@
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { runOfficial, runOfficialAgainst } from "./official.mjs";
-import { Recorder, makeAgent, postJson, request, sseEvents, verifyStream, waitFor } from "./devserver.mjs";
+import http from "node:http";
+import { Recorder, makeAgent, postJson, postWhole, request, sseEvents, verifyStream, waitFor } from "./devserver.mjs";
 
 export const uid = (prefix) => `${prefix}-${randomUUID()}`;
 export const userMessage = (content) => ({ id: uid("msg-user"), role: "user", content });
@@ -223,4 +224,44 @@ export async function assertKeepAlivesInQuietPeriods(server, orderId) {
   const official = await runOfficial(res.bytes, { threadId, runId });
   assert.equal(official.accepted, true, describeRun(official));
   assert.deepEqual(official.warnings, [], describeRun(official));
+}
+
+/**
+ * `rounds` times: a body of `size` bytes (over the server's HANDOFF_BODY_LIMIT)
+ * sent whole with node:http must be answered 413 BODY_TOO_LARGE, with no EPIPE
+ * or reset, and a normal run right after it must succeed. Every request goes
+ * through one keep-alive agent, as a browser's would, so a connection the
+ * server gave up on shows. Every round runs; the failures are reported
+ * together (how many of `rounds` went wrong, and how).
+ */
+export async function assertOversizedBodiesRefusedCleanly(server, { rounds = 30, size = 2 * 1024 * 1024 } = {}) {
+  const body = JSON.stringify({ threadId: uid("thread"), runId: uid("run"), messages: [userMessage("x".repeat(size))] });
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  const failures = [];
+  try {
+    for (let round = 0; round < rounds; round += 1) {
+      try {
+        const res = await postWhole(`${server.url}/agent`, body, { headers: { "content-type": "application/json" }, agent });
+        if (res.status !== 413 || res.json?.code !== "BODY_TOO_LARGE") {
+          failures.push(`round ${round}: oversized post answered ${res.status} ${res.text.slice(0, 200)}`);
+        }
+      } catch (err) {
+        failures.push(`round ${round}: oversized post failed: ${err.code ?? ""} ${err.message}`);
+      }
+      // The next request goes where a keep-alive client sends it: the same connection.
+      const next = JSON.stringify({ threadId: uid("thread"), runId: uid("run"), messages: [userMessage("hello")] });
+      try {
+        const res = await postWhole(`${server.url}/agent`, next, { headers: { "content-type": "application/json" }, agent });
+        const last = res.status === 200 ? sseEvents(Buffer.from(res.text)).at(-1) : undefined;
+        if (last?.type !== "RUN_FINISHED") {
+          failures.push(`round ${round}: the next run answered ${res.status} ${res.text.slice(0, 200)}`);
+        }
+      } catch (err) {
+        failures.push(`round ${round}: the next run failed: ${err.code ?? ""} ${err.message}`);
+      }
+    }
+  } finally {
+    agent.destroy();
+  }
+  assert.deepEqual(failures, [], `${failures.length} failures in ${rounds} rounds:\n${failures.join("\n")}`);
 }

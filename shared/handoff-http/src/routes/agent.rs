@@ -2,13 +2,13 @@
 
 use agui_protocol::RunAgentInput;
 use agui_protocol::lenient::parse_input;
-use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
 use axum::response::Response;
 use handoff_core::RunOptions;
-use http::{HeaderMap, StatusCode, header};
+use http::StatusCode;
 
 use super::a2ui_history;
+use super::json_body::read_json_body;
 use crate::AppState;
 use crate::body::{Encoding, sse_response};
 use crate::config::HostDeadline;
@@ -19,7 +19,7 @@ pub(crate) async fn run_agent(
     request: Request,
 ) -> Result<Response, ApiError> {
     let (parts, body) = request.into_parts();
-    let body = read_json_body(&parts.headers, body, app.config.body_limit).await?;
+    let body = read_json_body(&app, &parts.headers, body).await?;
     let input = parse_input(&body)
         .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "INVALID_INPUT", e.to_string()))?;
     check_ids(&input)?;
@@ -62,48 +62,6 @@ pub(crate) async fn start_run(
         response.headers_mut().insert("x-handoff-run-id", value);
     }
     Ok(response)
-}
-
-/// Reads a JSON body: 415 unless JSON, 413 over the limit.
-pub(crate) async fn read_json_body(
-    headers: &HeaderMap,
-    body: Body,
-    limit: usize,
-) -> Result<Bytes, ApiError> {
-    let content_type = headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("");
-    let essence = content_type
-        .split(';')
-        .next()
-        .unwrap_or("")
-        .trim()
-        .to_ascii_lowercase();
-    if essence != "application/json" && !essence.ends_with("+json") {
-        return Err(ApiError::new(
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            "UNSUPPORTED_MEDIA_TYPE",
-            "send the body as application/json",
-        ));
-    }
-    let too_large = || {
-        ApiError::new(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "BODY_TOO_LARGE",
-            format!("the body exceeds {limit} bytes"),
-        )
-    };
-    let declared = headers
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<usize>().ok());
-    if declared.is_some_and(|len| len > limit) {
-        return Err(too_large());
-    }
-    axum::body::to_bytes(body, limit)
-        .await
-        .map_err(|_| too_large())
 }
 
 fn check_ids(input: &RunAgentInput) -> Result<(), ApiError> {

@@ -1,6 +1,7 @@
 //! Route handlers.
 
 pub(crate) mod agent;
+pub(crate) mod json_body;
 pub(crate) mod superagent;
 pub(crate) mod threads;
 

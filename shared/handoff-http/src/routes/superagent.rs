@@ -13,7 +13,8 @@ use http::StatusCode;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::agent::{read_json_body, start_run};
+use super::agent::start_run;
+use super::json_body::read_json_body;
 use crate::AppState;
 use crate::body::Encoding;
 use crate::config::HostDeadline;
@@ -47,7 +48,7 @@ pub(crate) async fn chat_stream(
     request: Request,
 ) -> Result<Response, ApiError> {
     let (parts, body) = request.into_parts();
-    let body = read_json_body(&parts.headers, body, app.config.body_limit).await?;
+    let body = read_json_body(&app, &parts.headers, body).await?;
     let chat: ChatStream = parse(&body)?;
     if chat.session_id.trim().is_empty() {
         return Err(ApiError::new(
@@ -71,7 +72,7 @@ pub(crate) async fn chat_resume(
     request: Request,
 ) -> Result<Response, ApiError> {
     let (parts, body) = request.into_parts();
-    let body = read_json_body(&parts.headers, body, app.config.body_limit).await?;
+    let body = read_json_body(&app, &parts.headers, body).await?;
     let chat: ChatResume = parse(&body)?;
     let pending = app
         .engine
