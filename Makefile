@@ -113,9 +113,14 @@ deploy: setup
 	sam build
 	sam deploy --guided
 
-bench:
+bench: setup
 	cargo bench -p agui-protocol --bench encode
-	cargo run -q --release -p handoff-tests --bin history-cost
+	@# Store cost per turn as a thread grows; DynamoDB measured against a local moto_server.
+	cargo build -q --release -p handoff-tests --bin history-cost
+	@moto_server -H 127.0.0.1 -p $(MOTO_PORT) > /dev/null 2>&1 & echo $$! > .moto-bench.pid; sleep 2; \
+	AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test AWS_REGION=us-east-1 \
+	AWS_ENDPOINT_URL_DYNAMODB=http://127.0.0.1:$(MOTO_PORT) ./target/release/history-cost; \
+	status=$$?; kill $$(cat .moto-bench.pid) 2>/dev/null; rm -f .moto-bench.pid; exit $$status
 	cargo build --release -p dev-server -p handoff-tests --bin load
 	./target/release/load --bin-dir target/release --runs 400 --concurrency 8
 

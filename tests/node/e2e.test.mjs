@@ -943,3 +943,62 @@ describe("a client that disconnects mid-run", { timeout: TEST_TIMEOUT }, () => {
     await assertAbandonedRunCompletes(server, "A8001");
   });
 });
+
+// ---------------------------------------------------------------------------
+// kill -9 inside the refund: the money moved, the outcome is not recorded. The same
+// answer on another process re-drives the refund under the same idempotency key (a
+// payment API that honours keys executes once); a different answer is refused.
+
+describe("kill -9 in the middle of an effect", { timeout: TEST_TIMEOUT }, () => {
+  const pool = suiteServers();
+
+  test("the same answer on another process re-drives the same key; another answer is refused; the thread is not stuck", async () => {
+    const dataDir = makeDataDir();
+    const lease = { HANDOFF_LEASE_MS: "2000" };
+    const a = await pool.start({ dataDir, label: "dies", env: { ...lease, HANDOFF_TEST_FAULT: "hang-after-refund" } });
+    const orderId = "K5001";
+    const { threadId, interrupt } = await rawRefundInterrupt(a, orderId);
+    const resume = [{ interruptId: interrupt.id, status: "resolved", payload: { approved: true } }];
+
+    // The resume reaches the refund and hangs there, after the ledger moved the money.
+    const inFlight = postJson(`${a.url}/agent`, { threadId, runId: uid("dying"), messages: [], resume }).catch((e) => e);
+    await waitFor(async () => (await ledger(a, orderId)).refunds === 1, { what: "the refund to execute on A" });
+    assert.equal((await a.kill()).signal, "SIGKILL");
+    await inFlight;
+
+    const b = await pool.start({ dataDir, label: "survivor", env: lease });
+    const [key] = (await ledger(b, orderId)).idempotencyKeys;
+    assert.ok(key, "A's refund key is in the ledger");
+
+    // Once A's lease lapses, a different answer is refused: the refund may have happened.
+    const deny = [{ interruptId: interrupt.id, status: "resolved", payload: { approved: false } }];
+    const refused = await waitFor(
+      async () => {
+        const res = await postJson(`${b.url}/agent`, { threadId, runId: uid("deny"), messages: [], resume: deny });
+        return res.json?.code === "THREAD_BUSY" ? undefined : res;
+      },
+      { what: "A's lease to lapse" },
+    );
+    assert.equal(refused.status, 409, refused.text);
+    assert.equal(refused.json?.code, "ANSWER_IN_DOUBT", refused.text);
+
+    // The same answer re-drives the refund under A's key, and the run completes.
+    const runId = uid("retry");
+    const res = await postJson(`${b.url}/agent`, { threadId, runId, messages: [], resume });
+    assert.equal(res.status, 200, res.text);
+    await assertStrict(res.bytes, { threadId, runId });
+    const events = sseEvents(res.bytes);
+    assert.equal(events.at(-1).outcome?.type, "success", JSON.stringify(events.at(-1)));
+    const account = await ledger(b, orderId);
+    assert.deepEqual(account.idempotencyKeys, [key, key], "the re-drive used a new key");
+
+    const view = await request(`${b.url}/threads/${threadId}`);
+    assert.equal(view.json.status, "idle", view.text);
+    assert.deepEqual(view.json.pendingInterrupts, []);
+    // From now on the answer replays; the ledger sees nothing more.
+    const again = await postJson(`${b.url}/agent`, { threadId, runId: uid("again"), messages: [], resume });
+    assert.equal(again.status, 200, again.text);
+    assert.deepEqual((await ledger(b, orderId)).idempotencyKeys, [key, key]);
+    assertNoPanics(b);
+  });
+});

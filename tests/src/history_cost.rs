@@ -82,7 +82,7 @@ impl<S: Store> Conversation<S> {
     }
 
     /// Messages on the thread.
-    pub async fn len(&self) -> usize {
+    pub async fn message_count(&self) -> usize {
         self.history().await.len()
     }
 
@@ -128,7 +128,7 @@ impl<S: Store> Conversation<S> {
 
     /// Grows the thread to at least `messages` with chat turns (two messages each).
     pub async fn grow_to(&mut self, messages: usize) {
-        let mut len = self.len().await;
+        let mut len = self.message_count().await;
         while len < messages {
             self.turn("tell me something").await;
             len += 2;
@@ -137,7 +137,7 @@ impl<S: Store> Conversation<S> {
 
     /// Measures one chat turn and one approval turn at the current length.
     pub async fn measure(&mut self) -> TurnCost {
-        let messages = self.len().await;
+        let messages = self.message_count().await;
         self.store.take();
         self.turn("tell me something").await;
         let chat = self.store.take();

@@ -55,6 +55,7 @@ async fn main() -> Result<(), Error> {
         DemoConfig::from_lookup(env),
         fraud,
         HttpConfig::for_host(Host::Lambda, env),
+        Host::Lambda.engine_config(env),
     );
 
     // Lambda requests carry a `lambda_http::Body`; the router takes axum bodies and

@@ -100,6 +100,7 @@ pub fn app(env: &Env, ctx: Context, origin: &str) -> worker::Result<axum::Router
         DemoConfig::from_lookup(&vars),
         fraud,
         HttpConfig::for_host(Host::Workers, &vars),
+        Host::Workers.engine_config(&vars),
     )
     .merge(handoff_a2a::http::routes(receiver));
     if vars("HANDOFF_TEST_ROUTES").as_deref() == Some("true") {

@@ -69,6 +69,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         DemoConfig::from_lookup(env),
         fraud,
         HttpConfig::for_host(Host::DevServer, env),
+        Host::DevServer.engine_config(env),
     )
     .merge(handoff_a2a::http::routes(receiver));
 

@@ -60,6 +60,10 @@ pub struct Lease {
     pub run_id: RunId,
     /// After this, another run may take the thread over.
     pub expires_at_ms: u64,
+    /// The resume key of the answer the holder applies. Should the holder die, its
+    /// effects are in doubt, so until the answer is settled only it may be applied.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer: Option<String>,
 }
 
 /// An interrupt waiting for an answer.

@@ -248,3 +248,64 @@ fn a_refused_failure_record_still_releases_the_lease() {
         assert_eq!(probe.calls(), 1);
     });
 }
+
+#[test]
+fn a_holder_that_died_applying_an_answer_pins_it_for_whoever_comes_next() {
+    block_on(async {
+        let (probe, hold) = (Probe::new(), Gate::new());
+        let config = handoff_core::EngineConfig {
+            lease_ms: 10_000,
+            ..handoff_core::EngineConfig::default()
+        };
+        let h = Harness::with_config(
+            SlowRefund {
+                probe: probe.clone(),
+                hold: hold.clone(),
+            },
+            config,
+        );
+        let raised = interrupts(&h.run(&user_input("t", "r1", "refund")).await);
+        let answer = resume_input("t", "r2", vec![approve(&raised[0])]);
+        let mut dying = h.stream(&answer).await;
+        let (_, ended) = drain_ready(&mut dying);
+        assert!(
+            !ended && probe.calls() == 1,
+            "the refund call did not start"
+        );
+        // The process dies inside the payment call; nothing more is written by it.
+        drop(dying);
+        h.advance(10_000);
+
+        let other = h.instance(
+            SlowRefund {
+                probe: probe.clone(),
+                hold: hold.clone(),
+            },
+            "b",
+        );
+        let deny = resume_input("t", "r3", vec![deny(&raised[0])]);
+        let err = other
+            .start(deny, RunOptions::default())
+            .await
+            .err()
+            .expect("a different answer was accepted while the refund is in doubt");
+        assert_eq!(err.code(), "ANSWER_IN_DOUBT");
+
+        hold.open();
+        let retry = resume_input("t", "r4", vec![approve(&raised[0])]);
+        let events: Vec<_> = other
+            .start(retry.clone(), RunOptions::default())
+            .await
+            .unwrap()
+            .collect()
+            .await;
+        assert_valid_stream(&events, &retry);
+        assert_eq!(outcome(&events), &RunFinishedOutcome::success());
+        let keys = probe.keys();
+        assert_eq!(keys.len(), 2);
+        assert_eq!(
+            keys[0], keys[1],
+            "the in-doubt refund was re-driven under a new key"
+        );
+    });
+}

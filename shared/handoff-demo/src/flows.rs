@@ -250,9 +250,14 @@ async fn resume_refund(
     let ledger = agent.ledger.clone();
     let now = ctx.now_ms();
     let refund_id = format!("rf-{}", call.as_str());
+    let hang = agent.config.hang_after_refund;
     let receipt: Value = ctx
         .effect(&format!("refund:{call}"), |idempotency_key| async move {
             ledger.refund(&order_id, cents, &idempotency_key, now).await?;
+            if hang {
+                // Test fault point: the money moved, the outcome is not recorded yet.
+                std::future::pending::<()>().await;
+            }
             Ok::<_, handoff_core::CoreError>(json!({"refundId": refund_id, "orderId": order_id, "amountCents": cents, "status": "refunded", "idempotencyKey": idempotency_key}))
         })
         .await?;

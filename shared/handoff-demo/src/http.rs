@@ -26,18 +26,14 @@ pub fn app(
     demo: DemoConfig,
     fraud: Option<FraudReview>,
     http: HttpConfig,
+    engine: EngineConfig,
 ) -> Router {
     let mut agent = DemoAgent::new(store.clone(), demo);
     if let Some(fraud) = fraud {
         agent = agent.with_fraud_review(fraud);
     }
     let ledger = agent.ledger().clone();
-    let engine = Engine::with_config(
-        Arc::new(agent),
-        store,
-        runtime.clone(),
-        EngineConfig::default(),
-    );
+    let engine = Engine::with_config(Arc::new(agent), store, runtime.clone(), engine);
     handoff_http::router_with_thread_extras(engine, http, Arc::new(TaskSnapshots(receiver)))
         .merge(routes(ledger, runtime))
 }

@@ -55,6 +55,10 @@ pub struct DemoConfig {
     pub interrupt_ttl_secs: u64,
     /// Pause between streamed words, like a model's token latency (`DEMO_TOKEN_DELAY_MS`, default 0).
     pub token_delay_ms: u64,
+    /// Test fault point, debug builds only (`HANDOFF_TEST_FAULT=hang-after-refund`): the
+    /// refund effect never returns after the ledger moved the money, so a test can kill
+    /// the process inside the effect.
+    pub hang_after_refund: bool,
 }
 
 impl Default for DemoConfig {
@@ -62,6 +66,7 @@ impl Default for DemoConfig {
         DemoConfig {
             interrupt_ttl_secs: 300,
             token_delay_ms: 0,
+            hang_after_refund: false,
         }
     }
 }
@@ -75,9 +80,12 @@ impl DemoConfig {
         let token_delay_ms = lookup("DEMO_TOKEN_DELAY_MS")
             .and_then(|v| v.parse().ok())
             .unwrap_or(0);
+        let hang_after_refund = cfg!(debug_assertions)
+            && lookup("HANDOFF_TEST_FAULT").as_deref() == Some("hang-after-refund");
         DemoConfig {
             interrupt_ttl_secs,
             token_delay_ms,
+            hang_after_refund,
         }
     }
 }

@@ -1,5 +1,7 @@
 //! HTTP-level settings, read from the environment by hosts.
 
+use handoff_core::EngineConfig;
+
 /// Where the router is served. Each host has its own default body limit: AG-UI
 /// clients resend the whole history on every run, so the default is as large as
 /// the platform lets a request be.
@@ -24,6 +26,29 @@ impl Host {
             // has 128 MB of memory in all: 8 MiB bounds what one request buffers.
             Host::Workers => 8 * 1024 * 1024,
             Host::DevServer => 8 * 1024 * 1024,
+        }
+    }
+
+    /// The run lease when `HANDOFF_LEASE_MS` is not set. Runs renew it while they live,
+    /// so it bounds only how long a dead run keeps its thread. On Workers it is short: an
+    /// isolate that dies mid-run (`waitUntil` keeps a disconnected run about 30 s) frees
+    /// the thread within a minute, with no variable set. Lambda's is the engine's default,
+    /// capped by each invocation's deadline.
+    pub const fn default_lease_ms(self) -> u64 {
+        match self {
+            Host::Workers => 60_000,
+            Host::Lambda | Host::DevServer => 15 * 60 * 1000,
+        }
+    }
+
+    /// The engine settings of `host`, overridden by `HANDOFF_LEASE_MS`.
+    pub fn engine_config(self, lookup: impl Fn(&str) -> Option<String>) -> EngineConfig {
+        EngineConfig {
+            lease_ms: lookup("HANDOFF_LEASE_MS")
+                .and_then(|v| v.parse().ok())
+                .filter(|ms| *ms > 0)
+                .unwrap_or(self.default_lease_ms()),
+            ..EngineConfig::default()
         }
     }
 }

@@ -142,7 +142,14 @@ pub(crate) async fn claim(
         {
             return Err(busy(inner, &lease.run_id, lease.expires_at_ms, now));
         }
-        let decisions = validate_resume(&thread, input, resume.as_deref(), now)?;
+        // A holder that died applying an answer may have executed its effects: only that
+        // answer may follow (it re-drives them under the same keys).
+        let abandoned_answer = thread
+            .lease
+            .as_ref()
+            .filter(|_| thread.status == ThreadStatus::Running)
+            .and_then(|l| l.answer.as_deref());
+        let decisions = validate_resume(&thread, input, resume.as_deref(), abandoned_answer, now)?;
         check_readiness(inner.agent.as_ref(), partition, &decisions).await?;
 
         let lease_end = options
@@ -176,6 +183,7 @@ pub(crate) async fn claim(
             lease: Some(Lease {
                 run_id: input.run_id.clone(),
                 expires_at_ms: lease_end,
+                answer: resume.clone(),
             }),
             last_run: Some(LastRun {
                 run_id: input.run_id.clone(),

@@ -95,6 +95,7 @@ async fn renew(
         lease: Some(Lease {
             run_id: claimed.run_id.clone(),
             expires_at_ms: end,
+            answer: claimed.resume_key.clone(),
         }),
         ..claimed.thread.clone()
     };

@@ -20,6 +20,7 @@ pub(crate) fn validate_resume(
     thread: &ThreadRecord,
     input: &RunAgentInput,
     resume_key: Option<&str>,
+    abandoned_answer: Option<&str>,
     now_ms: u64,
 ) -> Result<Vec<Decision>, CoreError> {
     let entries = input.resume_entries();
@@ -61,9 +62,9 @@ pub(crate) fn validate_resume(
             continue;
         };
         let id = pending.interrupt.id.to_string();
-        if let Some(pinned) = &pending.pinned_answer {
+        if let Some(pinned) = pending.pinned_answer.as_deref().or(abandoned_answer) {
             // Answered in time already; the same answer re-drives its effect, whatever the clock says.
-            if resume_key != Some(pinned.as_str()) {
+            if resume_key != Some(pinned) {
                 return Err(CoreError::AnswerPinned { id });
             }
         } else if entry.status == ResumeStatus::Resolved {
