@@ -10,7 +10,9 @@
 //! about 30 s only. `HANDOFF_RUN_BUDGET_MS` gives every run a deadline, so a
 //! run that would outlive it ends with `RUN_FINISHED{cancelled}` and a released
 //! lease instead of being cut off mid-commit (the Lambda adapter does the same
-//! with the invocation deadline). Unset, runs have no deadline.
+//! with the invocation deadline). Unset, runs have no deadline, but their lease is
+//! short (`HANDOFF_LEASE_MS`, default 60 s, renewed while the run lives), so a run
+//! whose isolate dies frees its thread within a minute.
 //!
 //! Bindings (see `wrangler.toml`): `PARTITIONS` (Durable Object class
 //! [`PartitionObject`]), `BLOBS` (KV). Variables: `HANDOFF_BODY_LIMIT` (default 8 MiB),
