@@ -79,6 +79,7 @@
 //! | `get` of 1 key | 1 `GetItem` (`ConsistentRead`) |
 //! | `get` of 2–100 distinct keys | 1 `TransactGetItems` |
 //! | `get` of more than 100 keys | 2 × ⌈n/100⌉ `BatchGetItem` (double collect, below) |
+//! | `scan` of a prefix | 1 `Query` per MB of items (+ `BatchGetItem`s for chunked values) |
 //! | `commit` of nothing, or only `Check(Always)` | 0 |
 //! | `commit` of one put under `Absent` / `Version` | 1 `PutItem` |
 //! | `commit` of one put under `Always` | 1 `UpdateItem` if the item is live, 1 `PutItem` if not; +1 when this process guessed wrong (below) |
@@ -101,13 +102,13 @@
 //!
 //! | operation | before `RUN_STARTED` | after it | total |
 //! |---|---|---|---|
-//! | new run ending in an interrupt | 1 `TransactGetItems` (thread, run) + 1 `TransactWriteItems` (claim) | 1 `TransactWriteItems` (thread head, pending interrupts, run log, the run's history page); on a thread with history, 1 read of its pages first | 1 read, 2 writes (+1 read with history) |
-//! | resume | 1 `TransactGetItems` (thread, run, resume record) + 1 `TransactWriteItems` (claim) | 1 read of the history pages (`GetItem` for one page, `TransactGetItems` up to 100), the agent's own calls, then 1 `TransactWriteItems` (thread head, run log, resume record, the run's history page) | demo refund: 4 reads, 5 writes |
+//! | new run ending in an interrupt | 1 `TransactGetItems` (thread, run) + 1 `TransactWriteItems` (claim) | 1 `TransactWriteItems` (thread head, pending interrupts, run log, the run's history page); on a thread with history, 1 `Query` for its pages first | 1 read, 2 writes (+1 `Query` with history) |
+//! | resume | 1 `TransactGetItems` (thread, run, resume record) + 1 `TransactWriteItems` (claim) | 1 `Query` for the history pages, the agent's own calls, then 1 `TransactWriteItems` (thread head, run log, resume record, the run's history page) | demo refund: 4 reads, 5 writes |
 //! | duplicate resume (same answer, any runId) of a finished resume | 1 `TransactGetItems` | none: a replay | 1 read, 0 writes |
 //! | duplicate resume of a resume still in flight | 1 `TransactGetItems` + 1 `GetItem` (its run) | – | answered busy (or re-executed if abandoned) |
 //! | retried POST (same runId and body) of a finished run | 1 `TransactGetItems` | none: a replay | 1 read, 0 writes |
-//! | `GET /threads/{id}` | – | – | 1 `GetItem` (head) + 1 read of the history pages |
-//! | `GET …/runs/{runId}/events` | – | – | 1 `GetItem`; + 1 read of the history pages for an interrupted run (its `MESSAGES_SNAPSHOT` is stored by reference) |
+//! | `GET /threads/{id}` | – | – | 1 `GetItem` (head) + 1 `Query` (history pages) |
+//! | `GET …/runs/{runId}/events` | – | – | 1 `GetItem`; + 1 `Query` of the history pages for an interrupted run (its `MESSAGES_SNAPSHOT` is stored by reference) |
 //!
 //! The demo refund's own calls, inside the resume: `ctx.effect` reads its effect record
 //! (1 `GetItem`) and brackets the side effect with two fenced `TransactWriteItems`; the ledger
@@ -407,5 +408,13 @@ impl Store for DynamoStore {
         now_ms: u64,
     ) -> Result<Vec<String>, StoreError> {
         self.list_impl(partition, prefix, now_ms).await
+    }
+    async fn scan(
+        &self,
+        partition: &str,
+        prefix: &str,
+        now_ms: u64,
+    ) -> Result<Vec<Item>, StoreError> {
+        self.scan_impl(partition, prefix, now_ms).await
     }
 }

@@ -336,6 +336,62 @@ impl DynamoStore {
         prefix: &str,
         now_ms: u64,
     ) -> Result<Vec<String>, StoreError> {
+        let mut keys = Vec::new();
+        for item in self.query_prefix(partition, prefix, now_ms, true).await? {
+            if let Some(key) = decode(codec::sk_of(&item)?) {
+                keys.push(key.to_owned());
+            }
+        }
+        keys.sort_unstable();
+        Ok(keys)
+    }
+
+    /// One `Query` (paged by DynamoDB at 1 MB) for the items, then their chunks if any.
+    pub(crate) async fn scan_impl(
+        &self,
+        partition: &str,
+        prefix: &str,
+        now_ms: u64,
+    ) -> Result<Vec<Item>, StoreError> {
+        let pk = encode(partition);
+        for _ in 0..READ_ATTEMPTS {
+            let mut heads = HashMap::new();
+            for item in self.query_prefix(partition, prefix, now_ms, false).await? {
+                let head = codec::parse_head(item)?;
+                heads.insert(head.sk.clone(), head);
+            }
+            let Some(values) = self.assemble(&pk, heads, now_ms).await? else {
+                // A chunked value was replaced under the read: read again.
+                continue;
+            };
+            let mut items: Vec<Item> = values
+                .into_iter()
+                .filter_map(|(sk, (version, value, exp))| {
+                    decode(&sk).map(|key| Item {
+                        key: key.to_owned(),
+                        version,
+                        value,
+                        expires_at_ms: exp,
+                    })
+                })
+                .collect();
+            items.sort_unstable_by(|a, b| a.key.cmp(&b.key));
+            return Ok(items);
+        }
+        Err(StoreError::Unavailable(format!(
+            "items under {prefix:?} kept changing while being read"
+        )))
+    }
+
+    /// The live head items of `partition` under `prefix` (user keys only), all pages of
+    /// a consistent `Query`; `keys_only` projects the sort key and expiry.
+    async fn query_prefix(
+        &self,
+        partition: &str,
+        prefix: &str,
+        now_ms: u64,
+        keys_only: bool,
+    ) -> Result<Vec<RawItem>, StoreError> {
         let pk = encode(partition);
         if pk.len() > MAX_PK_BYTES {
             return Ok(Vec::new());
@@ -354,42 +410,40 @@ impl DynamoStore {
             values.insert(":prefix".to_owned(), s(encoded));
             "#pk = :pk AND begins_with(#sk, :prefix)"
         };
-        let names = HashMap::from([
+        let mut names = HashMap::from([
             ("#pk".to_owned(), PK.to_owned()),
-            ("#sk".to_owned(), SK.to_owned()),
             ("#exp".to_owned(), EXP.to_owned()),
         ]);
-        let mut keys = Vec::new();
+        names.insert("#sk".to_owned(), SK.to_owned());
+        let mut items = Vec::new();
         let mut start: Option<RawItem> = None;
         loop {
-            let output = self
+            let mut query = self
                 .client
                 .query()
                 .table_name(self.table.clone())
                 .consistent_read(true)
                 .key_condition_expression(key_condition)
                 .filter_expression("attribute_not_exists(#exp) OR #exp > :now")
-                .projection_expression("#sk, #exp")
                 .set_expression_attribute_names(Some(names.clone()))
                 .set_expression_attribute_values(Some(values.clone()))
-                .set_exclusive_start_key(start.take())
-                .send()
-                .await
-                .map_err(|e| map_sdk("Query", e))?;
-            for item in output.items.unwrap_or_default() {
-                if !is_live(codec::exp_of(&item), now_ms) {
-                    continue;
-                }
-                if let Some(key) = decode(codec::sk_of(&item)?) {
-                    keys.push(key.to_owned());
-                }
+                .set_exclusive_start_key(start.take());
+            if keys_only {
+                query = query.projection_expression("#sk, #exp");
             }
+            let output = query.send().await.map_err(|e| map_sdk("Query", e))?;
+            items.extend(
+                output
+                    .items
+                    .unwrap_or_default()
+                    .into_iter()
+                    .filter(|item| is_live(codec::exp_of(item), now_ms)),
+            );
             match output.last_evaluated_key {
                 Some(last) if !last.is_empty() => start = Some(last),
                 _ => break,
             }
         }
-        keys.sort_unstable();
-        Ok(keys)
+        Ok(items)
     }
 }

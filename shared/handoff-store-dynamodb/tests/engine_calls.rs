@@ -188,13 +188,13 @@ async fn engine_operations_cost_the_documented_round_trips() {
     assert_eq!(account.refunds, 1);
 
     // Reads of the HTTP surface: the thread view reads the small head, then the history
-    // pages (one per run that added messages: two here) in one request.
+    // pages (one per run that added messages) with one Query.
     let counter = store.call_counter();
     let before = counter.snapshot();
     assert!(engine.thread("t1").await.unwrap().is_some());
     assert_eq!(
         counter.since(&before),
-        counts(&[("GetItem", 1), ("TransactGetItems", 1)]),
+        counts(&[("GetItem", 1), ("Query", 1)]),
         "thread view"
     );
     let before = counter.snapshot();
@@ -205,12 +205,12 @@ async fn engine_operations_cost_the_documented_round_trips() {
         "run replay"
     );
     // An interrupted run's log references the history for its MESSAGES_SNAPSHOT: its
-    // replay reads the run, then the pages up to its own (one here).
+    // replay reads the run, then the pages up to its own.
     let before = counter.snapshot();
     assert!(engine.run_events("t1", "r1").await.unwrap().is_some());
     assert_eq!(
         counter.since(&before),
-        counts(&[("GetItem", 2)]),
+        counts(&[("GetItem", 1), ("Query", 1)]),
         "interrupted run replay"
     );
     eprintln!(

@@ -7,15 +7,12 @@ use agui_protocol::{Event, Message, RunId};
 
 use super::Inner;
 use crate::error::CoreError;
-use crate::records::{self, HistoryPage, RunRecord, ThreadRecord, page_key};
+use crate::records::{self, HistoryPage, PAGE_PREFIX, RunRecord, ThreadRecord, page_key};
 use crate::store::{Condition, Write};
 
-/// Keys per read: DynamoDB reads at most 100 items at once. Pages never change once
-/// written, so reading them in several calls still gives one consistent history.
-const PAGES_PER_READ: usize = 100;
-
 /// The thread's history: inline messages of a record written before pages, then pages
-/// `0..pages`. A page gone past its retention (`history_ttl_ms`) is skipped.
+/// `0..pages` (one range read; pages past the head's count belong to a later commit and
+/// are left out). A page gone past its retention (`history_ttl_ms`) is simply absent.
 pub(crate) async fn load(
     inner: &Inner,
     partition: &str,
@@ -24,14 +21,13 @@ pub(crate) async fn load(
     now: u64,
 ) -> Result<Vec<Message>, CoreError> {
     let mut messages = thread.messages.clone();
-    let keys: Vec<String> = (0..pages).map(page_key).collect();
-    for batch in keys.chunks(PAGES_PER_READ) {
-        let refs: Vec<&str> = batch.iter().map(String::as_str).collect();
-        for item in inner.store.get(partition, &refs, now).await?.into_iter() {
-            match item {
-                Some(item) => messages.extend(records::decode::<HistoryPage>(&item)?.messages),
-                None => tracing::warn!(partition, "history page past its retention; skipped"),
-            }
+    if pages == 0 {
+        return Ok(messages);
+    }
+    let end = page_key(pages);
+    for item in inner.store.scan(partition, PAGE_PREFIX, now).await? {
+        if item.key < end {
+            messages.extend(records::decode::<HistoryPage>(&item)?.messages);
         }
     }
     Ok(messages)

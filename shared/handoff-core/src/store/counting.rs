@@ -26,6 +26,8 @@ pub struct StoreCost {
     pub keys_read: u64,
     /// `list` calls.
     pub lists: u64,
+    /// `scan` calls.
+    pub scans: u64,
     /// `commit` calls.
     pub commits: u64,
     /// Items put across commits.
@@ -97,5 +99,14 @@ impl<S: Store> Store for CountingStore<S> {
     ) -> Result<Vec<String>, StoreError> {
         self.add(|c| c.lists += 1);
         self.inner.list(partition, prefix, now_ms).await
+    }
+    async fn scan(
+        &self,
+        partition: &str,
+        prefix: &str,
+        now_ms: u64,
+    ) -> Result<Vec<Item>, StoreError> {
+        self.add(|c| c.scans += 1);
+        self.inner.scan(partition, prefix, now_ms).await
     }
 }

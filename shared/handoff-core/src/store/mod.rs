@@ -169,6 +169,31 @@ pub trait Store: Send + Sync + 'static {
         now_ms: u64,
     ) -> Result<Vec<String>, StoreError>;
 
+    /// Unexpired items of `partition` whose keys start with `prefix`, sorted by key.
+    ///
+    /// Not one snapshot: items written while the scan runs may or may not appear. Meant
+    /// for write-once items (history pages). The provided method lists the keys, then
+    /// reads them 100 at a time; stores with a range read do it in fewer calls.
+    async fn scan(
+        &self,
+        partition: &str,
+        prefix: &str,
+        now_ms: u64,
+    ) -> Result<Vec<Item>, StoreError> {
+        let keys = self.list(partition, prefix, now_ms).await?;
+        let mut items = Vec::with_capacity(keys.len());
+        for batch in keys.chunks(100) {
+            let refs: Vec<&str> = batch.iter().map(String::as_str).collect();
+            items.extend(
+                self.get(partition, &refs, now_ms)
+                    .await?
+                    .into_iter()
+                    .flatten(),
+            );
+        }
+        Ok(items)
+    }
+
     /// Reads one key: [`Store::get`] of a single key.
     async fn get_one(
         &self,
@@ -210,6 +235,14 @@ impl<S: Store + ?Sized> Store for std::sync::Arc<S> {
         now_ms: u64,
     ) -> Result<Vec<String>, StoreError> {
         (**self).list(partition, prefix, now_ms).await
+    }
+    async fn scan(
+        &self,
+        partition: &str,
+        prefix: &str,
+        now_ms: u64,
+    ) -> Result<Vec<Item>, StoreError> {
+        (**self).scan(partition, prefix, now_ms).await
     }
 }
 
