@@ -368,3 +368,191 @@ async function startAnswerLosingProxy(target) {
   };
   return proxy;
 }
+
+describe("Workers: 200 racing identical resumes", { timeout: TIMEOUT }, () => {
+  let worker;
+  // The winning run streams its words 10 ms apart, so it is still running while the other
+  // requests arrive: they are refused, resend, and get its replay once it finished.
+  before(async () => {
+    worker = await startWorker({ vars: { ...VARS, DEMO_TOKEN_DELAY_MS: "10" }, label: "race-200" });
+  });
+
+  // 200 clients send the same answer at once (a fresh runId per POST, each on its own
+  // connection); a client refused with 409 THREAD_BUSY resends after a short pause until it
+  // gets a stream. Every response is checked: a 200 whose SSE the strict verifier accepts,
+  // ending in success with the one recorded result, or a 409 THREAD_BUSY before any stream.
+  test("200 identical resumes at once: one refund, every response a strict stream with the one result or 409 THREAD_BUSY", async () => {
+    const CLIENTS = 200;
+    const MAX_SENDS = 200;
+    const orderId = "W6001";
+    const first = await rawRefundInterrupt(worker, orderId);
+    const resume = [{ interruptId: first.interrupt.id, status: "resolved", payload: { approved: true } }];
+    const send = async (runId) => ({
+      runId,
+      res: await postJson(`${worker.url}/agent`, { threadId: first.threadId, runId, messages: [], resume }, { allow5xx: true }),
+    });
+    const client = async () => {
+      const sent = [];
+      for (let n = 0; n < MAX_SENDS; n += 1) {
+        const answer = await send(uid("run"));
+        sent.push(answer);
+        if (answer.res.status !== 409 || answer.res.json?.code !== "THREAD_BUSY") break;
+        await new Promise((resolve) => setTimeout(resolve, 20 + Math.random() * 30));
+      }
+      return sent;
+    };
+    const clients = await Promise.all(Array.from({ length: CLIENTS }, client));
+
+    const seen = new Set();
+    const counts = { streams: 0, busy: 0, firstStreams: 0, firstBusy: 0 };
+    for (const sent of clients) {
+      for (const [n, { res, runId }] of sent.entries()) {
+        if (res.status === 409) {
+          assert.equal(res.json?.code, "THREAD_BUSY", `run ${runId}: ${res.text}`);
+          counts.busy += 1;
+          if (n === 0) counts.firstBusy += 1;
+          continue;
+        }
+        assert.equal(res.status, 200, `run ${runId}: ${res.text.slice(0, 500)}`);
+        await assertStrict(res.bytes, { threadId: first.threadId, runId });
+        const events = sseEvents(res.bytes);
+        assert.equal(events.at(-1).type, "RUN_FINISHED", `run ${runId}: ${res.text.slice(0, 500)}`);
+        assert.equal(events.at(-1).outcome?.type, "success", `run ${runId}: ${JSON.stringify(events.at(-1))}`);
+        const results = toolResults(events);
+        assert.equal(results.length, 1, `run ${runId}: one result in ${res.text.slice(0, 500)}`);
+        seen.add(JSON.stringify([results[0].toolCallId, results[0].content]));
+        counts.streams += 1;
+        if (n === 0) counts.firstStreams += 1;
+      }
+      assert.equal(sent.at(-1).res.status, 200, `a client still refused after ${MAX_SENDS} sends`);
+    }
+    const refunds = (await ledger(worker, orderId)).refunds;
+    console.log(
+      `workerd: ${CLIENTS} clients sending identical resumes at once: first sends ${counts.firstStreams} streams, ` +
+        `${counts.firstBusy} THREAD_BUSY; all ${counts.streams + counts.busy} sends: ${counts.streams} streams, ` +
+        `${counts.busy} THREAD_BUSY; refunds executed: ${refunds}`,
+    );
+    assert.equal(counts.streams, CLIENTS, "every client got a stream");
+    assert.equal(seen.size, 1, `one recorded result, got ${[...seen]}`);
+    assert.equal(refunds, 1, "the refund executed once");
+    assertNoPanics(worker);
+  });
+});
+
+describe("Workers: KV blobs of failed commits and superseded values are deleted", { timeout: TIMEOUT }, () => {
+  // The object deletes a blob no row references HANDOFF_BLOB_GC_GRACE_MS after it was
+  // released (60 s by default; 1 s here, so a blob that landed is still listable right
+  // after its commit failed). Values above 1 KiB go to KV in these routes.
+  let worker;
+  before(async () => {
+    worker = await startWorker({ vars: { HANDOFF_PURGE_GRACE_MS: "0", HANDOFF_BLOB_GC_GRACE_MS: "1000" }, label: "blob-gc" });
+  });
+
+  async function inventory(partition) {
+    const res = await request(`${worker.url}/__test/blobs/${partition}`);
+    assert.equal(res.status, 200, res.text);
+    return res.json;
+  }
+
+  /** Waits until KV holds exactly the blobs the partition's rows reference (`count` of them, if given), all readable. */
+  async function settled(partition, count, what) {
+    let last;
+    const started = Date.now();
+    try {
+      await waitFor(
+        async () => {
+          last = await inventory(partition);
+          const same = JSON.stringify(last.stored) === JSON.stringify(last.referenced);
+          return same && last.readError === null && (count === undefined || last.stored.length === count);
+        },
+        { timeoutMs: 20_000, intervalMs: 200, what },
+      );
+    } catch (err) {
+      assert.fail(`${err.message}; last seen ${JSON.stringify(last)}\n${worker.logs()}`);
+    }
+    return { ...last, settledMs: Date.now() - started };
+  }
+
+  for (const fault of ["condition", "object"]) {
+    test(`a commit that fails (${fault}) after its blob landed in KV leaves no blob behind`, async (t) => {
+      const partition = uid(`orphan-${fault}`);
+      const res = await request(`${worker.url}/__test/blobs/${partition}/failed-commit?fault=${fault}`, { method: "POST", allow5xx: true });
+      assert.equal(res.status, 200, `${res.text}\n${worker.logs()}`);
+      assert.equal(res.json.kvPuts, 1, res.text);
+      assert.equal(res.json.landed.length, 1, `the blob was in KV when the commit failed: ${res.text}`);
+      assert.equal(res.json.conditionFailed, fault === "condition", res.text);
+      // A refused batch's blobs are released by the object itself; after any other failure the client releases them.
+      assert.equal(res.json.releases, fault === "condition" ? 0 : 1, res.text);
+      const left = await settled(partition, 0, `the orphaned blob of the ${fault} failure to be deleted`);
+      t.diagnostic(`${res.json.error}: 1 blob landed, gone ${left.settledMs} ms later (grace 1000 ms)`);
+    });
+  }
+
+  test("blobs of replaced, deleted and expired values are deleted; the live ones stay readable", async (t) => {
+    const partition = uid("superseded");
+    const res = await request(`${worker.url}/__test/blobs/${partition}/lifecycle`, { method: "POST" });
+    assert.equal(res.status, 200, res.text);
+    // 8 blobs written; left: kept, replaced (v2), twin-a (replaced) and twin-b (same bytes as twin-a's first).
+    const left = await settled(partition, res.json.live.length, "superseded and expired blobs to be deleted");
+    assert.equal(left.stored.length, 4);
+    t.diagnostic(`8 blobs written, 4 left (all referenced, readable) ${left.settledMs} ms later`);
+  });
+
+  test("a release never deletes a blob a row references, nor one outside the partition's prefix", async () => {
+    const res = await request(`${worker.url}/__test/blobs/${uid("release")}/release`, { method: "POST" });
+    assert.equal(res.status, 200, res.text);
+    assert.deepEqual(
+      { ...res.json, waitedMs: undefined },
+      { strayDeleted: true, referencedKept: true, foreignKept: true, readBack: true, waitedMs: undefined },
+      res.text,
+    );
+  });
+
+  test("a thread's turns leave in KV only the blobs its rows reference", async (t) => {
+    const thread = uid("thread-gc");
+    // A 100-byte inline limit sends every thread head through KV, so each commit supersedes a blob.
+    let puts = 0;
+    for (const text of ["hello", "Refund order W6001", "hello", "hello"]) {
+      const res = await request(`${worker.url}/__test/turns/${thread}`, { method: "POST", body: { count: 1, text, inlineLimit: 100 } });
+      assert.equal(res.status, 200, res.text);
+      puts += res.json.turns[0].kvPuts;
+    }
+    // Settled: KV holds exactly the blobs the thread's rows reference, all readable.
+    const left = await settled(thread, undefined, "the thread's superseded blobs to be deleted");
+    t.diagnostic(`${puts} KV puts over 4 turns (5 runs); ${left.stored.length} blobs left, all referenced`);
+    assert.ok(left.stored.length > 0 && left.stored.length < puts, `${puts} KV puts left ${left.stored.length} blobs: ${JSON.stringify(left)}`);
+  });
+});
+
+describe("Workers: KV writes per turn as a thread grows to 1,000 messages (default 32 KiB inline limit)", { timeout: 900_000 }, () => {
+  test("at most one KV write per turn at 10, 100 and 1,000 messages; a long answer costs the same at every length", async (t) => {
+    const worker = await startWorker({ vars: {}, label: "turn-cost" });
+    const thread = uid("thread-long");
+    const turns = async (body) => {
+      const res = await request(`${worker.url}/__test/turns/${thread}`, { method: "POST", body, timeoutMs: 600_000 });
+      assert.equal(res.status, 200, res.text);
+      return res.json;
+    };
+    let messages = 0;
+    const longAnswers = [];
+    for (const [size, order] of [[10, "W7010"], [100, "W7100"], [1000, "W7999"]]) {
+      while (messages < size) {
+        messages = (await turns({ count: Math.min(100, Math.ceil((size - messages) / 2)), text: "hello" })).messages;
+      }
+      const [chat] = (await turns({ count: 1, text: "hello" })).turns;
+      const [approval] = (await turns({ count: 1, text: `Refund order ${order}` })).turns;
+      const [long] = (await turns({ count: 1, text: "hello", replyBytes: 40_000 })).turns;
+      const result = await turns({ count: 0, text: "" });
+      messages = result.messages;
+      const line = (what, c) => `${what} ${c.kvPuts} KV puts (${c.kvPutBytes} B), ${c.commits} commits, ${c.bytesWritten} B written`;
+      t.diagnostic(`${chat.messagesBefore} messages: ${line("chat", chat)}; ${line("approval (interrupt + resume)", approval)}; ${line("40 KB answer", long)}`);
+      assert.deepEqual(approval.runs, ["interrupt", "success"], JSON.stringify(approval));
+      assert.ok(chat.kvPuts <= 1, `chat turn at ${chat.messagesBefore} messages: ${JSON.stringify(chat)}`);
+      assert.ok(approval.kvPuts <= 1, `approval turn at ${approval.messagesBefore} messages: ${JSON.stringify(approval)}`);
+      longAnswers.push(long.kvPuts);
+    }
+    assert.ok(messages >= 1000, `grew to ${messages}`);
+    assert.equal(new Set(longAnswers).size, 1, `a long answer's KV puts do not depend on the history: ${longAnswers}`);
+    assertNoPanics(worker);
+  });
+});

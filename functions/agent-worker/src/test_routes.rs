@@ -1,5 +1,9 @@
 //! Test-only routes (enabled by `HANDOFF_TEST_ROUTES=true`): the store
-//! conformance suite, run inside workerd against the real Durable Objects and KV.
+//! conformance suite, run inside workerd against the real Durable Objects and KV;
+//! the KV blob lifecycle ([`blobs`]) and what a turn costs KV ([`turns`]).
+
+mod blobs;
+mod turns;
 
 use axum::Json;
 use axum::Router;
@@ -28,7 +32,11 @@ pub(crate) fn routes(env: &Env) -> worker::Result<Router> {
     let expiring_store = store.clone();
     // Inline up to 4 MiB: a 2.5 MB value then reaches the object's SQL, where it is too big.
     let oversize_store = crate::store(env)?.with_inline_limit(4 << 20);
+    let blob_routes = blobs::routes(env)?;
+    let turn_routes = turns::routes(env)?;
     Ok(Router::new()
+        .merge(blob_routes)
+        .merge(turn_routes)
         .route(
             "/__test/atomic-batch/{partition}",
             post(move |Path(partition): Path<String>| async move {

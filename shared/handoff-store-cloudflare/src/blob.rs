@@ -1,16 +1,21 @@
-//! Large values in KV: write-once, content-addressed, verified on read.
+//! Large values in KV: write-once, one key per written value, verified on read.
 //!
-//! A blob's key names its content and expiry (`blob/{sha256}/{expiry}`), so the
-//! bytes under a key never change: a second put of the same key is an
-//! idempotent rewrite, never a read-modify-write, and a reader that finds the
-//! key finds exactly the bytes the referencing row was committed with.
+//! A blob's key names the partition it belongs to and a random id
+//! (`blob/p/{scope}/{id}`), so every key is written once, by one commit
+//! attempt, and referenced by at most the one row that commit wrote: its
+//! partition's object can delete it once that row is replaced, deleted or
+//! purged (or the commit failed) without ever racing another writer of the
+//! same key. The reference carries the SHA-256 of the bytes, checked on every read.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use futures::future::try_join_all;
 use handoff_core::StoreError;
 use sha2::{Digest, Sha256};
 use worker::kv::KvStore;
 
-use crate::protocol::BlobRef;
+use crate::protocol::{BlobRef, PARTITION_BLOB_PREFIX};
 
 /// KV values may not exceed 25 MiB.
 pub(crate) const KV_VALUE_LIMIT: usize = 25 << 20;
@@ -27,21 +32,66 @@ const MIN_EXPIRY_AHEAD_SECS: u64 = 120;
 const READ_RETRY_DELAYS_MS: [u64; 4] = [50, 200, 800, 2_000];
 
 pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    hex(&Sha256::digest(bytes))
 }
 
-/// The reference a put of `bytes` expiring at `expires_at_ms` will be stored under.
-pub(crate) fn reference(bytes: &[u8], expires_at_ms: Option<u64>) -> BlobRef {
-    let sha256 = sha256_hex(bytes);
-    let expiry = expires_at_ms.map_or_else(|| "none".to_owned(), |at| at.to_string());
-    BlobRef {
-        kv_key: format!("blob/{sha256}/{expiry}"),
-        sha256,
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The KV key prefix of `partition`'s blobs: `blob/p/{first 128 bits of sha256(partition)}/`.
+pub(crate) fn partition_prefix(partition: &str) -> String {
+    let digest = Sha256::digest(partition.as_bytes());
+    format!("{PARTITION_BLOB_PREFIX}{}/", hex(&digest[..16]))
+}
+
+/// A fresh reference for `bytes` written by a commit of `partition`.
+pub(crate) fn reference(partition: &str, bytes: &[u8]) -> Result<BlobRef, StoreError> {
+    // Unique keys are what make deleting safe: without randomness, refuse
+    // rather than risk reusing another commit's key (getRandomValues does not
+    // fail in workerd).
+    let mut id = [0u8; 16];
+    getrandom::fill(&mut id).map_err(|e| StoreError::Backend(format!("blob id: {e}")))?;
+    Ok(BlobRef {
+        kv_key: format!("{}{}", partition_prefix(partition), hex(&id)),
+        sha256: sha256_hex(bytes),
         len: bytes.len() as u64,
+    })
+}
+
+/// KV operations a [`crate::DurableStore`] (and its clones) made.
+#[derive(Debug, Default)]
+pub(crate) struct Counters {
+    puts: AtomicU64,
+    put_bytes: AtomicU64,
+    releases: AtomicU64,
+}
+
+impl Counters {
+    pub(crate) fn released(&self) {
+        self.releases.fetch_add(1, Ordering::Relaxed);
     }
+
+    pub(crate) fn snapshot(&self) -> BlobStats {
+        BlobStats {
+            kv_puts: self.puts.load(Ordering::Relaxed),
+            kv_put_bytes: self.put_bytes.load(Ordering::Relaxed),
+            releases: self.releases.load(Ordering::Relaxed),
+        }
+    }
+}
+
+/// What a [`crate::DurableStore`] and its clones wrote to KV, for cost
+/// measurements (`DurableStore::blob_stats`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct BlobStats {
+    /// KV puts attempted (each large value of a commit is one).
+    pub kv_puts: u64,
+    /// Bytes of those puts.
+    pub kv_put_bytes: u64,
+    /// Commits whose blobs were handed back to the object as unreferenced
+    /// (the put or the call to the object failed).
+    pub releases: u64,
 }
 
 /// Writes every blob (concurrently); all must land before the commit that references them.
@@ -49,11 +99,16 @@ pub(crate) async fn put_all(
     kv: &KvStore,
     blobs: Vec<(BlobRef, Vec<u8>, Option<u64>)>,
     now_ms: u64,
+    counters: &Arc<Counters>,
 ) -> Result<(), StoreError> {
     try_join_all(
         blobs
             .into_iter()
             .map(|(reference, bytes, expires_at_ms)| async move {
+                counters.puts.fetch_add(1, Ordering::Relaxed);
+                counters
+                    .put_bytes
+                    .fetch_add(bytes.len() as u64, Ordering::Relaxed);
                 let mut put = kv.put_bytes(&reference.kv_key, &bytes).map_err(|e| {
                     StoreError::Backend(format!("kv put {}: {e}", reference.kv_key))
                 })?;
@@ -61,18 +116,11 @@ pub(crate) async fn put_all(
                     let floor = now_ms / 1_000 + MIN_EXPIRY_AHEAD_SECS;
                     put = put.expiration((at / 1_000 + EXPIRY_MARGIN_SECS).max(floor));
                 }
-                match put.execute().await {
-                    Ok(()) => Ok(()),
-                    // KV allows one write per second per key: a rewrite of the same
-                    // content can be refused, which is fine if the bytes are there.
-                    Err(err) => match read_once(kv, &reference).await {
-                        Ok(Some(_)) => Ok(()),
-                        _ => Err(StoreError::Unavailable(format!(
-                            "kv put {}: {err}",
-                            reference.kv_key
-                        ))),
-                    },
-                }
+                // The key is this commit attempt's alone (a retried commit writes new
+                // keys); whatever a failed put may have left is released by the caller.
+                put.execute().await.map_err(|err| {
+                    StoreError::Unavailable(format!("kv put {}: {err}", reference.kv_key))
+                })
             }),
     )
     .await
@@ -109,5 +157,32 @@ async fn read_once(kv: &KvStore, reference: &BlobRef) -> Result<Option<Vec<u8>>,
             reference.kv_key
         ))),
         None => Ok(None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::is_collectable;
+
+    #[test]
+    fn references_are_unique_per_put_and_scoped_to_their_partition() {
+        let a = reference("thread-1", b"same bytes").unwrap();
+        let b = reference("thread-1", b"same bytes").unwrap();
+        let other = reference("thread-2", b"same bytes").unwrap();
+        assert_ne!(
+            a.kv_key, b.kv_key,
+            "the same bytes written twice get two keys"
+        );
+        assert_eq!(a.sha256, b.sha256);
+        assert_eq!(a.len, 10);
+        let prefix = partition_prefix("thread-1");
+        assert!(a.kv_key.starts_with(&prefix) && b.kv_key.starts_with(&prefix));
+        assert!(!other.kv_key.starts_with(&prefix));
+        assert_eq!(prefix.len(), "blob/p/".len() + 32 + 1);
+        assert_eq!(a.kv_key.len(), prefix.len() + 32);
+        assert!(a.is_collectable() && is_collectable(&other.kv_key));
+        // Content-addressed keys from before may be shared by several partitions.
+        assert!(!is_collectable(&format!("blob/{}/none", a.sha256)));
     }
 }

@@ -1,5 +1,7 @@
 //! [`DurableStore`]: the Worker-side [`Store`] that routes each partition to its object.
 
+use std::sync::Arc;
+
 use async_trait::async_trait;
 use futures::future::try_join_all;
 use handoff_core::store::{Item, Store, StoreError, Write, WriteOp};
@@ -7,7 +9,7 @@ use worker::send::{SendFuture, SendWrapper};
 use worker::wasm_bindgen::JsValue;
 use worker::{Env, Method, ObjectNamespace, Request, RequestInit, kv::KvStore};
 
-use crate::blob;
+use crate::blob::{self, BlobStats, Counters};
 use crate::protocol::{
     ConditionFailedResponse, GetResponse, ListResponse, StoreRequest, StoredValue, WirePut,
     WireWrite,
@@ -29,6 +31,7 @@ pub struct DurableStore {
     objects: SendWrapper<ObjectNamespace>,
     blobs: Option<SendWrapper<KvStore>>,
     inline_limit: usize,
+    counters: Arc<Counters>,
 }
 
 impl std::fmt::Debug for DurableStore {
@@ -47,6 +50,7 @@ impl DurableStore {
             objects: SendWrapper::new(objects),
             blobs: None,
             inline_limit: DEFAULT_INLINE_LIMIT,
+            counters: Arc::default(),
         }
     }
 
@@ -72,6 +76,17 @@ impl DurableStore {
         })
     }
 
+    /// What this store and its clones wrote to KV so far.
+    pub fn blob_stats(&self) -> BlobStats {
+        self.counters.snapshot()
+    }
+
+    /// The KV key prefix under which `partition`'s blobs are written
+    /// (`blob/p/{scope}/`, the scope a hash of the partition name).
+    pub fn blob_prefix(partition: &str) -> String {
+        blob::partition_prefix(partition)
+    }
+
     async fn call(
         &self,
         partition: &str,
@@ -94,13 +109,17 @@ impl DurableStore {
         Ok((response.status_code(), text))
     }
 
-    fn to_wire(&self, write: Write) -> Result<(WireWrite, Option<Blob>), StoreError> {
+    fn to_wire(
+        &self,
+        partition: &str,
+        write: Write,
+    ) -> Result<(WireWrite, Option<Blob>), StoreError> {
         let (put, delete, blob) = match write.op {
             WriteOp::Put {
                 value,
                 expires_at_ms,
             } => {
-                let (stored, blob) = self.place(value, expires_at_ms)?;
+                let (stored, blob) = self.place(partition, value, expires_at_ms)?;
                 (
                     Some(WirePut {
                         value: stored,
@@ -127,6 +146,7 @@ impl DurableStore {
     /// Decides where a value lives: in the row, or in KV behind a reference.
     fn place(
         &self,
+        partition: &str,
         value: Vec<u8>,
         expires_at_ms: Option<u64>,
     ) -> Result<(StoredValue, Option<Blob>), StoreError> {
@@ -148,7 +168,7 @@ impl DurableStore {
                 value.len()
             )));
         }
-        let reference = blob::reference(&value, expires_at_ms);
+        let reference = blob::reference(partition, &value)?;
         Ok((
             StoredValue::Blob(reference.clone()),
             Some((reference, value, expires_at_ms)),
@@ -205,22 +225,37 @@ impl DurableStore {
         let mut wire = Vec::with_capacity(writes.len());
         let mut blobs = Vec::new();
         for write in writes {
-            let (write, blob) = self.to_wire(write)?;
+            let (write, blob) = self.to_wire(partition, write)?;
             wire.push(write);
             blobs.extend(blob);
         }
-        if let (Some(kv), false) = (&self.blobs, blobs.is_empty()) {
-            blob::put_all(kv, blobs, now_ms).await?;
+        let written: Vec<String> = blobs.iter().map(|b| b.0.kv_key.clone()).collect();
+        if let (Some(kv), false) = (&self.blobs, blobs.is_empty())
+            && let Err(err) = blob::put_all(kv, blobs, now_ms, &self.counters).await
+        {
+            // Some puts may have landed; no commit will reference them.
+            self.release(partition, written).await;
+            return Err(err);
         }
-        let (status, text) = self
-            .call(
-                partition,
-                &StoreRequest::Commit {
-                    writes: wire,
-                    now_ms,
-                },
-            )
-            .await?;
+        let request = StoreRequest::Commit {
+            writes: wire,
+            now_ms,
+        };
+        match self.send_commit(partition, &request).await {
+            Ok(()) => Ok(()),
+            // The object answered the refusal and released the batch's blobs itself.
+            Err(refused @ StoreError::ConditionFailed { .. }) => Err(refused),
+            // Not applied, or unknown whether applied: the object keeps the blobs that a
+            // row references (a commit that did land) and deletes the others.
+            Err(err) => {
+                self.release(partition, written).await;
+                Err(err)
+            }
+        }
+    }
+
+    async fn send_commit(&self, partition: &str, request: &StoreRequest) -> Result<(), StoreError> {
+        let (status, text) = self.call(partition, request).await?;
         if status == 409 {
             let refused: ConditionFailedResponse = serde_json::from_str(&text)
                 .map_err(|e| StoreError::Backend(format!("bad 409 body: {e}")))?;
@@ -229,6 +264,24 @@ impl DurableStore {
             });
         }
         parse::<serde_json::Value>(status, &text).map(drop)
+    }
+
+    /// Hands blobs written for a commit that did not (knowingly) land back to the
+    /// partition's object, which deletes those no row references. Best effort: if the
+    /// object cannot be reached either, the blobs expire with their KV expiration.
+    async fn release(&self, partition: &str, keys: Vec<String>) {
+        if keys.is_empty() {
+            return;
+        }
+        self.counters.released();
+        let request = StoreRequest::Release { keys };
+        let outcome = match self.call(partition, &request).await {
+            Ok((status, text)) => parse::<serde_json::Value>(status, &text).map(drop),
+            Err(err) => Err(err),
+        };
+        if let Err(err) = outcome {
+            worker::console_warn!("handoff: could not release the blobs of a failed commit: {err}");
+        }
     }
 
     async fn list_inner(

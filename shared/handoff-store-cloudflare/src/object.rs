@@ -9,10 +9,20 @@
 //! value over SQLite's size limit, a constraint) would leave the earlier ones
 //! in place. The writes therefore run inside `storage.transactionSync`, which
 //! rolls all of them back when one throws.
+//!
+//! The object also collects the partition's KV blobs (see the crate docs,
+//! "Blob lifecycle"): a commit that replaces or deletes a row referencing a
+//! blob records that blob in `blob_gc` inside the same transaction, and so
+//! does the alarm that purges expired rows; a refused commit or a release
+//! from the Worker records the blobs of a batch that never landed. The alarm
+//! then deletes each recorded blob from KV once its grace has passed, unless
+//! a row references it again, retrying failed deletes with backoff.
 
+use futures::future::join_all;
 use serde::Serialize;
 use wasm_bindgen::prelude::{Closure, JsValue, wasm_bindgen};
 use worker::js_sys::Function;
+use worker::kv::KvStore;
 use worker::wasm_bindgen::JsCast;
 use worker::{
     Date, DurableObject, Env, Request, Response, Result, SqlStorage, SqlStorageValue, State,
@@ -20,17 +30,33 @@ use worker::{
 };
 
 use crate::protocol::{
-    ConditionFailedResponse, GetResponse, ListResponse, Mutation, Row, StoreRequest, StoredValue,
-    plan_commit,
+    BlobChanges, ConditionFailedResponse, GetResponse, ListResponse, Mutation, Row, StoreRequest,
+    StoredValue, batch_blobs, blob_changes, is_collectable, plan_commit,
 };
 
-const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS items (
-    key TEXT PRIMARY KEY,
-    version INTEGER NOT NULL,
-    inline BLOB,
-    blob TEXT,
-    expires_at INTEGER
-)";
+/// `items` holds the partition; `blob_gc` the KV blobs no row references any
+/// more, due for deletion at `due_at` (Unix ms). The expression index answers
+/// "does a row still reference this blob?" without a scan.
+const SCHEMA: [&str; 4] = [
+    "CREATE TABLE IF NOT EXISTS items (
+        key TEXT PRIMARY KEY,
+        version INTEGER NOT NULL,
+        inline BLOB,
+        blob TEXT,
+        expires_at INTEGER
+    )",
+    "CREATE INDEX IF NOT EXISTS items_blob_key ON items (json_extract(blob, '$.kvKey')) WHERE blob IS NOT NULL",
+    "CREATE TABLE IF NOT EXISTS blob_gc (
+        kv_key TEXT PRIMARY KEY,
+        due_at INTEGER NOT NULL,
+        attempts INTEGER NOT NULL DEFAULT 0
+    )",
+    "CREATE INDEX IF NOT EXISTS blob_gc_due ON blob_gc (due_at)",
+];
+
+/// Whether a row references the blob `?` (uses the `items_blob_key` index).
+const REFERENCED: &str =
+    "SELECT COUNT(*) FROM items WHERE blob IS NOT NULL AND json_extract(blob, '$.kvKey') = ?";
 
 /// Durable Object SQL accepts at most 100 bound parameters per statement.
 const KEYS_PER_SELECT: usize = 90;
@@ -41,27 +67,55 @@ const KEYS_PER_SELECT: usize = 90;
 /// `HANDOFF_PURGE_GRACE_MS` overrides it (tests use 0).
 const PURGE_GRACE_MS: u64 = 60_000;
 
+/// A blob no row references any more is deleted from KV this long after it was
+/// released, so a reader that got the row just before it was replaced still
+/// finds the bytes (readers wait at most a few seconds for a blob). The
+/// variable `HANDOFF_BLOB_GC_GRACE_MS` overrides it (tests use 1 s).
+const BLOB_GC_GRACE_MS: u64 = 60_000;
+
+/// KV deletes per alarm run (the rest wait for the next run, scheduled at once),
+/// issued this many at a time.
+const GC_BATCH: usize = 100;
+const GC_CONCURRENCY: usize = 10;
+
+/// A failed KV delete is retried after 2^attempts seconds (at most an hour),
+/// and given up after this many attempts (the blob then expires with its KV
+/// expiration, if it has one).
+const GC_MAX_ATTEMPTS: u32 = 20;
+const GC_MAX_BACKOFF_MS: u64 = 3_600_000;
+
+/// The KV binding the object deletes blobs from, unless `HANDOFF_BLOBS_BINDING` names another.
+const DEFAULT_BLOBS_BINDING: &str = "BLOBS";
+
 /// One partition's items. Bind it as a SQLite-backed class (`new_sqlite_classes`).
 #[durable_object]
 pub struct PartitionObject {
     state: State,
     purge_grace_ms: u64,
+    gc_grace_ms: u64,
+    /// Without a KV binding there are no blobs to collect.
+    blobs: Option<KvStore>,
 }
 
 impl DurableObject for PartitionObject {
     fn new(state: State, env: Env) -> Self {
-        if let Err(err) = state.storage().sql().exec(SCHEMA, None) {
-            // Every later statement fails the same way and is answered with a 500.
-            worker::console_error!("handoff partition schema: {err}");
+        let sql = state.storage().sql();
+        for statement in SCHEMA {
+            if let Err(err) = sql.exec(statement, None) {
+                // Every later statement fails the same way and is answered with a 500.
+                worker::console_error!("handoff partition schema: {err}");
+            }
         }
-        let purge_grace_ms = env
-            .var("HANDOFF_PURGE_GRACE_MS")
-            .ok()
-            .and_then(|v| v.to_string().parse().ok())
-            .unwrap_or(PURGE_GRACE_MS);
+        let var = |name: &str| env.var(name).ok().map(|v| v.to_string());
+        let millis =
+            |name: &str, default: u64| var(name).and_then(|v| v.parse().ok()).unwrap_or(default);
+        let binding =
+            var("HANDOFF_BLOBS_BINDING").unwrap_or_else(|| DEFAULT_BLOBS_BINDING.to_owned());
         Self {
+            purge_grace_ms: millis("HANDOFF_PURGE_GRACE_MS", PURGE_GRACE_MS),
+            gc_grace_ms: millis("HANDOFF_BLOB_GC_GRACE_MS", BLOB_GC_GRACE_MS),
+            blobs: env.kv(&binding).ok(),
             state,
-            purge_grace_ms,
         }
     }
 
@@ -82,20 +136,33 @@ impl DurableObject for PartitionObject {
             StoreRequest::Commit { writes, now_ms } => {
                 let keys: Vec<String> = writes.iter().map(|w| w.key.clone()).collect();
                 let current = read_rows(&sql, &keys)?;
+                let written = batch_blobs(&writes);
                 match plan_commit(writes, &current, now_ms) {
                     Err(index) => {
+                        // The batch's blobs landed in KV first; nothing will reference them.
+                        self.release(&sql, &written).await?;
                         Ok(Response::from_json(&ConditionFailedResponse { index })?
                             .with_status(409))
                     }
                     Ok(mutations) => {
                         let earliest = earliest_expiry(&mutations);
-                        if let Err(err) = apply_atomically(&self.state.storage(), sql, mutations) {
+                        let changes = match self.blobs {
+                            Some(_) => blob_changes(&current, &mutations),
+                            None => BlobChanges::default(),
+                        };
+                        let due = object_now().saturating_add(self.gc_grace_ms);
+                        let retired = !changes.retired.is_empty();
+                        let storage = self.state.storage();
+                        if let Err(err) = apply_atomically(&storage, mutations, changes, due) {
                             // Not retryable (the same batch fails the same way): a 500, which
                             // the client reports as a backend error, not as "unavailable".
+                            // The client releases the batch's blobs.
                             return Response::error(format!("commit rolled back: {err}"), 500);
                         }
-                        if let Some(at) = earliest {
-                            self.purge_no_later_than(at + self.purge_grace_ms).await?;
+                        let purge = earliest.map(|at| at + self.purge_grace_ms);
+                        let collect = retired.then_some(due);
+                        if let Some(at) = purge.into_iter().chain(collect).min() {
+                            self.wake_no_later_than(at).await?;
                         }
                         Response::from_json(&Empty {})
                     }
@@ -105,47 +172,107 @@ impl DurableObject for PartitionObject {
                 let keys = list_keys(&sql, &prefix, now_ms)?;
                 Response::from_json(&ListResponse { keys })
             }
+            StoreRequest::Release { keys } => {
+                self.release(&sql, &keys).await?;
+                Response::from_json(&Empty {})
+            }
         }
     }
 
+    /// Purges expired rows (recording their blobs), deletes due blobs from KV,
+    /// and schedules itself again for the next expiry or due blob.
     async fn alarm(&self) -> Result<Response> {
-        let sql = self.state.storage().sql();
-        let cutoff = now_ms().saturating_sub(self.purge_grace_ms);
-        sql.exec(
-            "DELETE FROM items WHERE expires_at IS NOT NULL AND expires_at <= ?",
-            vec![int(cutoff)],
-        )?;
-        let next: Option<u64> = sql
-            .exec("SELECT MIN(expires_at) FROM items", None)?
-            .raw()
-            .next()
-            .transpose()?
-            .and_then(|row| row.into_iter().next())
-            .and_then(as_u64);
-        if let Some(at) = next {
-            self.purge_no_later_than(at + self.purge_grace_ms).await?;
+        let storage = self.state.storage();
+        let sql = storage.sql();
+        let now = object_now();
+        let cutoff = now.saturating_sub(self.purge_grace_ms);
+        let due = now.saturating_add(self.gc_grace_ms);
+        let collect = self.blobs.is_some();
+        run_atomically(&storage, move |sql| {
+            if collect {
+                let expired = sql.exec(
+                    "SELECT json_extract(blob, '$.kvKey') FROM items WHERE blob IS NOT NULL AND expires_at IS NOT NULL AND expires_at <= ?",
+                    vec![int(cutoff)],
+                )?;
+                let mut keys = Vec::new();
+                for row in expired.raw() {
+                    if let Some(SqlStorageValue::String(key)) = row?.into_iter().next() {
+                        keys.push(key);
+                    }
+                }
+                retire(sql, keys.iter().map(String::as_str), due)?;
+            }
+            sql.exec(
+                "DELETE FROM items WHERE expires_at IS NOT NULL AND expires_at <= ?",
+                vec![int(cutoff)],
+            )?;
+            Ok(())
+        })?;
+        if let Some(kv) = &self.blobs {
+            collect_due(&sql, kv, now).await?;
+        }
+        let next_purge =
+            min_of(&sql, "SELECT MIN(expires_at) FROM items")?.map(|at| at + self.purge_grace_ms);
+        let next_collect = match self.blobs {
+            Some(_) => min_of(&sql, "SELECT MIN(due_at) FROM blob_gc")?,
+            None => None,
+        };
+        if let Some(at) = next_purge.into_iter().chain(next_collect).min() {
+            // The alarm running now may still read as scheduled: only a later one counts.
+            let storage = self.state.storage();
+            let scheduled = storage
+                .get_alarm()
+                .await?
+                .and_then(|s| u64::try_from(s).ok());
+            if !scheduled.is_some_and(|s| s > now && s <= at) {
+                set_alarm_at(&storage, at).await?;
+            }
         }
         Response::ok("purged")
     }
 }
 
 impl PartitionObject {
-    /// Makes sure the purge alarm fires by `at` (Unix ms).
-    async fn purge_no_later_than(&self, at: u64) -> Result<()> {
+    /// Records `keys` (blobs of a batch that did not land) for deletion, except
+    /// those a row references.
+    async fn release(&self, sql: &SqlStorage, keys: &[String]) -> Result<()> {
+        if self.blobs.is_none() || keys.is_empty() {
+            return Ok(());
+        }
+        let due = object_now().saturating_add(self.gc_grace_ms);
+        let mut recorded = false;
+        for key in keys.iter().filter(|k| is_collectable(k)) {
+            if !referenced(sql, key)? {
+                retire(sql, [key.as_str()], due)?;
+                recorded = true;
+            }
+        }
+        if recorded {
+            self.wake_no_later_than(due).await?;
+        }
+        Ok(())
+    }
+
+    /// Makes sure the alarm fires by `at` (Unix ms).
+    async fn wake_no_later_than(&self, at: u64) -> Result<()> {
         let storage = self.state.storage();
         let scheduled = storage.get_alarm().await?;
         if scheduled.is_some_and(|s| u64::try_from(s).is_ok_and(|s| s <= at)) {
             return Ok(());
         }
-        let offset = i64::try_from(at.saturating_sub(now_ms())).unwrap_or(i64::MAX);
-        storage.set_alarm(offset).await
+        set_alarm_at(&storage, at).await
     }
+}
+
+async fn set_alarm_at(storage: &Storage, at: u64) -> Result<()> {
+    let offset = i64::try_from(at.saturating_sub(object_now())).unwrap_or(i64::MAX);
+    storage.set_alarm(offset).await
 }
 
 #[derive(Serialize)]
 struct Empty {}
 
-fn now_ms() -> u64 {
+fn object_now() -> u64 {
     Date::now().as_millis()
 }
 
@@ -222,17 +349,138 @@ extern "C" {
     ) -> std::result::Result<JsValue, JsValue>;
 }
 
-/// Applies `mutations` all together or not at all. (Raw `BEGIN`/`COMMIT` are
-/// refused by Durable Object SQL; `transactionSync` is the way in.)
-fn apply_atomically(storage: &Storage, sql: SqlStorage, mutations: Vec<Mutation>) -> Result<()> {
+/// Runs `body` as one transaction: all its statements apply or none does.
+/// (Raw `BEGIN`/`COMMIT` are refused by Durable Object SQL; `transactionSync`
+/// is the way in.)
+fn run_atomically(
+    storage: &Storage,
+    body: impl FnOnce(&SqlStorage) -> Result<()> + 'static,
+) -> Result<()> {
+    let sql = storage.sql();
     // An `Err` returned from the closure is thrown into JavaScript, which rolls back.
-    let body = Closure::once(move || apply(&sql, mutations).map_err(JsValue::from));
+    let body = Closure::once(move || body(&sql).map_err(JsValue::from));
     storage
         .as_raw()
         .unchecked_ref::<TransactionSync>()
         .transaction_sync(body.as_ref().unchecked_ref())
         .map(drop)
         .map_err(worker::Error::from)
+}
+
+/// Applies `mutations` and their blob bookkeeping all together or not at all:
+/// blobs the batch stops referencing become due for deletion at `due`; blobs it
+/// references are no longer due (a commit that landed after its blobs were released).
+fn apply_atomically(
+    storage: &Storage,
+    mutations: Vec<Mutation>,
+    changes: BlobChanges,
+    due: u64,
+) -> Result<()> {
+    run_atomically(storage, move |sql| {
+        apply(sql, mutations)?;
+        for key in &changes.adopted {
+            sql.exec(
+                "DELETE FROM blob_gc WHERE kv_key = ?",
+                vec![SqlStorageValue::from(key.as_str())],
+            )?;
+        }
+        retire(sql, changes.retired.iter().map(String::as_str), due)
+    })
+}
+
+/// Records blobs as due for deletion at `due` (a blob already recorded keeps its time).
+fn retire<'a>(sql: &SqlStorage, keys: impl IntoIterator<Item = &'a str>, due: u64) -> Result<()> {
+    for key in keys.into_iter().filter(|k| is_collectable(k)) {
+        sql.exec(
+            "INSERT OR IGNORE INTO blob_gc (kv_key, due_at) VALUES (?, ?)",
+            vec![SqlStorageValue::from(key), int(due)],
+        )?;
+    }
+    Ok(())
+}
+
+fn referenced(sql: &SqlStorage, kv_key: &str) -> Result<bool> {
+    Ok(min_of_with(sql, REFERENCED, vec![SqlStorageValue::from(kv_key)])?.is_some_and(|n| n > 0))
+}
+
+/// Deletes the blobs due by `now` from KV: those a row references again are
+/// dropped from the list instead; a failed delete is retried later.
+async fn collect_due(sql: &SqlStorage, kv: &KvStore, now: u64) -> Result<()> {
+    let mut due = Vec::new();
+    for row in sql
+        .exec(
+            "SELECT kv_key, attempts FROM blob_gc WHERE due_at <= ? ORDER BY due_at LIMIT ?",
+            vec![int(now), int(GC_BATCH as u64)],
+        )?
+        .raw()
+    {
+        let mut columns = row?.into_iter();
+        if let (Some(SqlStorageValue::String(key)), attempts) = (columns.next(), columns.next()) {
+            let attempts = attempts.and_then(as_u64).unwrap_or(0);
+            due.push((key, u32::try_from(attempts).unwrap_or(u32::MAX)));
+        }
+    }
+    for chunk in due.chunks(GC_CONCURRENCY) {
+        // Checked right before the deletes: other requests run while earlier chunks await KV.
+        let mut doomed = Vec::with_capacity(chunk.len());
+        for entry @ (key, _) in chunk {
+            if referenced(sql, key)? {
+                forget(sql, key)?;
+            } else {
+                doomed.push(entry);
+            }
+        }
+        let outcomes = join_all(doomed.iter().map(|(key, _)| kv.delete(key))).await;
+        for ((key, attempts), outcome) in doomed.into_iter().zip(outcomes) {
+            match outcome {
+                Ok(()) => forget(sql, key)?,
+                Err(err) if attempts + 1 >= GC_MAX_ATTEMPTS => {
+                    worker::console_error!("handoff: giving up deleting blob {key}: {err}");
+                    forget(sql, key)?;
+                }
+                Err(err) => {
+                    worker::console_warn!("handoff: deleting blob {key} failed, will retry: {err}");
+                    let backoff = (1_000u64 << (*attempts).min(22)).min(GC_MAX_BACKOFF_MS);
+                    sql.exec(
+                        "UPDATE blob_gc SET attempts = attempts + 1, due_at = ? WHERE kv_key = ?",
+                        vec![
+                            int(object_now() + backoff),
+                            SqlStorageValue::from(key.as_str()),
+                        ],
+                    )?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn forget(sql: &SqlStorage, kv_key: &str) -> Result<()> {
+    sql.exec(
+        "DELETE FROM blob_gc WHERE kv_key = ?",
+        vec![SqlStorageValue::from(kv_key)],
+    )?;
+    Ok(())
+}
+
+/// The first column of the first row of `query`, as an integer.
+fn min_of(sql: &SqlStorage, query: &str) -> Result<Option<u64>> {
+    min_of_with(sql, query, Vec::new())
+}
+
+fn min_of_with(
+    sql: &SqlStorage,
+    query: &str,
+    bindings: Vec<SqlStorageValue>,
+) -> Result<Option<u64>> {
+    let bindings = (!bindings.is_empty()).then_some(bindings);
+    Ok(sql
+        .exec(query, bindings)?
+        .raw()
+        .next()
+        .transpose()?
+        .and_then(|row| row.into_iter().next())
+        .and_then(as_u64))
 }
 
 fn apply(sql: &SqlStorage, mutations: Vec<Mutation>) -> Result<()> {

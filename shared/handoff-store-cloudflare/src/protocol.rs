@@ -30,6 +30,13 @@ pub enum StoreRequest {
         /// The caller's clock, for expiry.
         now_ms: u64,
     },
+    /// Blobs the caller wrote for a commit it could not confirm (the KV put or
+    /// the call to the object failed): the object deletes from KV those that
+    /// no row references, after the collection grace.
+    Release {
+        /// KV keys of the blobs.
+        keys: Vec<String>,
+    },
 }
 
 /// Where an item's bytes live.
@@ -42,16 +49,37 @@ pub enum StoredValue {
     Blob(BlobRef),
 }
 
+/// Prefix of the KV keys of blobs that belong to one partition's object: a
+/// blob under `blob/p/{scope}/{id}` was written for one commit of one
+/// partition (`scope` names the partition, `id` is random), so only that
+/// partition's rows can reference it and its object may delete it.
+pub const PARTITION_BLOB_PREFIX: &str = "blob/p/";
+
 /// A reference to a write-once KV blob.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct BlobRef {
-    /// KV key: `blob/{sha256 hex}/{expiry}`; the bytes under it never change.
+    /// KV key: `blob/p/{partition scope}/{random id}`, or `blob/{sha256 hex}/{expiry}`
+    /// from before blobs were collected (content-addressed across partitions, so
+    /// never deleted: they expire). The bytes under a key never change.
     pub kv_key: String,
     /// SHA-256 of the bytes, hex; checked on every read.
     pub sha256: String,
     /// Length in bytes.
     pub len: u64,
+}
+
+impl BlobRef {
+    /// Whether the blob belongs to one partition, whose object may delete it
+    /// once no row references it (see [`PARTITION_BLOB_PREFIX`]).
+    pub fn is_collectable(&self) -> bool {
+        is_collectable(&self.kv_key)
+    }
+}
+
+/// Whether a KV key names a blob its partition's object may delete.
+pub fn is_collectable(kv_key: &str) -> bool {
+    kv_key.starts_with(PARTITION_BLOB_PREFIX)
 }
 
 /// A write as sent to the object.
@@ -204,6 +232,75 @@ pub fn plan_commit(
         }
     }
     Ok(mutations)
+}
+
+/// The collectable blobs a batch's puts reference: when the batch is refused,
+/// nothing references them any more.
+pub fn batch_blobs(writes: &[WireWrite]) -> Vec<String> {
+    let mut keys: Vec<String> = writes
+        .iter()
+        .filter_map(|w| match &w.put {
+            Some(WirePut {
+                value: StoredValue::Blob(reference),
+                ..
+            }) if reference.is_collectable() => Some(reference.kv_key.clone()),
+            _ => None,
+        })
+        .collect();
+    keys.sort();
+    keys.dedup();
+    keys
+}
+
+/// What a planned commit does to blob references: `retired` are the
+/// collectable blobs of the rows it replaces or deletes (live or expired) that
+/// none of its new rows references; `adopted` are the collectable blobs its
+/// new rows reference. `current[i]` is the stored row for the batch's `i`th
+/// key, as given to [`plan_commit`].
+pub fn blob_changes(current: &[Option<Row>], mutations: &[Mutation]) -> BlobChanges {
+    let mut adopted = Vec::new();
+    let mut touched = std::collections::HashSet::new();
+    for mutation in mutations {
+        match mutation {
+            Mutation::Upsert(row) => {
+                touched.insert(row.key.as_str());
+                if let StoredValue::Blob(reference) = &row.value
+                    && reference.is_collectable()
+                {
+                    adopted.push(reference.kv_key.clone());
+                }
+            }
+            Mutation::Delete(key) => {
+                touched.insert(key.as_str());
+            }
+        }
+    }
+    let mut retired: Vec<String> = current
+        .iter()
+        .flatten()
+        .filter(|row| touched.contains(row.key.as_str()))
+        .filter_map(|row| match &row.value {
+            StoredValue::Blob(reference) if reference.is_collectable() => {
+                Some(reference.kv_key.clone())
+            }
+            _ => None,
+        })
+        .filter(|key| !adopted.contains(key))
+        .collect();
+    retired.sort();
+    retired.dedup();
+    adopted.sort();
+    adopted.dedup();
+    BlobChanges { retired, adopted }
+}
+
+/// See [`blob_changes`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BlobChanges {
+    /// Blobs no longer referenced by the rows the commit wrote or deleted.
+    pub retired: Vec<String>,
+    /// Blobs the commit's new rows reference.
+    pub adopted: Vec<String>,
 }
 
 mod base64_bytes {

@@ -41,6 +41,11 @@
 //!   all requests in flight at once. Nothing waits on a timer.
 //! - Batches never name one key twice (the trait leaves that to the caller).
 //! - Every check panics, with a message naming the step, on the first deviation.
+//!
+//! [`race`] adds an engine-level check a store crate drives with its own concurrency: many
+//! identical resumes racing through [`handoff_core::Engine`], exactly one side effect.
+
+pub mod race;
 
 use std::collections::hash_map::RandomState;
 use std::future::Future;

@@ -1,20 +1,18 @@
 //! Several processes share one database file: the test binary re-executes itself as child
 //! processes (the `child_process` test, which does nothing unless the parent set its
-//! environment variables).
+//! environment variables; see `common`).
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+mod common;
+
 use std::time::Duration;
+
+use common::{CHILDREN, child_env, spawn_children, wait_for, write_report};
 
 use futures::executor::block_on;
 use handoff_core::{Condition, Store, StoreError, Write};
 use handoff_store_sqlite::{SqliteOptions, SqliteStore};
 use serde_json::{Value, json};
 
-const CHILD_DB: &str = "HANDOFF_SQLITE_TEST_CHILD_DB";
-const CHILD_ID: &str = "HANDOFF_SQLITE_TEST_CHILD_ID";
-const CHILD_MODE: &str = "HANDOFF_SQLITE_TEST_CHILD_MODE";
-const CHILDREN: usize = 4;
 const INCREMENTS: u64 = 50;
 const PARTITION: &str = "thread#shared";
 const KEY: &str = "counter";
@@ -100,14 +98,9 @@ fn four_processes_create_one_file() {
 /// The child side of the tests above.
 #[test]
 fn child_process() {
-    let (Some(db), Ok(mode)) = (std::env::var_os(CHILD_DB), std::env::var(CHILD_MODE)) else {
+    let Some((db, id, mode)) = child_env() else {
         return;
     };
-    let id: usize = std::env::var(CHILD_ID)
-        .expect("child id")
-        .parse()
-        .expect("child id");
-    let db = PathBuf::from(db);
     // A long busy timeout: the parent may hold the write lock while it spawns the children.
     let options = SqliteOptions::default().with_busy_timeout(Duration::from_secs(60));
     let store = SqliteStore::open_with(&db, options).expect("child: open");
@@ -128,8 +121,7 @@ fn child_process() {
         }),
         other => panic!("unknown child mode {other}"),
     };
-    let report: Vec<String> = report.iter().map(u64::to_string).collect();
-    std::fs::write(done_file(&db, id), report.join(" ")).expect("child: write the report");
+    write_report(&db, id, &report);
 }
 
 /// Adds [`INCREMENTS`] to the counter; reports `[increments, conflicts, busy]`.
@@ -163,61 +155,4 @@ async fn increment(store: &SqliteStore, id: usize) -> Vec<u64> {
         }
     }
     vec![INCREMENTS, conflicts, busy]
-}
-
-fn spawn_children(db: &Path, mode: &str) -> Vec<std::process::Child> {
-    let exe = std::env::current_exe().expect("the test binary");
-    (0..CHILDREN)
-        .map(|n| {
-            Command::new(&exe)
-                .args([
-                    "--exact",
-                    "child_process",
-                    "--nocapture",
-                    "--test-threads=1",
-                ])
-                .env(CHILD_DB, db)
-                .env(CHILD_ID, n.to_string())
-                .env(CHILD_MODE, mode)
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .expect("spawn a child process")
-        })
-        .collect()
-}
-
-/// Waits for every child, asserts it succeeded, and returns its report.
-fn wait_for(children: Vec<std::process::Child>, db: &Path) -> Vec<(usize, Vec<u64>)> {
-    let outputs: Vec<Output> = children
-        .into_iter()
-        .map(|c| c.wait_with_output().expect("wait for a child"))
-        .collect();
-    outputs
-        .into_iter()
-        .enumerate()
-        .map(|(n, output)| {
-            let log = format!(
-                "{}{}",
-                String::from_utf8_lossy(&output.stdout),
-                String::from_utf8_lossy(&output.stderr)
-            );
-            assert!(
-                output.status.success(),
-                "child {n} failed ({}):\n{log}",
-                output.status
-            );
-            let report = std::fs::read_to_string(done_file(db, n))
-                .unwrap_or_else(|e| panic!("child {n} left no report ({e}):\n{log}"));
-            let numbers = report
-                .split_whitespace()
-                .map(|w| w.parse().expect("a number"))
-                .collect();
-            (n, numbers)
-        })
-        .collect()
-}
-
-fn done_file(db: &Path, child: usize) -> PathBuf {
-    db.with_file_name(format!("child-{child}.done"))
 }
