@@ -194,7 +194,8 @@ pub struct ResumeRecord {
     pub run_id: RunId,
     /// A copy of that run's record once it finished (written in the same commit as the run
     /// record), so a duplicate of the answer is replayed from the claim's one read instead of
-    /// a second read of `run#{runId}`. Absent while the run is in flight.
+    /// a second read of `run#{runId}`. Absent while the run is in flight, and for runs
+    /// whose record is large (16 KiB and up), which a duplicate reads from `run#{runId}`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub finished: Option<Box<RunRecord>>,
 }

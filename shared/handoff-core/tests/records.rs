@@ -8,7 +8,7 @@ use futures::StreamExt;
 use futures::executor::block_on;
 use handoff_core::engine::compact;
 use handoff_core::records::{RunStatus, ThreadStatus};
-use handoff_core::{EngineConfig, RunOptions};
+use handoff_core::{EngineConfig, Finish, RunOptions, Store};
 use serde_json::json;
 use support::*;
 
@@ -241,5 +241,43 @@ fn unknown_runs_read_as_absent() {
             h.run_record("other", "r1").await.is_none(),
             "run records are per thread"
         );
+    });
+}
+
+#[test]
+fn a_large_resumed_run_is_not_copied_into_its_resume_record_and_still_replays() {
+    block_on(async {
+        let h = Harness::new(Scripted(|ctx| {
+            if !ctx.is_resume() {
+                let call = ctx.tool_call("refund", &serde_json::json!({}));
+                return Ok(Finish::interrupt(
+                    agui_protocol::Interrupt::new(format!("int-{call}"), "tool_call")
+                        .with_tool_call(call),
+                ));
+            }
+            // A long answer: its run record is far over the copy limit.
+            ctx.say(&"All done. ".repeat(4_000));
+            Ok(Finish::done())
+        }));
+        let raised = interrupts(&h.run(&user_input("t", "r1", "refund")).await);
+        let answer = resume_input("t", "r2", vec![approve(&raised[0])]);
+        let live = h.run(&answer).await;
+        let resume_item = h
+            .store
+            .list("t", "resume#", h.now())
+            .await
+            .unwrap()
+            .pop()
+            .expect("a resume record");
+        let item = h.item("t", &resume_item).await.unwrap();
+        assert!(
+            item.value.len() < 1_024,
+            "the run was copied: {} B",
+            item.value.len()
+        );
+        let duplicate = h
+            .run(&resume_input("t", "r3", vec![approve(&raised[0])]))
+            .await;
+        assert_eq!(text(&duplicate), text(&live));
     });
 }

@@ -237,6 +237,9 @@ fn ctx_log(ctx: &RunContext) -> Vec<Event> {
     compact(ctx.log().to_vec())
 }
 
+/// Largest run record copied into its resume record.
+const RESUME_COPY_MAX_BYTES: usize = 16 * 1024;
+
 /// What a finish commit does with the run's answer and history.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Ending {
@@ -277,15 +280,19 @@ async fn commit_finish(
         snapshot_pages,
     };
     let run_expiry = Some(now + inner.config.run_ttl_ms);
+    let run_bytes = records::encode(&run);
     // The resume record still names this run: the thread fence below proves no other
     // claim (which would have rewritten it in the same commit) happened since ours.
     let resume = claimed.resume_key.as_ref().map(|key| {
         if !consume_answer {
             return Write::delete(key, Condition::Always);
         }
+        // A small run rides along, so a duplicate answer replays from the claim's one read;
+        // a large one is read from its own record instead of being written twice.
+        let copy = run_bytes.len() <= RESUME_COPY_MAX_BYTES;
         let answer = ResumeRecord {
             run_id: ctx.run_id().clone(),
-            finished: Some(Box::new(run.clone())),
+            finished: copy.then(|| Box::new(run.clone())),
         };
         Write::put(key, Condition::Always, records::encode(&answer), run_expiry)
     });
@@ -300,7 +307,7 @@ async fn commit_finish(
         Write::put(
             run_key(ctx.run_id()),
             Condition::Always,
-            records::encode(&run),
+            run_bytes,
             run_expiry,
         ),
     ];
