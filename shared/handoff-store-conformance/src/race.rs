@@ -12,8 +12,8 @@
 //!   refusal, an invalid stream, or anything else.
 //! - [`assert_exactly_once`] checks a race's [`Tally`] and executions, the thread afterwards,
 //!   and that a late resume replays the same result without executing.
-//! - [`LostRaces`] wraps the store to count commits refused on a condition: a race in which
-//!   none was refused did not overlap.
+//! - Wrap the store in [`handoff_core::store::counting::CountingStore`] to count commits
+//!   refused on a condition (`conflicts`): a race in which none was refused did not overlap.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -24,9 +24,7 @@ use agui_protocol::{Event, Interrupt, Message, ResumeEntry, RunAgentInput, RunFi
 use async_trait::async_trait;
 use futures::StreamExt;
 use handoff_core::records::ThreadStatus;
-use handoff_core::{
-    Agent, AgentError, Engine, Finish, Item, RunContext, RunOptions, Store, StoreError, Write,
-};
+use handoff_core::{Agent, AgentError, Engine, Finish, RunContext, RunOptions};
 use serde_json::{Value, json};
 
 /// How many problems a [`Tally`] keeps verbatim (the counts are always complete).
@@ -311,69 +309,6 @@ pub async fn assert_exactly_once(
     let late = attempt(engine, approve(thread_id, "run-late", &interrupt.id)).await;
     assert_eq!(late, Outcome::Answered(result), "a late resume replays");
     assert_eq!(executed(), vec![key], "the late resume executed nothing");
-}
-
-/// Wraps a store and counts the commits it refused because a condition did not hold: the
-/// races requests lost, so a test can tell that they really overlapped. Every call goes to the
-/// wrapped store's own implementation.
-#[derive(Debug)]
-pub struct LostRaces<S> {
-    inner: S,
-    lost: AtomicU64,
-}
-
-impl<S> LostRaces<S> {
-    /// Counts the refused commits of `inner`.
-    pub fn new(inner: S) -> Self {
-        LostRaces {
-            inner,
-            lost: AtomicU64::new(0),
-        }
-    }
-    /// Commits refused with [`StoreError::ConditionFailed`] so far.
-    pub fn lost(&self) -> u64 {
-        self.lost.load(Ordering::SeqCst)
-    }
-}
-
-#[async_trait]
-impl<S: Store> Store for LostRaces<S> {
-    async fn get(
-        &self,
-        partition: &str,
-        keys: &[&str],
-        now_ms: u64,
-    ) -> Result<Vec<Option<Item>>, StoreError> {
-        self.inner.get(partition, keys, now_ms).await
-    }
-    async fn commit(
-        &self,
-        partition: &str,
-        writes: Vec<Write>,
-        now_ms: u64,
-    ) -> Result<(), StoreError> {
-        let result = self.inner.commit(partition, writes, now_ms).await;
-        if matches!(result, Err(StoreError::ConditionFailed { .. })) {
-            self.lost.fetch_add(1, Ordering::SeqCst);
-        }
-        result
-    }
-    async fn list(
-        &self,
-        partition: &str,
-        prefix: &str,
-        now_ms: u64,
-    ) -> Result<Vec<String>, StoreError> {
-        self.inner.list(partition, prefix, now_ms).await
-    }
-    async fn scan(
-        &self,
-        partition: &str,
-        prefix: &str,
-        now_ms: u64,
-    ) -> Result<Vec<Item>, StoreError> {
-        self.inner.scan(partition, prefix, now_ms).await
-    }
 }
 
 fn dump(events: &[Event]) -> String {

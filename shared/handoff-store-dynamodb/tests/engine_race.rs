@@ -19,8 +19,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use handoff_core::runtime::{ManualClock, NeverSleep, SequentialIds};
+use handoff_core::store::counting::CountingStore;
 use handoff_core::{Engine, Runtime, Store};
-use handoff_store_conformance::race::{self, LostRaces, Outcome, RaceAgent, Tally};
+use handoff_store_conformance::race::{self, Outcome, RaceAgent, Tally};
 use handoff_store_dynamodb::DynamoStore;
 use support::{moto, table_name};
 
@@ -45,10 +46,10 @@ async fn two_hundred_clients_racing_identical_resumes_refund_once() {
 
     let executed: Arc<Mutex<Vec<String>>> = Arc::default();
     let clock = Arc::new(ManualClock::new(NOW));
-    let instances: Vec<(Engine, Arc<LostRaces<DynamoStore>>)> = (0..INSTANCES)
+    let instances: Vec<(Engine, Arc<CountingStore<DynamoStore>>)> = (0..INSTANCES)
         .map(|i| {
             let client = moto().client();
-            let store = Arc::new(LostRaces::new(DynamoStore::new(client, &table)));
+            let store = Arc::new(CountingStore::new(DynamoStore::new(client, &table)));
             let sink = executed.clone();
             let agent = RaceAgent::new(format!("i{i}-"), move |key| {
                 lock(&sink).push(key.to_owned());
@@ -96,7 +97,10 @@ async fn two_hundred_clients_racing_identical_resumes_refund_once() {
             tally.add(outcome);
         }
     }
-    let lost: u64 = instances.iter().map(|(_, store)| store.lost()).sum();
+    let lost: u64 = instances
+        .iter()
+        .map(|(_, store)| store.cost().conflicts)
+        .sum();
     eprintln!(
         "{CLIENTS} clients over {INSTANCES} instances, first sends: {first_sends}; \
          all sends: {tally}; {lost} commits lost a race; refunds executed: {}",

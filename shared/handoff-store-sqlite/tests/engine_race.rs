@@ -15,8 +15,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use futures::executor::block_on;
 use futures::future::join_all;
 use handoff_core::runtime::{NeverSleep, SequentialIds};
+use handoff_core::store::counting::CountingStore;
 use handoff_core::{Clock, Engine, Runtime, Store};
-use handoff_store_conformance::race::{self, LostRaces, RaceAgent, Tally};
+use handoff_store_conformance::race::{self, RaceAgent, Tally};
 use handoff_store_sqlite::{SqliteOptions, SqliteStore};
 
 use common::{CHILDREN, child_env, spawn_children, wait_for, write_report};
@@ -41,7 +42,7 @@ impl Clock for SystemClock {
 }
 
 /// An engine over `store` whose refunds append their key to the effects file next to `db`.
-fn engine(db: &Path, store: Arc<LostRaces<SqliteStore>>, tag: &str) -> Engine {
+fn engine(db: &Path, store: Arc<CountingStore<SqliteStore>>, tag: &str) -> Engine {
     let effects = file(db, "effects");
     let agent = RaceAgent::new(tag, move |key| {
         // One `write` of a whole line on an O_APPEND file: lines from processes never mix.
@@ -90,7 +91,7 @@ fn executed(db: &Path) -> Vec<String> {
 fn four_processes_race_one_thousand_identical_resumes() {
     let dir = tempfile::tempdir().expect("temporary directory");
     let db = dir.path().join("shared.sqlite3");
-    let store = Arc::new(LostRaces::new(SqliteStore::open(&db).expect("open")));
+    let store = Arc::new(CountingStore::new(SqliteStore::open(&db).expect("open")));
     let parent = engine(&db, store.clone(), "p-");
     let interrupt = block_on(race::interrupt_thread(&parent, THREAD));
     std::fs::write(file(&db, "interrupt"), interrupt.id.as_str()).expect("write the interrupt id");
@@ -161,7 +162,7 @@ fn child_process() {
     assert_eq!(mode, "resume", "unknown child mode");
     // A long busy timeout: the parent holds the write lock while the children start.
     let options = SqliteOptions::default().with_busy_timeout(Duration::from_secs(60));
-    let store = Arc::new(LostRaces::new(
+    let store = Arc::new(CountingStore::new(
         SqliteStore::open_with(&db, options).expect("child: open"),
     ));
     let engine = engine(&db, store.clone(), &format!("c{id}-"));
@@ -205,7 +206,7 @@ fn child_process() {
             tally.busy,
             tally.invalid,
             tally.other,
-            store.lost(),
+            store.cost().conflicts,
         ],
     );
 }

@@ -34,6 +34,8 @@ pub struct StoreCost {
     pub puts: u64,
     /// Bytes of keys and values put across commits (what a backend bills for writes).
     pub bytes_written: u64,
+    /// Commits refused because a condition did not hold (lost races).
+    pub conflicts: u64,
 }
 
 /// Wraps a store and counts what passes through.
@@ -50,6 +52,10 @@ impl<S> CountingStore<S> {
             inner,
             cost: Mutex::new(StoreCost::default()),
         }
+    }
+    /// The cost so far.
+    pub fn cost(&self) -> StoreCost {
+        *self.cost.lock().unwrap_or_else(|e| e.into_inner())
     }
     /// The cost so far, resetting the counters.
     pub fn take(&self) -> StoreCost {
@@ -89,7 +95,11 @@ impl<S: Store> Store for CountingStore<S> {
                 }
             }
         });
-        self.inner.commit(partition, writes, now_ms).await
+        let result = self.inner.commit(partition, writes, now_ms).await;
+        if matches!(result, Err(StoreError::ConditionFailed { .. })) {
+            self.add(|c| c.conflicts += 1);
+        }
+        result
     }
     async fn list(
         &self,
