@@ -17,7 +17,9 @@
 //! Bindings (see `wrangler.toml`): `PARTITIONS` (Durable Object class
 //! [`PartitionObject`]), `BLOBS` (KV). Variables: `HANDOFF_BODY_LIMIT` (default 8 MiB),
 //! `HANDOFF_KEEP_ALIVE_MS`, `HANDOFF_INLINE_LIMIT`, `DEMO_INTERRUPT_TTL_SECS`,
-//! `DEMO_TOKEN_DELAY_MS`, `HANDOFF_RUN_BUDGET_MS` (see below); A2A: `DEMO_FRAUD_AGENT_URL` (refunds delegate a fraud
+//! `DEMO_TOKEN_DELAY_MS`, `HANDOFF_RUN_BUDGET_MS` (see below), `HANDOFF_LEASE_MS`
+//! (default 60 s), `HANDOFF_BLOB_GC_GRACE_MS` and `HANDOFF_BLOBS_BINDING` (the Durable
+//! Object's KV garbage collection, see [`handoff_store_cloudflare`]); A2A: `DEMO_FRAUD_AGENT_URL` (refunds delegate a fraud
 //! review), `DEMO_FRAUD_AGENT_JWKS_URL`, `HANDOFF_PUBLIC_URL` (webhook base,
 //! default the request's origin), `HANDOFF_A2A_ALLOW_LOOPBACK` and the
 //! receiver's `HANDOFF_A2A_*` settings; and `HANDOFF_TEST_ROUTES=true` (tests only: serves
