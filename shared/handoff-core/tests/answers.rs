@@ -309,3 +309,68 @@ fn a_holder_that_died_applying_an_answer_pins_it_for_whoever_comes_next() {
         );
     });
 }
+
+#[test]
+fn a_failure_after_an_executed_effect_tells_the_client_what_executed() {
+    block_on(async {
+        let probe = Probe::new();
+        let p = probe.clone();
+        let h = Harness::new(Scripted(|ctx| {
+            let call = ctx.tool_call("refund", &json!({ "amount": 40 }));
+            Ok(Finish::interrupt(
+                Interrupt::new(format!("int-{call}"), "tool_call").with_tool_call(call),
+            ))
+        }));
+        let raised = interrupts(&h.run(&user_input("t", "r1", "refund")).await);
+        // The resume refunds, then fails before it reports the result itself.
+        let resumed = h.instance(FailsAfterEffect { probe: p }, "b");
+        let answer = resume_input("t", "r2", vec![approve(&raised[0])]);
+        let events: Vec<_> = resumed
+            .start(answer.clone(), RunOptions::default())
+            .await
+            .unwrap()
+            .collect()
+            .await;
+        assert_valid_stream(&events, &answer);
+        assert_eq!(run_error(&events).code.as_deref(), Some("AGENT_ERROR"));
+        let results = tool_results(&events);
+        assert_eq!(results.len(), 1, "{}", dump(&events));
+        assert_eq!(
+            Some(&results[0].tool_call_id),
+            raised[0].tool_call_id.as_ref()
+        );
+        let content: Value = serde_json::from_str(&results[0].content.text()).unwrap();
+        assert_eq!(
+            content["executedEffects"][0]["result"],
+            json!({ "refundId": "rf-1" })
+        );
+        assert_eq!(probe.calls(), 1);
+        // The client's copy (what it saw) is current: its next turn is accepted.
+        let mut messages = h.thread("t").await.messages;
+        assert_eq!(
+            messages.last().map(|m| m.id().clone()),
+            Some(results[0].message_id.clone())
+        );
+        messages.push(agui_protocol::Message::user("u-r3", "thanks"));
+        let next = agui_protocol::RunAgentInput::new("t", "r3", messages);
+        assert!(resumed.start(next, RunOptions::default()).await.is_ok());
+    });
+}
+
+struct FailsAfterEffect {
+    probe: Arc<Probe>,
+}
+
+#[async_trait]
+impl Agent for FailsAfterEffect {
+    async fn run(&self, ctx: &mut RunContext) -> Result<Finish, AgentError> {
+        let probe = self.probe.clone();
+        let _: Value = ctx
+            .effect("refund-1", move |_key| async move {
+                let n = probe.effect_calls.fetch_add(1, Ordering::SeqCst) + 1;
+                Ok::<_, String>(json!({ "refundId": format!("rf-{n}") }))
+            })
+            .await?;
+        Err(AgentError::new("the receipt printer is on fire"))
+    }
+}

@@ -22,10 +22,6 @@ impl MessageLog {
         &self.messages
     }
 
-    pub(crate) fn push(&mut self, message: Message) {
-        self.messages.push(message);
-    }
-
     fn find(&mut self, id: &str) -> Option<&mut Message> {
         self.messages
             .iter_mut()

@@ -201,9 +201,4 @@ impl RunContext {
     pub(crate) fn set_history(&mut self, messages: Vec<Message>) {
         self.messages = MessageLog::new(messages);
     }
-
-    /// Appends a message the engine writes itself (not an event of the stream).
-    pub(crate) fn record_message(&mut self, message: Message) {
-        self.messages.push(message);
-    }
 }

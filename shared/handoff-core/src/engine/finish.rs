@@ -4,8 +4,7 @@
 use std::collections::HashSet;
 
 use agui_protocol::event::{MessagesSnapshot, RunError, RunFinished, StateSnapshot};
-use agui_protocol::message::ToolMessage;
-use agui_protocol::{Content, Event, Interrupt, Message, RunFinishedOutcome, ToolCallId};
+use agui_protocol::{Event, Interrupt, Message, RunFinishedOutcome, ToolCallId};
 use serde_json::json;
 
 use super::Inner;
@@ -157,18 +156,12 @@ fn record_executed(ctx: &mut RunContext, claimed: &Claimed, error: &CoreError) -
         .done()
         .map(|(key, result)| json!({ "key": key, "result": result }))
         .collect();
+    // Sent as TOOL_CALL_RESULTs, not only stored: the client's copy of the history must
+    // hold them, or its next request would look stale (THREAD_CHANGED).
+    ctx.close_open_items();
     for tool_call_id in unanswered {
         let content = json!({ "error": error.code(), "executedEffects": executed });
-        let message = ToolMessage {
-            id: ctx.new_id("msg").into(),
-            content: Content::Text(content.to_string()),
-            tool_call_id,
-            error: Some(error.code().to_owned()),
-            encrypted_value: None,
-            metadata: None,
-            subagent_run_id: None,
-        };
-        ctx.record_message(Message::Tool(message));
+        ctx.tool_result(&tool_call_id, content.to_string());
     }
     ThreadRecord {
         status: ThreadStatus::Idle,
