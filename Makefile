@@ -10,7 +10,8 @@ VENV := .venv
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 export SAM_CLI_TELEMETRY := 0
 CORPUS_DIR := $(CURDIR)/target/agui-corpus
-# Crates that must run on Cloudflare Workers (wasm32-unknown-unknown).
+# Crates that must run on Cloudflare Workers (wasm32-unknown-unknown); `handoff` is checked
+# separately with its `worker` feature (its default `server` feature is native).
 WASM_CRATES := agui-protocol handoff-core handoff-demo handoff-http a2a-types handoff-a2a handoff-store-cloudflare agent-worker
 # Cloudflare Workers toolchain. The wasm-bindgen CLI must equal the `wasm-bindgen` pinned in Cargo.toml.
 WORKER_DIR := functions/agent-worker
@@ -89,6 +90,7 @@ fmt:
 
 check-wasm: setup
 	cargo check --target wasm32-unknown-unknown $(addprefix -p ,$(WASM_CRATES))
+	cargo check --target wasm32-unknown-unknown -p handoff --no-default-features --features worker,a2a
 
 build-worker: setup-worker
 	cd $(WORKER_DIR) && $(WORKER_ENV) worker-build --release

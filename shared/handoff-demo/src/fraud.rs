@@ -51,6 +51,33 @@ pub struct FraudReview {
     pub sender_jwks_url: Option<String>,
 }
 
+impl FraudReview {
+    /// The review `DEMO_FRAUD_AGENT_URL` asks for (none when unset or empty), with
+    /// `DEMO_FRAUD_AGENT_JWKS_URL` as the sender's key set. The agent's pushes go to
+    /// `callback_base_url`, which a host must give when the review is asked for.
+    pub fn from_lookup(
+        lookup: impl Fn(&str) -> Option<String>,
+        receiver: Receiver,
+        client: A2aClient,
+        callback_base_url: Option<String>,
+    ) -> Result<Option<Self>, String> {
+        let Some(agent_url) = lookup("DEMO_FRAUD_AGENT_URL").filter(|u| !u.is_empty()) else {
+            return Ok(None);
+        };
+        let callback_base_url = callback_base_url.ok_or(
+            "DEMO_FRAUD_AGENT_URL needs a public URL for the A2A webhook \
+             (on Lambda: HANDOFF_A2A_WEBHOOK_URL, the webhook function's URL)",
+        )?;
+        Ok(Some(FraudReview {
+            receiver,
+            client,
+            agent_url,
+            callback_base_url,
+            sender_jwks_url: lookup("DEMO_FRAUD_AGENT_JWKS_URL").filter(|u| !u.is_empty()),
+        }))
+    }
+}
+
 fn wait_interrupt(ctx: &RunContext, order_id: &str, task_id: &str, config_id: &str) -> Finish {
     let mut metadata = serde_json::Map::new();
     metadata.insert("a2a.taskId".to_owned(), json!(task_id));

@@ -1,42 +1,14 @@
-//! The demo as every host serves it ([`app`]) and `GET /demo/orders/{orderId}`:
-//! the ledger's view of an order, so exactly-once is observable.
-
-use std::sync::Arc;
+//! The demo's own route, `GET /demo/orders/{orderId}` (the ledger's view of an
+//! order, so exactly-once is observable), and how to try the demo with curl.
 
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
-use handoff_a2a::Receiver;
-use handoff_a2a::http::TaskSnapshots;
-use handoff_core::{Engine, EngineConfig, Runtime, Store};
-use handoff_http::HttpConfig;
+use handoff_core::Runtime;
 
-use crate::{DemoAgent, DemoConfig, FraudReview, Ledger};
-
-/// The demo agent (with its fraud review when given) behind the engine's
-/// routes, `GET /threads/{id}` listing the thread's A2A task snapshots from
-/// `receiver`, plus the demo's own routes. Hosts that receive A2A pushes
-/// merge `handoff_a2a::http::routes(receiver)` as well.
-pub fn app(
-    store: Arc<dyn Store>,
-    runtime: Runtime,
-    receiver: Receiver,
-    demo: DemoConfig,
-    fraud: Option<FraudReview>,
-    http: HttpConfig,
-    engine: EngineConfig,
-) -> Router {
-    let mut agent = DemoAgent::new(store.clone(), demo);
-    if let Some(fraud) = fraud {
-        agent = agent.with_fraud_review(fraud);
-    }
-    let ledger = agent.ledger().clone();
-    let engine = Engine::with_config(Arc::new(agent), store, runtime.clone(), engine);
-    handoff_http::router_with_thread_extras(engine, http, Arc::new(TaskSnapshots(receiver)))
-        .merge(routes(ledger, runtime))
-}
+use crate::Ledger;
 
 /// Routes of the demo, to merge into the host's router.
 pub fn routes(ledger: Ledger, runtime: Runtime) -> Router {
@@ -57,4 +29,17 @@ async fn order(
         )
             .into_response(),
     }
+}
+
+/// How to try the demo against `url`: a refund, then its approval (for a host's banner).
+pub fn curl_example(url: &str) -> String {
+    let refund = r#"{"threadId":"t1","runId":"r1","messages":[{"id":"m1","role":"user","content":"Refund order A1024"}]}"#;
+    let approve = r#"{"threadId":"t1","runId":"r2","messages":[],"resume":[{"interruptId":"<id>","status":"resolved","payload":{"approved":true}}]}"#;
+    format!(
+        "\n1. Ask for a refund (the run ends with an approval interrupt):\n   \
+         curl -N {url}/agent -H 'content-type: application/json' -d '{refund}'\n\
+         2. Approve it with the interrupt id from step 1 (also in `curl {url}/threads/t1`):\n   \
+         curl -N {url}/agent -H 'content-type: application/json' -d '{approve}'\n   \
+         then: curl {url}/demo/orders/A1024\n"
+    )
 }

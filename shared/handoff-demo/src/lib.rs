@@ -114,6 +114,20 @@ impl DemoAgent {
         self
     }
 
+    /// The demo as hosts serve it: [`DemoConfig::from_lookup`], with `fraud` when
+    /// given (see [`FraudReview::from_lookup`]).
+    pub fn from_lookup(
+        store: Arc<dyn Store>,
+        lookup: impl Fn(&str) -> Option<String>,
+        fraud: Option<FraudReview>,
+    ) -> Self {
+        let agent = DemoAgent::new(store, DemoConfig::from_lookup(lookup));
+        match fraud {
+            Some(fraud) => agent.with_fraud_review(fraud),
+            None => agent,
+        }
+    }
+
     /// The ledger (for `GET /demo/orders/{orderId}`).
     pub fn ledger(&self) -> &Ledger {
         &self.ledger

@@ -62,20 +62,6 @@ impl Spawn for TokioSpawn {
     }
 }
 
-/// JSON logs for Lambda (`RUST_LOG`, default `info`): one object per line with the
-/// current span's fields; no timestamp, since CloudWatch stamps every line.
-pub fn init_lambda_logs() {
-    tracing_subscriber::fmt()
-        .json()
-        .with_current_span(true)
-        .with_target(false)
-        .without_time()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
-        )
-        .init();
-}
-
 /// Clock, ids, sleep and a spawner for a tokio host.
 pub fn runtime() -> Runtime {
     Runtime::new(SystemClock, RandomIds, TokioSleep).with_spawner(TokioSpawn)

@@ -55,6 +55,6 @@ impl Spawn for WaitUntil {
 }
 
 /// The runtime for one request.
-pub fn runtime(ctx: Context) -> Runtime {
+pub(crate) fn runtime(ctx: Context) -> Runtime {
     Runtime::new(WorkerClock, RandomIds, WorkerSleep).with_spawner(WaitUntil(SendWrapper::new(ctx)))
 }

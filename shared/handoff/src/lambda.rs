@@ -1,0 +1,281 @@
+//! The AWS Lambda host: your agent behind the Handoff router, streamed through
+//! a Function URL with `InvokeMode: RESPONSE_STREAM`.
+//!
+//! [`run`] reads everything from the environment; [`Lambda`] sets any part
+//! explicitly and falls back to the environment for the rest:
+//!
+//! | variable | default |
+//! |---|---|
+//! | `HANDOFF_TABLE` | required: the DynamoDB table (`HANDOFF_CREATE_TABLE=true` creates it, for local development; `AWS_ENDPOINT_URL_DYNAMODB` points the SDK at moto) |
+//! | `HANDOFF_STORE` | DynamoDB; `memory` or `sqlite` keep state inside one instance, so they are refused unless `HANDOFF_ALLOW_LOCAL_STORE=true` (a single-instance test) |
+//! | `HANDOFF_BODY_LIMIT` | 6,000,000 (Lambda's own request limit is 6 MB) |
+//! | `HANDOFF_KEEP_ALIVE_MS` | 15000 |
+//! | `HANDOFF_LEASE_MS` | 15 min, capped by each invocation's deadline |
+//! | `RUST_LOG` | `info`; logs are JSON lines with the current span (request id, thread and run ids) |
+//!
+//! The invocation deadline becomes the engine's deadline: a run that would
+//! outlive the function is stopped a few seconds before, closes what it opened
+//! and ends with `RUN_FINISHED{cancelled}`, and its lease ends with the
+//! invocation instead of blocking the thread.
+//!
+//! ```no_run
+//! # use handoff::{Agent, AgentError, Finish, RunContext};
+//! # struct MyAgent;
+//! # #[handoff::async_trait]
+//! # impl Agent for MyAgent {
+//! #     async fn run(&self, _: &mut RunContext) -> Result<Finish, AgentError> { Ok(Finish::done()) }
+//! # }
+//! #[tokio::main]
+//! async fn main() -> Result<(), handoff::lambda::Error> {
+//!     handoff::lambda::run(MyAgent).await
+//! }
+//! ```
+
+use std::sync::Arc;
+
+use axum::Router;
+use handoff_core::{Agent, Clock, Engine, EngineConfig, Runtime, Store};
+use handoff_http::{Host, HostDeadline, HttpConfig, ThreadExtras};
+use handoff_store_dynamodb::DynamoStore;
+pub use lambda_http::Error;
+use lambda_http::{Request, RequestExt};
+use tower::ServiceExt;
+
+/// Serves `agent` with every setting from the environment (see the [module docs](self)).
+pub async fn run(agent: impl Agent) -> Result<(), Error> {
+    Lambda::new(agent).run().await
+}
+
+/// Serves plain `routes` in Lambda's default buffered mode (small JSON answers,
+/// e.g. an A2A webhook), with the same logs.
+pub async fn run_buffered(routes: Router) -> Result<(), Error> {
+    init_logs();
+    lambda_http::run(routes).await
+}
+
+/// JSON logs (`RUST_LOG`, default `info`): one object per line with the current
+/// span's fields; no timestamp, since CloudWatch stamps every line. Does nothing
+/// if a subscriber is already installed.
+pub fn init_logs() {
+    let _ = tracing_subscriber::fmt()
+        .json()
+        .with_current_span(true)
+        .with_target(false)
+        .without_time()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
+        )
+        .try_init();
+}
+
+/// Clock, ids, timers and a task spawner for tokio.
+pub fn runtime() -> Runtime {
+    handoff_native::runtime()
+}
+
+/// The store the environment names: DynamoDB (`HANDOFF_TABLE`), or a local store
+/// only with `HANDOFF_ALLOW_LOCAL_STORE=true`. Open it yourself when your agent
+/// needs the store too, and pass it to [`Lambda::store`].
+pub async fn store_from_env() -> Result<Arc<dyn Store>, Error> {
+    if store_kind(env)? == StoreKind::Local {
+        return Ok(handoff_native::store_from_env(env)?);
+    }
+    let table = env("HANDOFF_TABLE").ok_or("HANDOFF_TABLE is not set")?;
+    let config = aws_config::load_defaults(aws_config::BehaviorVersion::latest()).await;
+    let client = aws_sdk_dynamodb::Client::new(&config);
+    // Local development only (`make dev-lambda`): in AWS the SAM template owns the table.
+    if env("HANDOFF_CREATE_TABLE").as_deref() == Some("true") {
+        DynamoStore::create_table(&client, &table).await?;
+    }
+    Ok(Arc::new(DynamoStore::new(client, table)))
+}
+
+/// Everything [`run`] does, with each part settable.
+pub struct Lambda {
+    agent: Arc<dyn Agent>,
+    store: Option<Arc<dyn Store>>,
+    runtime: Option<Runtime>,
+    routes: Router,
+    thread_extras: Option<Arc<dyn ThreadExtras>>,
+    http: Option<HttpConfig>,
+    engine: Option<EngineConfig>,
+}
+
+impl Lambda {
+    /// A function serving `agent`; unset parts come from the environment.
+    pub fn new(agent: impl Agent) -> Self {
+        Lambda {
+            agent: Arc::new(agent),
+            store: None,
+            runtime: None,
+            routes: Router::new(),
+            thread_extras: None,
+            http: None,
+            engine: None,
+        }
+    }
+
+    /// Keeps state in `store` instead of [`store_from_env`].
+    pub fn store(mut self, store: Arc<dyn Store>) -> Self {
+        self.store = Some(store);
+        self
+    }
+
+    /// Uses `runtime` (clock, ids, timers) instead of [`runtime()`].
+    pub fn runtime(mut self, runtime: Runtime) -> Self {
+        self.runtime = Some(runtime);
+        self
+    }
+
+    /// Adds routes of your own next to the Handoff routes (merged; may be called again).
+    pub fn routes(mut self, routes: Router) -> Self {
+        self.routes = self.routes.merge(routes);
+        self
+    }
+
+    /// Adds fields of your own to `GET /threads/{threadId}`.
+    pub fn thread_extras(mut self, extras: Arc<dyn ThreadExtras>) -> Self {
+        self.thread_extras = Some(extras);
+        self
+    }
+
+    /// HTTP settings instead of `HttpConfig::for_host(Host::Lambda, env)`.
+    pub fn http_config(mut self, config: HttpConfig) -> Self {
+        self.http = Some(config);
+        self
+    }
+
+    /// Engine settings instead of `Host::Lambda.engine_config(env)`.
+    pub fn engine_config(mut self, config: EngineConfig) -> Self {
+        self.engine = Some(config);
+        self
+    }
+
+    /// Serves invocations until the runtime stops the function.
+    pub async fn run(self) -> Result<(), Error> {
+        init_logs();
+        let store = match self.store {
+            Some(store) => store,
+            None => store_from_env().await?,
+        };
+        let engine = Engine::with_config(
+            self.agent,
+            store,
+            self.runtime.unwrap_or_else(runtime),
+            self.engine
+                .unwrap_or_else(|| Host::Lambda.engine_config(env)),
+        );
+        let http = self
+            .http
+            .unwrap_or_else(|| HttpConfig::for_host(Host::Lambda, env));
+        let router = match self.thread_extras {
+            Some(extras) => handoff_http::router_with_thread_extras(engine, http, extras),
+            None => handoff_http::router(engine, http),
+        };
+        let app = router.merge(self.routes);
+
+        // Lambda requests carry a `lambda_http::Body`; the router takes axum bodies and
+        // the invocation deadline as an extension.
+        let clock = handoff_native::SystemClock;
+        let service = app.map_request(move |request: Request| {
+            let deadline = request
+                .lambda_context_ref()
+                .map(|context| absolute_deadline(context.deadline, clock.now_ms()));
+            let (mut parts, body) = request.into_parts();
+            parts.extensions.insert(HostDeadline(deadline));
+            axum::http::Request::from_parts(parts, axum::body::Body::from(body.to_vec()))
+        });
+        lambda_http::run_with_streaming_response(service).await
+    }
+}
+
+fn env(key: &str) -> Option<String> {
+    std::env::var(key).ok()
+}
+
+/// Lambda's deadline is Unix milliseconds. The local emulator (`cargo lambda
+/// watch`) sends the timeout itself (e.g. 600000); a value that small cannot be an
+/// instant in this century, so it is read as "this many ms from now".
+fn absolute_deadline(raw: u64, now_ms: u64) -> u64 {
+    const YEAR_2001_MS: u64 = 978_307_200_000;
+    if raw < YEAR_2001_MS {
+        now_ms.saturating_add(raw)
+    } else {
+        raw
+    }
+}
+
+/// Where the function keeps its state.
+#[derive(Debug, PartialEq, Eq)]
+enum StoreKind {
+    /// DynamoDB (`HANDOFF_TABLE`): shared by every instance.
+    Dynamo,
+    /// `HANDOFF_STORE=memory|sqlite`: inside this instance only.
+    Local,
+}
+
+/// The store `HANDOFF_STORE` asks for. A local store is refused unless
+/// `HANDOFF_ALLOW_LOCAL_STORE=true`: Lambda routes each request to any instance,
+/// so a resume would miss the thread its interrupt was raised on.
+fn store_kind(env: impl Fn(&str) -> Option<String>) -> Result<StoreKind, String> {
+    let store = env("HANDOFF_STORE");
+    let Some(local @ ("memory" | "sqlite")) = store.as_deref() else {
+        return Ok(StoreKind::Dynamo);
+    };
+    if env("HANDOFF_ALLOW_LOCAL_STORE").as_deref() == Some("true") {
+        return Ok(StoreKind::Local);
+    }
+    Err(format!(
+        "HANDOFF_STORE={local} keeps state inside one Lambda instance, so a resume served by \
+         another instance would not find its thread; use DynamoDB (unset HANDOFF_STORE, set \
+         HANDOFF_TABLE), or set HANDOFF_ALLOW_LOCAL_STORE=true for a single-instance test"
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env<'a>(vars: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
+        move |key| {
+            vars.iter()
+                .find(|(k, _)| *k == key)
+                .map(|(_, v)| (*v).to_owned())
+        }
+    }
+
+    #[test]
+    fn dynamodb_unless_a_local_store_is_named() {
+        assert_eq!(store_kind(env(&[])), Ok(StoreKind::Dynamo));
+        let other = [("HANDOFF_STORE", "dynamodb")];
+        assert_eq!(store_kind(env(&other)), Ok(StoreKind::Dynamo));
+    }
+
+    #[test]
+    fn local_stores_are_refused_unless_allowed() {
+        for local in ["memory", "sqlite"] {
+            let err = store_kind(env(&[("HANDOFF_STORE", local)])).unwrap_err();
+            assert!(err.contains(&format!("HANDOFF_STORE={local}")), "{err}");
+            assert!(err.contains("HANDOFF_ALLOW_LOCAL_STORE=true"), "{err}");
+            let not_true = [("HANDOFF_STORE", local), ("HANDOFF_ALLOW_LOCAL_STORE", "1")];
+            assert!(store_kind(env(&not_true)).is_err());
+            let allowed = [
+                ("HANDOFF_STORE", local),
+                ("HANDOFF_ALLOW_LOCAL_STORE", "true"),
+            ];
+            assert_eq!(store_kind(env(&allowed)), Ok(StoreKind::Local));
+        }
+    }
+
+    #[test]
+    fn the_emulators_relative_deadline_becomes_absolute() {
+        assert_eq!(
+            absolute_deadline(600_000, 1_800_000_000_000),
+            1_800_000_600_000
+        );
+        assert_eq!(
+            absolute_deadline(1_800_000_900_000, 1_800_000_000_000),
+            1_800_000_900_000
+        );
+    }
+}

@@ -1,0 +1,220 @@
+//! The Cloudflare Workers host (feature `worker`, for `wasm32-unknown-unknown`):
+//! your agent behind the Handoff router, state in one Durable Object per thread
+//! ([`PartitionObject`], SQLite storage) with large values in KV.
+//!
+//! Depend on `handoff` with `default-features = false, features = ["worker"]` (the
+//! default `server` feature is native only). Your crate is a `cdylib` with a fetch handler and the Durable Object class
+//! re-exported, and a `wrangler.toml` binding `PARTITIONS` (class
+//! `PartitionObject`, in a `new_sqlite_classes` migration) and `BLOBS` (KV):
+//!
+//! ```ignore
+//! pub use handoff::worker::PartitionObject;
+//!
+//! #[worker::event(fetch)]
+//! async fn fetch(req: worker::HttpRequest, env: worker::Env, ctx: worker::Context) -> worker::Result<handoff::worker::Response> {
+//!     handoff::worker::serve(req, env, ctx, MyAgent::default()).await
+//! }
+//! ```
+//!
+//! Each request builds its engine from the bindings (handles only, cheap).
+//! Variables: `HANDOFF_BODY_LIMIT` (default 8 MiB), `HANDOFF_KEEP_ALIVE_MS` (15000),
+//! `HANDOFF_LEASE_MS` (default 60 s, renewed while a run lives, so a run whose
+//! isolate dies frees its thread within a minute), `HANDOFF_INLINE_LIMIT` (values
+//! above it go to KV; default 32 KiB), and `HANDOFF_RUN_BUDGET_MS`: a Worker
+//! streams as long as its client stays, but once the client leaves `waitUntil`
+//! keeps the run about 30 s only; a budget gives every run a deadline, past
+//! which it ends `RUN_FINISHED{cancelled}` with its lease released instead of
+//! being cut off mid-commit.
+
+#[cfg(feature = "a2a")]
+mod fetch;
+mod runtime;
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::Body;
+use handoff_core::{Agent, Clock, Engine, EngineConfig, Runtime, Store};
+use handoff_http::{Host, HostDeadline, HttpConfig, ThreadExtras};
+use handoff_store_cloudflare::DurableStore;
+use tower::ServiceExt;
+use worker::{Context, Env, HttpRequest};
+
+#[cfg(feature = "a2a")]
+pub use fetch::{FetchHttp, RandomTokens};
+/// The Durable Object class that owns each partition: re-export it from your crate.
+pub use handoff_store_cloudflare::PartitionObject;
+pub use runtime::{RandomIds, WaitUntil, WorkerClock, WorkerSleep};
+
+/// What the fetch handler returns.
+pub type Response = axum::http::Response<Body>;
+
+/// Durable Object namespace binding.
+pub const PARTITIONS: &str = "PARTITIONS";
+/// KV namespace binding for large values.
+pub const BLOBS: &str = "BLOBS";
+
+/// Serves one request with `agent`, every setting from the bindings and variables.
+pub async fn serve(
+    req: HttpRequest,
+    env: Env,
+    ctx: Context,
+    agent: impl Agent,
+) -> worker::Result<Response> {
+    Worker::new(env, ctx)?.serve(req, agent).await
+}
+
+/// The store from the bindings, with the inline limit from `HANDOFF_INLINE_LIMIT`.
+pub fn store(env: &Env) -> worker::Result<DurableStore> {
+    let store = DurableStore::from_env(env, PARTITIONS, Some(BLOBS))?;
+    Ok(
+        match var(env, "HANDOFF_INLINE_LIMIT").and_then(|v| v.parse().ok()) {
+            Some(limit) => store.with_inline_limit(limit),
+            None => store,
+        },
+    )
+}
+
+/// A variable (`[vars]` or a secret) of the Worker.
+pub fn var(env: &Env, key: &str) -> Option<String> {
+    env.var(key).ok().map(|v| v.to_string())
+}
+
+/// `scheme://host[:port]` of the request (empty when the URI has no authority).
+pub fn origin(req: &HttpRequest) -> String {
+    match (req.uri().scheme_str(), req.uri().authority()) {
+        (Some(scheme), Some(authority)) => format!("{scheme}://{authority}"),
+        _ => String::new(),
+    }
+}
+
+/// The host for one request, with each part settable. Build it first when your
+/// agent needs the store or the runtime too.
+pub struct Worker {
+    env: Env,
+    store: Arc<dyn Store>,
+    runtime: Runtime,
+    routes: Router,
+    thread_extras: Option<Arc<dyn ThreadExtras>>,
+    http: Option<HttpConfig>,
+    engine: Option<EngineConfig>,
+}
+
+impl Worker {
+    /// The store from the bindings ([`store`]) and the runtime of this request's `ctx`
+    /// (a run outlives its response under `waitUntil`).
+    pub fn new(env: Env, ctx: Context) -> worker::Result<Self> {
+        Ok(Worker {
+            store: Arc::new(store(&env)?),
+            runtime: runtime::runtime(ctx),
+            env,
+            routes: Router::new(),
+            thread_extras: None,
+            http: None,
+            engine: None,
+        })
+    }
+
+    /// The store, to share with the agent.
+    pub fn shared_store(&self) -> Arc<dyn Store> {
+        self.store.clone()
+    }
+
+    /// This request's runtime, to share with the agent.
+    pub fn runtime(&self) -> Runtime {
+        self.runtime.clone()
+    }
+
+    /// The bindings and variables.
+    pub fn env(&self) -> &Env {
+        &self.env
+    }
+
+    /// Keeps state in `store` instead of the Durable Object store.
+    pub fn store(mut self, store: Arc<dyn Store>) -> Self {
+        self.store = store;
+        self
+    }
+
+    /// Adds routes of your own next to the Handoff routes (merged; may be called again).
+    pub fn routes(mut self, routes: Router) -> Self {
+        self.routes = self.routes.merge(routes);
+        self
+    }
+
+    /// Adds fields of your own to `GET /threads/{threadId}`.
+    pub fn thread_extras(mut self, extras: Arc<dyn ThreadExtras>) -> Self {
+        self.thread_extras = Some(extras);
+        self
+    }
+
+    /// HTTP settings instead of `HttpConfig::for_host(Host::Workers, vars)`.
+    pub fn http_config(mut self, config: HttpConfig) -> Self {
+        self.http = Some(config);
+        self
+    }
+
+    /// Engine settings instead of `Host::Workers.engine_config(vars)`.
+    pub fn engine_config(mut self, config: EngineConfig) -> Self {
+        self.engine = Some(config);
+        self
+    }
+
+    /// Answers `req` with `agent`.
+    pub async fn serve(self, req: HttpRequest, agent: impl Agent) -> worker::Result<Response> {
+        let env = &self.env;
+        let vars = |key: &str| var(env, key);
+        let engine = Engine::with_config(
+            Arc::new(agent),
+            self.store,
+            self.runtime,
+            self.engine
+                .unwrap_or_else(|| Host::Workers.engine_config(vars)),
+        );
+        let http = self
+            .http
+            .unwrap_or_else(|| HttpConfig::for_host(Host::Workers, vars));
+        let router = match self.thread_extras {
+            Some(extras) => handoff_http::router_with_thread_extras(engine, http, extras),
+            None => handoff_http::router(engine, http),
+        };
+        let app = router.merge(self.routes);
+        let mut req = req.map(Body::new);
+        if let Some(budget_ms) = vars("HANDOFF_RUN_BUDGET_MS").and_then(|v| v.parse::<u64>().ok()) {
+            let deadline = WorkerClock.now_ms().saturating_add(budget_ms);
+            req.extensions_mut().insert(HostDeadline(Some(deadline)));
+        }
+        match app.oneshot(req).await {
+            Ok(response) => Ok(response),
+            Err(never) => match never {},
+        }
+    }
+}
+
+/// A2A on Workers: a receiver on `store` and the delegation client, both over
+/// `fetch` behind the outbound URL guard (`HANDOFF_A2A_ALLOW_LOOPBACK=true` lets
+/// loopback and `http://` through, tests only; `HANDOFF_A2A_*` tune the receiver).
+#[cfg(feature = "a2a")]
+pub fn a2a(
+    env: &Env,
+    store: Arc<dyn Store>,
+    runtime: Runtime,
+) -> (handoff_a2a::Receiver, handoff_a2a::A2aClient) {
+    use std::sync::OnceLock;
+
+    use handoff_a2a::{A2aClient, CachedJwks, HttpJwks, Receiver, ReceiverConfig};
+
+    /// Sender key sets, cached for the isolate's lifetime (engines are per request).
+    static JWKS: OnceLock<Arc<CachedJwks<HttpJwks<FetchHttp>>>> = OnceLock::new();
+    let vars = |key: &str| var(env, key);
+    let http = FetchHttp {
+        allow_loopback: vars("HANDOFF_A2A_ALLOW_LOOPBACK")
+            .is_some_and(|v| v == "1" || v.eq_ignore_ascii_case("true")),
+    };
+    let jwks = JWKS
+        .get_or_init(|| Arc::new(CachedJwks::new(HttpJwks(http))))
+        .clone();
+    let receiver = Receiver::new(store, runtime, jwks, ReceiverConfig::from_lookup(vars));
+    let client = A2aClient::new(Arc::new(http), Arc::new(RandomTokens), http.allow_loopback);
+    (receiver, client)
+}
