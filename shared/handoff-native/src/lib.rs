@@ -16,6 +16,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use futures::future::BoxFuture;
 use handoff_core::store::memory::MemoryStore;
 use handoff_core::{Clock, IdGen, Runtime, Sleep, Spawn, Store, StoreError};
+#[cfg(feature = "sqlite")]
 use handoff_store_sqlite::SqliteStore;
 
 /// The system wall clock.
@@ -96,7 +97,16 @@ impl StoreChoice {
     pub fn open(&self) -> Result<Arc<dyn Store>, StoreError> {
         Ok(match self {
             StoreChoice::Memory => Arc::new(MemoryStore::new()),
+            #[cfg(feature = "sqlite")]
             StoreChoice::Sqlite(dir) => Arc::new(SqliteStore::open(dir.join("handoff.sqlite3"))?),
+            #[cfg(not(feature = "sqlite"))]
+            StoreChoice::Sqlite(_) => {
+                return Err(StoreError::Backend(
+                    "HANDOFF_STORE=sqlite: this build has no embedded store (handoff-native's \
+                     `sqlite` feature is off); use memory"
+                        .to_owned(),
+                ));
+            }
         })
     }
 }

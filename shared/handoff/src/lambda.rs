@@ -11,7 +11,7 @@
 //! | `HANDOFF_BODY_LIMIT` | 6,000,000 (Lambda's own request limit is 6 MB) |
 //! | `HANDOFF_KEEP_ALIVE_MS` | 15000 |
 //! | `HANDOFF_LEASE_MS` | 15 min, capped by each invocation's deadline |
-//! | `RUST_LOG` | `info`; logs are JSON lines with the current span (request id, thread and run ids) |
+//! | `RUST_LOG` | `info`; `level` and `target=level` directives (comma-separated); logs are JSON lines with the current span (request id, thread and run ids) |
 //!
 //! The invocation deadline becomes the engine's deadline: a run that would
 //! outlive the function is stopped a few seconds before, closes what it opened
@@ -57,15 +57,41 @@ pub async fn run_buffered(routes: Router) -> Result<(), Error> {
 /// span's fields; no timestamp, since CloudWatch stamps every line. Does nothing
 /// if a subscriber is already installed.
 pub fn init_logs() {
-    let _ = tracing_subscriber::fmt()
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+    // `Targets` reads RUST_LOG's `level` and `target=level` directives (no span or field
+    // filters): EnvFilter's regex engine would more than double the bootstrap's log code.
+    let filter = env("RUST_LOG")
+        .and_then(|spec| spec.parse::<tracing_subscriber::filter::Targets>().ok())
+        .unwrap_or_else(|| {
+            tracing_subscriber::filter::Targets::new().with_default(tracing::Level::INFO)
+        });
+    let installed = tracing_subscriber::fmt()
         .json()
         .with_current_span(true)
         .with_target(false)
         .without_time()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
-        )
+        .with_max_level(tracing::level_filters::LevelFilter::TRACE)
+        .finish()
+        .with(filter)
         .try_init();
+    if installed.is_ok() {
+        startup_mark("logs ready");
+    }
+}
+
+/// A startup milestone at debug level on the `handoff::startup` target, stamped with
+/// wall-clock microseconds, so a cold start can be broken down from outside
+/// (`RUST_LOG=warn,handoff::startup=debug`; `make bench-lambda` does).
+fn startup_mark(stage: &'static str) {
+    tracing::debug!(target: "handoff::startup", unix_us = unix_us(), stage);
+}
+
+fn unix_us() -> u64 {
+    #[allow(clippy::disallowed_methods)] // A log stamp, not engine time.
+    let now = std::time::SystemTime::now();
+    now.duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX))
 }
 
 /// Clock, ids, timers and a task spawner for tokio.
@@ -81,8 +107,21 @@ pub async fn store_from_env() -> Result<Arc<dyn Store>, Error> {
         return Ok(handoff_native::store_from_env(env)?);
     }
     let table = env("HANDOFF_TABLE").ok_or("HANDOFF_TABLE is not set")?;
-    let config = aws_config::load_defaults(aws_config::BehaviorVersion::latest()).await;
+    // rustls on ring: the same crypto provider as the A2A client, so one TLS stack is linked.
+    // Root certificates load when the SDK first uses the client, not here.
+    let https = aws_smithy_http_client::Builder::new()
+        .tls_provider(aws_smithy_http_client::tls::Provider::Rustls(
+            aws_smithy_http_client::tls::rustls_provider::CryptoMode::Ring,
+        ))
+        .build_https();
+    startup_mark("https client built");
+    let config = aws_config::defaults(aws_config::BehaviorVersion::latest())
+        .http_client(https)
+        .load()
+        .await;
+    startup_mark("aws config loaded");
     let client = aws_sdk_dynamodb::Client::new(&config);
+    startup_mark("dynamodb client ready");
     // Local development only (`make dev-lambda`): in AWS the SAM template owns the table.
     if env("HANDOFF_CREATE_TABLE").as_deref() == Some("true") {
         DynamoStore::create_table(&client, &table).await?;
@@ -185,6 +224,7 @@ impl Lambda {
             parts.extensions.insert(HostDeadline(deadline));
             axum::http::Request::from_parts(parts, axum::body::Body::from(body.to_vec()))
         });
+        startup_mark("serving");
         lambda_http::run_with_streaming_response(service).await
     }
 }

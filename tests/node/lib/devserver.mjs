@@ -170,15 +170,16 @@ class DevServer {
 
 /**
  * Starts a dev-server. opts: {env: extra env vars, dataDir: share an existing
- * dir (default: a fresh temp dir), label, startTimeoutMs}. Resolves to a
+ * dir (default: a fresh temp dir), label, startTimeoutMs, bin: another binary
+ * built on `handoff::server`, e.g. the starter's}. Resolves to a
  * DevServer {url, pid, dataDir, stop(), kill(), logs()} once /healthz answers.
  */
-export async function startDevServer({ env = {}, dataDir, label = "dev-server", startTimeoutMs = 60_000 } = {}) {
+export async function startDevServer({ env = {}, dataDir, label = "dev-server", startTimeoutMs = 60_000, bin = DEV_SERVER_BIN } = {}) {
   assertBinaries();
   const dir = dataDir ?? makeDataDir();
   const childEnv = { ...process.env, RUST_LOG: process.env.RUST_LOG ?? "info", ...env, PORT: "0", HANDOFF_DATA_DIR: dir };
   if (env.HANDOFF_STORE === undefined) delete childEnv.HANDOFF_STORE;
-  const child = spawn(DEV_SERVER_BIN, [], { env: childEnv, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(bin, [], { env: childEnv, stdio: ["ignore", "pipe", "pipe"] });
   const server = new DevServer(child, { dataDir: dir, label });
   live.add(server);
   const spawnError = new Promise((_, reject) => child.once("error", reject));

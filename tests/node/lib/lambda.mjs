@@ -84,13 +84,15 @@ export async function startMoto() {
 }
 
 /**
- * Starts `cargo lambda watch` for `pkg` (agent-lambda, or a2a-webhook-lambda) against `moto`
+ * Starts `cargo lambda watch` for `pkg` (agent-lambda, or a2a-webhook-lambda; `bin` picks one
+ * binary of a package with several, e.g. starter's starter-lambda) against `moto`
  * and waits until the function answers /healthz (the first request compiles it if needed).
  * Resolves to {url (the function URL base), kill(), logs()}.
  */
-export async function startLambda({ moto, table, env = {}, label = "lambda", pkg = "agent-lambda" }) {
+export async function startLambda({ moto, table, env = {}, label = "lambda", pkg = "agent-lambda", bin }) {
   const port = await freePort();
-  const proc = new Proc(label, tool("cargo-lambda", "CARGO_LAMBDA"), ["lambda", "watch", "--ignore-changes", "-A", "127.0.0.1", "-P", String(port), "-p", pkg], {
+  const args = ["lambda", "watch", "--ignore-changes", "-A", "127.0.0.1", "-P", String(port), "-p", pkg, ...(bin ? ["--bin", bin] : [])];
+  const proc = new Proc(label, tool("cargo-lambda", "CARGO_LAMBDA"), args, {
     AWS_ACCESS_KEY_ID: "test",
     AWS_SECRET_ACCESS_KEY: "test",
     AWS_REGION: "us-east-1",
@@ -100,7 +102,7 @@ export async function startLambda({ moto, table, env = {}, label = "lambda", pkg
     RUST_LOG: "info",
     ...env,
   });
-  const url = `http://127.0.0.1:${port}/lambda-url/${pkg}`;
+  const url = `http://127.0.0.1:${port}/lambda-url/${bin ?? pkg}`;
   await waitFor(
     async () => {
       if (proc.child.exitCode !== null) throw Object.assign(new Error(`exited\n${proc.logs()}`), { fatal: true });

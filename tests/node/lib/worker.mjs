@@ -12,12 +12,14 @@ import { Miniflare } from "miniflare";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const WORKER_DIR = path.resolve(here, "../../../functions/agent-worker");
-const SCRIPT = path.join(WORKER_DIR, "build/index.js");
+export const STARTER_DIR = path.resolve(here, "../../../functions/starter");
 const live = new Set();
 
-export function assertWorkerBuilt() {
-  if (!fs.existsSync(SCRIPT)) {
-    throw new Error(`${SCRIPT} not found. Build the Worker first: make build-worker`);
+export function assertWorkerBuilt(workerDir = WORKER_DIR) {
+  const script = path.join(workerDir, "build/index.js");
+  if (!fs.existsSync(script)) {
+    const target = workerDir === WORKER_DIR ? "build-worker" : "build-starter-worker";
+    throw new Error(`${script} not found. Build the Worker first: make ${target}`);
   }
 }
 
@@ -30,18 +32,19 @@ const dirs = new Set();
 
 /**
  * Starts the Worker. `vars` become string bindings (like wrangler.toml [vars]);
- * `stateDir` shares Durable Object and KV state with earlier workers.
+ * `stateDir` shares Durable Object and KV state with earlier workers; `workerDir` picks
+ * another built Worker (e.g. STARTER_DIR, from `make build-starter-worker`).
  * Resolves to {url, label, stderr, logs(), kill()}.
  */
-export async function startWorker({ vars = {}, stateDir, label = "worker" } = {}) {
-  assertWorkerBuilt();
+export async function startWorker({ vars = {}, stateDir, label = "worker", workerDir = WORKER_DIR } = {}) {
+  assertWorkerBuilt(workerDir);
   const dir = stateDir ?? makeStateDir();
   dirs.add(dir);
   let output = "";
   const mf = new Miniflare({
     modules: true,
-    modulesRoot: WORKER_DIR,
-    scriptPath: SCRIPT,
+    modulesRoot: workerDir,
+    scriptPath: path.join(workerDir, "build/index.js"),
     modulesRules: [{ type: "CompiledWasm", include: ["**/*.wasm"] }],
     compatibilityDate: "2025-09-01",
     durableObjects: { PARTITIONS: { className: "PartitionObject", useSQLite: true } },

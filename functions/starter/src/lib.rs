@@ -1,0 +1,186 @@
+//! The Handoff starter: copy this crate and replace the agent.
+//!
+//! An expense agent, one deterministic turn per run (no LLM), showing the three
+//! kinds of tool a real agent needs:
+//!
+//! 1. **Backend tool** `check_policy`: called and answered inside the run
+//!    (`TOOL_CALL_*` then `TOOL_CALL_RESULT`).
+//! 2. **Approval** before a side effect: the run ends with an interrupt bound to
+//!    the `submit_expense` call, with a `responseSchema`. The answer arrives as a
+//!    second run (`resume[]`, on any instance); the expense is filed through
+//!    [`RunContext::effect`], so a replayed or duplicated answer files it once.
+//! 3. **Frontend tool** `show_receipt`: offered by the client in
+//!    `RunAgentInput.tools`; the agent calls it and the run ends with
+//!    `pendingToolCallIds`. The client runs it and sends its result back as a
+//!    `tool` message, which starts the next run.
+//!
+//! Hosts: `src/bin/starter.rs` (local, feature `server`), `src/bin/starter-lambda.rs`
+//! (feature `lambda`) and, with feature `worker`, the Cloudflare Worker below.
+//!
+//! ```
+//! use futures::StreamExt;
+//! use handoff::{Engine, RunOptions, Runtime, runtime, store::memory::MemoryStore};
+//! use serde_json::json;
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let ids = runtime::SequentialIds::new("doc");
+//! let runtime = Runtime::new(runtime::ManualClock::new(0), ids, runtime::NeverSleep);
+//! let engine = Engine::new(starter::ExpenseAgent, std::sync::Arc::new(MemoryStore::new()), runtime);
+//! futures::executor::block_on(async {
+//!     let ask = json!({"threadId": "t", "runId": "r1",
+//!         "messages": [{"id": "m1", "role": "user", "content": "Expense 42.50 for team lunch"}]});
+//!     let _: Vec<_> = engine.start(serde_json::from_value(ask)?, RunOptions::default()).await?.collect().await;
+//!     let thread = engine.thread("t").await?.expect("the thread exists");
+//!     assert_eq!(thread.pending_interrupts.len(), 1, "waiting for approval");
+//!     Ok(())
+//! })
+//! # }
+//! ```
+
+use handoff::{Agent, AgentError, Decision, Finish, Interrupt, Message, RunContext};
+use serde_json::{Value, json};
+
+/// Expenses above this amount are refused without asking.
+pub const POLICY_LIMIT: f64 = 100.0;
+
+/// The frontend tool the agent calls when the client offers it.
+pub const SHOW_RECEIPT: &str = "show_receipt";
+
+/// Files expenses after asking; see the [crate docs](crate).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ExpenseAgent;
+
+#[handoff::async_trait]
+impl Agent for ExpenseAgent {
+    fn name(&self) -> &str {
+        "expense-starter"
+    }
+
+    async fn run(&self, ctx: &mut RunContext) -> Result<Finish, AgentError> {
+        // Run 2: the answer to the approval.
+        if let Some(answer) = ctx.decisions().first().cloned() {
+            return file_expense(ctx, &answer).await;
+        }
+        // Run 3: the client ran `show_receipt` and sent its result back.
+        if let Some(Message::Tool(shown)) = ctx.messages().last() {
+            let text = format!("Your receipt is on screen ({}).", shown.content.text());
+            ctx.say(&text);
+            return Ok(Finish::done());
+        }
+        // Run 1: a new request.
+        let request = ctx.last_user_text().unwrap_or_default();
+        let Some(amount) = parse_amount(&request) else {
+            ctx.say("Tell me what to file, e.g. \"Expense 42.50 for team lunch\".");
+            return Ok(Finish::done());
+        };
+        // A backend tool: called and answered here.
+        let check = ctx.tool_call("check_policy", &json!({ "amount": amount }));
+        let within = amount <= POLICY_LIMIT;
+        let verdict = json!({ "withinPolicy": within, "limit": POLICY_LIMIT });
+        ctx.tool_result(&check, verdict.to_string());
+        if !within {
+            ctx.say(&format!(
+                "{amount:.2} EUR is over the {POLICY_LIMIT:.2} EUR limit: not filed."
+            ));
+            return Ok(Finish::done());
+        }
+        // A side effect: announce the call, then stop and ask. Nothing waits in memory.
+        let submit = ctx.tool_call("submit_expense", &json!({ "amount": amount }));
+        ctx.set_state(json!({ "expense": { "amount": amount, "status": "awaiting_approval" } }));
+        Ok(Finish::interrupt(
+            Interrupt::new(ctx.new_id("int"), "tool_call")
+                .with_tool_call(submit)
+                .with_message(format!("File {amount:.2} EUR?"))
+                .with_response_schema(json!({
+                    "type": "object",
+                    "properties": { "approved": { "type": "boolean" } },
+                    "required": ["approved"]
+                })),
+        ))
+    }
+}
+
+/// Run 2: files the expense once if approved, then asks the client to show the receipt.
+async fn file_expense(ctx: &mut RunContext, answer: &Decision) -> Result<Finish, AgentError> {
+    let amount = ctx.state()["expense"]["amount"]
+        .as_f64()
+        .unwrap_or_default();
+    if !answer.approved() {
+        ctx.set_state(json!({ "expense": { "amount": amount, "status": "declined" } }));
+        ctx.say("Not filed.");
+        return Ok(Finish::done());
+    }
+    let call = answer
+        .tool_call_id()
+        .cloned()
+        .ok_or("the approval is bound to submit_expense")?;
+    // At most once per key and thread: a duplicate answer gets the recorded receipt.
+    let fresh = ctx.new_id("EXP");
+    let receipt: String = ctx
+        .effect(&format!("submit/{call}"), |idempotency_key| async move {
+            // Call your expense API here, passing it `idempotency_key`.
+            let _ = idempotency_key;
+            Ok::<_, String>(fresh)
+        })
+        .await?;
+    ctx.tool_result(
+        &call,
+        json!({ "status": "filed", "receipt": receipt }).to_string(),
+    );
+    ctx.set_state(
+        json!({ "expense": { "amount": amount, "status": "filed", "receipt": receipt } }),
+    );
+    ctx.say(&format!("Filed {amount:.2} EUR as {receipt}."));
+    // A frontend tool: call it only if the client offers it; the run then ends with
+    // `pendingToolCallIds` and the client's result starts the next run.
+    if ctx
+        .input()
+        .tool_list()
+        .iter()
+        .any(|t| t.name == SHOW_RECEIPT)
+    {
+        let args: Value = json!({ "receipt": receipt, "amount": amount });
+        ctx.tool_call(SHOW_RECEIPT, &args);
+    }
+    Ok(Finish::done())
+}
+
+/// The first number in the text (`42.50`, `42,50 €`, `$7`).
+fn parse_amount(text: &str) -> Option<f64> {
+    text.split_whitespace()
+        .map(|word| word.trim_matches(|c: char| !c.is_ascii_digit()))
+        .find_map(|word| word.replace(',', ".").parse::<f64>().ok())
+        .filter(|amount| amount.is_finite() && *amount > 0.0)
+}
+
+/// The Cloudflare Worker (`wrangler.toml` binds `PARTITIONS` and `BLOBS`).
+#[cfg(feature = "worker")]
+mod cloudflare {
+    /// The Durable Object class that owns each thread; exported for the runtime.
+    pub use handoff::worker::PartitionObject;
+
+    #[worker::event(fetch)]
+    async fn fetch(
+        req: worker::HttpRequest,
+        env: worker::Env,
+        ctx: worker::Context,
+    ) -> worker::Result<handoff::worker::Response> {
+        handoff::worker::serve(req, env, ctx, super::ExpenseAgent).await
+    }
+}
+#[cfg(feature = "worker")]
+pub use cloudflare::PartitionObject;
+
+#[cfg(test)]
+mod tests {
+    use super::parse_amount;
+
+    #[test]
+    fn amounts() {
+        assert_eq!(parse_amount("Expense 42.50 for team lunch"), Some(42.5));
+        assert_eq!(parse_amount("taxi 7,20€"), Some(7.2));
+        assert_eq!(parse_amount("$12 coffee"), Some(12.0));
+        assert_eq!(parse_amount("hello"), None);
+        assert_eq!(parse_amount("0 things"), None);
+    }
+}
