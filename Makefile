@@ -20,10 +20,10 @@ WORKER_BUILD_VERSION := 0.8.7
 WASM_BINDGEN_VERSION := 0.2.130
 # worker-build would download wasm-bindgen and wasm-opt from GitHub; use the pinned local ones.
 # The Worker is size-optimised (opt-level z, fat LTO) without changing the native release profile.
-# WORKER_STRIP=symbols drops the wasm name section (about 250 KB gzipped): panic messages keep
-# their text and file:line, only stack frames read wasm-function[N]. `make build-worker
-# WORKER_STRIP=none` keeps the names for debugging.
-WORKER_STRIP ?= symbols
+# WORKER_STRIP=symbols would drop the wasm name section (about 250 KB gzipped) but also the
+# target_features section wasm-opt reads, so the SIMD code of the regex engines (jsonschema)
+# fails its validation: names are kept by default.
+WORKER_STRIP ?= none
 WORKER_ENV := WASM_BINDGEN_BIN=$$(command -v wasm-bindgen) WASM_OPT_BIN=$(CURDIR)/$(NODE_DIR)/node_modules/.bin/wasm-opt \
 	CARGO_PROFILE_RELEASE_OPT_LEVEL=z CARGO_PROFILE_RELEASE_LTO=fat CARGO_PROFILE_RELEASE_CODEGEN_UNITS=1 \
 	CARGO_PROFILE_RELEASE_STRIP=$(WORKER_STRIP) \
