@@ -8,9 +8,9 @@ use agui_protocol::{Event, Message, ResumeEntry, RunAgentInput, RunId};
 use serde_json::Value;
 
 use super::hash::{input_hash, resume_hash};
-use super::history;
 use super::validate::{check_readiness, validate_resume};
 use super::{Inner, RunOptions};
+use super::{history, lease};
 use crate::decision::Decision;
 use crate::error::CoreError;
 use crate::records::{
@@ -152,10 +152,7 @@ pub(crate) async fn claim(
         let decisions = validate_resume(&thread, input, resume.as_deref(), abandoned_answer, now)?;
         check_readiness(inner.agent.as_ref(), partition, &decisions).await?;
 
-        let lease_end = options
-            .deadline_ms
-            .unwrap_or(u64::MAX)
-            .min(now + inner.config.lease_ms);
+        let lease_end = lease::lease_until(inner, options.deadline_ms, now);
         // A stale copy is refused before anything is written. A request that contains the
         // thread's newest message cannot be stale, so only one that lacks it pays for a read
         // of the history here; the run reads it after RUN_STARTED otherwise.

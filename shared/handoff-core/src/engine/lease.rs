@@ -24,6 +24,13 @@ pub(crate) enum Stop {
 /// How often a failed renewal is retried (it still stops the run in time).
 const RENEW_RETRY_MS: u64 = 1_000;
 
+/// Where a lease taken (or renewed) at `now` ends: one lease length, never past the host deadline.
+pub(crate) fn lease_until(inner: &Inner, host_deadline: Option<u64>, now: u64) -> u64 {
+    host_deadline
+        .unwrap_or(u64::MAX)
+        .min(now + inner.config.lease_ms)
+}
+
 /// The margin before an end: the configured one, at most a fifth of the span.
 pub(crate) fn margin(inner: &Inner, start: u64, end: u64) -> u64 {
     inner
@@ -63,9 +70,7 @@ pub(crate) async fn watch(
             return Stop::Deadline;
         }
         let now = inner.runtime.now_ms();
-        let end = host_deadline
-            .map_or(u64::MAX, |d| d)
-            .min(now + inner.config.lease_ms);
+        let end = lease_until(inner, host_deadline, now);
         match renew(inner, thread_id, claimed, fence, end, now).await {
             Ok(()) => {
                 lease_start = now;
