@@ -28,6 +28,9 @@ WORKER_ENV := WASM_BINDGEN_BIN=$$(command -v wasm-bindgen) WASM_OPT_BIN=$(CURDIR
 	CARGO_PROFILE_RELEASE_OPT_LEVEL=z CARGO_PROFILE_RELEASE_LTO=fat CARGO_PROFILE_RELEASE_CODEGEN_UNITS=1 \
 	CARGO_PROFILE_RELEASE_STRIP=$(WORKER_STRIP) \
 	WRANGLER_SEND_METRICS=false CLOUDFLARE_CF_FETCH_ENABLED=false
+# wrangler.toml deploys with HANDOFF_AUTH=cf-access; local `wrangler dev` runs unauthenticated
+# (--var overrides [vars]). `make dev-worker WORKER_DEV_VARS=` serves with the deployed settings.
+WORKER_DEV_VARS ?= --var HANDOFF_AUTH:none
 # The Lambda bootstrap is size-optimised too (it is unzipped and mapped on every cold start):
 # opt-level z (arm64 6.3 MB, against 7.2 MB at s), fat LTO, one codegen unit, stripped.
 # Not panic=abort: the engine turns an agent's panic into RUN_ERROR instead of losing the instance.
@@ -114,7 +117,7 @@ build-worker: setup-worker
 
 dev-worker: setup-worker
 	cd $(WORKER_DIR) && $(WORKER_ENV) $(CURDIR)/$(NODE_DIR)/node_modules/.bin/wrangler dev --local \
-		--ip 127.0.0.1 --port 8787 --show-interactive-dev-session=false
+		--ip 127.0.0.1 --port 8787 --show-interactive-dev-session=false $(WORKER_DEV_VARS)
 
 build-lambda: setup
 	$(LAMBDA_ENV) cargo lambda build --release --arm64 -p agent-lambda
@@ -124,6 +127,7 @@ dev-lambda: setup
 	@trap 'kill $$(cat .moto.pid) 2>/dev/null; rm -f .moto.pid' EXIT INT TERM; \
 	AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test AWS_REGION=us-east-1 \
 	AWS_ENDPOINT_URL_DYNAMODB=http://127.0.0.1:$(MOTO_PORT) HANDOFF_TABLE=handoff HANDOFF_CREATE_TABLE=true \
+	HANDOFF_AUTH=$${HANDOFF_AUTH:-none} \
 	cargo lambda watch -A 127.0.0.1 -P $(LAMBDA_PORT) -p agent-lambda
 
 # Deploying needs AWS credentials (not available offline): sam build uses cargo-lambda, no Docker.
@@ -162,6 +166,7 @@ dev-starter-lambda: setup
 	@trap 'kill $$(cat .moto.pid) 2>/dev/null; rm -f .moto.pid' EXIT INT TERM; \
 	AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test AWS_REGION=us-east-1 \
 	AWS_ENDPOINT_URL_DYNAMODB=http://127.0.0.1:$(MOTO_PORT) HANDOFF_TABLE=handoff HANDOFF_CREATE_TABLE=true \
+	HANDOFF_AUTH=$${HANDOFF_AUTH:-none} \
 	cargo lambda watch -A 127.0.0.1 -P $(LAMBDA_PORT) -p starter --bin starter-lambda
 
 build-starter-worker: setup-worker
@@ -170,4 +175,4 @@ build-starter-worker: setup-worker
 
 dev-starter-worker: setup-worker
 	cd $(STARTER_DIR) && $(WORKER_ENV) $(CURDIR)/$(NODE_DIR)/node_modules/.bin/wrangler dev --local \
-		--ip 127.0.0.1 --port 8787 --show-interactive-dev-session=false
+		--ip 127.0.0.1 --port 8787 --show-interactive-dev-session=false $(WORKER_DEV_VARS)

@@ -514,7 +514,8 @@ describe("bad input: 4xx with {code, message} before any stream", { timeout: TES
       messages: [],
       resume: [{ interruptId: unknown, status: "resolved", payload: { approved: true } }],
     });
-    assertApiError(nothread, 409, "INTERRUPT_NOT_PENDING", "unknown thread");
+    // Answered like a thread the caller may not see (404), so existence never leaks.
+    assertApiError(nothread, 404, "THREAD_NOT_FOUND", "unknown thread");
 
     // The same runId with a different body.
     const conflict = await postJson(`${server.url}/agent`, {

@@ -87,7 +87,11 @@ impl<S: Store> Conversation<S> {
     }
 
     async fn history(&self) -> Vec<Message> {
-        match self.engine.thread(&self.thread).await {
+        match self
+            .engine
+            .thread(&handoff_core::Principal::anonymous(), &self.thread)
+            .await
+        {
             Ok(Some(view)) => view.messages,
             Ok(None) => Vec::new(),
             Err(e) => panic!("thread read failed: {e}"),

@@ -30,13 +30,13 @@ pub struct TaskSnapshots(pub Receiver);
 impl handoff_http::ThreadExtras for TaskSnapshots {
     fn fields<'a>(
         &'a self,
-        thread_id: &'a str,
+        partition: &'a str,
     ) -> futures::future::BoxFuture<
         'a,
         Result<serde_json::Map<String, serde_json::Value>, handoff_http::ApiError>,
     > {
         Box::pin(async move {
-            let tasks = self.0.tasks(thread_id).await.map_err(|e| {
+            let tasks = self.0.tasks(partition).await.map_err(|e| {
                 handoff_http::ApiError::new(
                     StatusCode::SERVICE_UNAVAILABLE,
                     "STORE_UNAVAILABLE",

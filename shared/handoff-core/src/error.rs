@@ -68,6 +68,13 @@ pub enum CoreError {
     /// Nothing was written; the client rehydrates with `GET /threads/{id}`.
     #[error("the thread changed since this request's history was read: {0}")]
     ThreadChanged(String),
+    /// No such thread, or one the caller may not see (the two are indistinguishable).
+    #[error("no such thread")]
+    ThreadNotFound,
+    /// The caller may see the thread but not do this (an approval that needs a role,
+    /// a requester approving their own request). Nothing was written.
+    #[error("forbidden: {0}")]
+    Forbidden(String),
     /// Another run holds the thread.
     #[error("thread is busy with run {run_id}")]
     ThreadBusy {
@@ -119,6 +126,8 @@ impl CoreError {
             CoreError::ResumePayloadInvalid { .. } => "RESUME_PAYLOAD_INVALID",
             CoreError::AnswerPinned { .. } => "ANSWER_IN_DOUBT",
             CoreError::ThreadChanged(_) => "THREAD_CHANGED",
+            CoreError::ThreadNotFound => "THREAD_NOT_FOUND",
+            CoreError::Forbidden(_) => "FORBIDDEN",
             CoreError::ThreadBusy { .. } => "THREAD_BUSY",
             CoreError::RunIdConflict(_) => "RUN_ID_CONFLICT",
             CoreError::LeaseLost => "LEASE_LOST",
@@ -136,6 +145,8 @@ impl CoreError {
     pub fn http_status(&self) -> u16 {
         match self {
             CoreError::InvalidInput(_) => 400,
+            CoreError::Forbidden(_) => 403,
+            CoreError::ThreadNotFound => 404,
             CoreError::ResumeIncomplete { .. }
             | CoreError::InterruptNotPending { .. }
             | CoreError::InterruptNotReady { .. }

@@ -1,19 +1,23 @@
 #![doc = include_str!("../README.md")]
 
+pub mod access;
 pub mod agent;
 pub mod context;
 pub mod decision;
 pub mod engine;
 pub mod error;
+pub mod principal;
 pub mod records;
 pub mod runtime;
 pub mod store;
 pub mod time_fmt;
 
+pub use access::{Access, Authorizer, OwnerPolicy, Verdict};
 pub use agent::{Agent, AgentError, Finish, Readiness};
 pub use context::RunContext;
 pub use decision::Decision;
 pub use engine::{Engine, EngineConfig, RunOptions, RunStream, ThreadView};
 pub use error::CoreError;
+pub use principal::{Owner, Principal};
 pub use runtime::{Clock, IdGen, Runtime, Sleep, Spawn};
 pub use store::{Condition, Item, Store, StoreError, Write, WriteOp};

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::CoreError;
+use crate::principal::Owner;
 use crate::store::Item;
 
 /// Key of the thread record.
@@ -128,6 +129,10 @@ pub struct ThreadRecord {
     /// Latest run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_run: Option<LastRun>,
+    /// The principal of the thread's first run (absent on threads stored before owners
+    /// were recorded; the next run records its principal).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<Owner>,
 }
 
 /// Lifecycle of one run.
@@ -174,6 +179,23 @@ pub struct RunRecord {
     /// replay) rather than a copy of it in every interrupted run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub snapshot_pages: Option<u32>,
+    /// Who sent the answers this run applies (audit; a duplicate of them is replayed to
+    /// this principal even once the interrupts are no longer pending).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answered_by: Option<Owner>,
+    /// Who asked for this run: they may always replay it, without a read of the thread.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requested_by: Option<Owner>,
+}
+
+impl RunRecord {
+    /// Whether `principal` asked for this run or sent the answers it applied.
+    pub fn made_by(&self, principal: &crate::Principal) -> bool {
+        [&self.requested_by, &self.answered_by]
+            .into_iter()
+            .flatten()
+            .any(|by| principal.same_as(by))
+    }
 }
 
 /// The messages one run added to its thread, written once.
@@ -184,6 +206,28 @@ pub struct HistoryPage {
     pub run_id: RunId,
     /// In order.
     pub messages: Vec<Message>,
+    /// The answers the run applied, with who sent them (the audit trail).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub answers: Vec<AnswerAudit>,
+}
+
+/// One applied answer: who answered which interrupt, how, and when.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AnswerAudit {
+    /// The interrupt answered.
+    pub interrupt_id: String,
+    /// `resolved` or `cancelled`.
+    pub status: agui_protocol::ResumeStatus,
+    /// `true`/`false` when the payload carried `approved`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approved: Option<bool>,
+    /// The principal's subject.
+    pub by: String,
+    /// The run that applied it.
+    pub run_id: RunId,
+    /// When that run started (Unix ms).
+    pub at_ms: u64,
 }
 
 /// Which run applies a given resume answer.

@@ -69,6 +69,7 @@ fn pending(thread: &ThreadRecord) -> &PendingInterrupt {
 fn with_deadline(h: &Harness) -> RunOptions {
     RunOptions {
         deadline_ms: Some(h.now() + 60_000),
+        ..RunOptions::default()
     }
 }
 

@@ -7,6 +7,7 @@ mod support;
 use agui_protocol::{Event, EventType, Message};
 use futures::StreamExt;
 use futures::executor::block_on;
+use handoff_core::Principal;
 use handoff_core::records::{RunStatus, ThreadStatus};
 use handoff_core::{EngineConfig, RunOptions, StoreError};
 use serde_json::json;
@@ -185,7 +186,13 @@ fn a_failed_claim_is_answered_before_any_stream_and_writes_nothing() {
         assert_eq!(err.http_status(), 503);
         assert!(err.retryable());
         assert!(!err.public_message().contains("throttled"));
-        assert!(h.engine.thread("t").await.unwrap().is_none());
+        assert!(
+            h.engine
+                .thread(&Principal::anonymous(), "t")
+                .await
+                .unwrap()
+                .is_none()
+        );
 
         h.store.heal();
         let events = h

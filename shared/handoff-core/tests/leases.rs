@@ -146,6 +146,7 @@ fn the_lease_ends_at_the_host_deadline() {
                 &user_input("t", "r1", "one"),
                 RunOptions {
                     deadline_ms: Some(h.now() + 5_000),
+                    ..RunOptions::default()
                 },
             )
             .await;

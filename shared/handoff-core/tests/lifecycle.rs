@@ -146,6 +146,7 @@ fn the_deadline_stops_the_agent_margin_early_closes_open_items_and_finishes_canc
                 &input,
                 RunOptions {
                     deadline_ms: Some(deadline),
+                    ..RunOptions::default()
                 },
             )
             .await;
@@ -201,6 +202,7 @@ fn a_deadline_already_reached_cancels_at_once() {
                 &input,
                 RunOptions {
                     deadline_ms: Some(deadline),
+                    ..RunOptions::default()
                 },
             )
             .await;
@@ -219,6 +221,7 @@ fn a_run_that_ends_before_the_deadline_is_not_cancelled() {
                 &input,
                 RunOptions {
                     deadline_ms: Some(h.now() + 60_000),
+                    ..RunOptions::default()
                 },
             )
             .await;
@@ -246,6 +249,7 @@ fn a_custom_margin_is_honoured() {
                 &input,
                 RunOptions {
                     deadline_ms: Some(h.now() + 10_000),
+                    ..RunOptions::default()
                 },
             )
             .await;
@@ -269,6 +273,7 @@ fn a_short_budget_caps_the_margin_at_a_fifth() {
                 &input,
                 RunOptions {
                     deadline_ms: Some(h.now() + 3_000),
+                    ..RunOptions::default()
                 },
             )
             .await;

@@ -6,6 +6,7 @@ mod support;
 use agui_protocol::{Event, EventType, RunFinishedOutcome};
 use futures::StreamExt;
 use futures::executor::block_on;
+use handoff_core::Principal;
 use handoff_core::engine::compact;
 use handoff_core::records::{RunStatus, ThreadStatus};
 use handoff_core::{EngineConfig, Finish, RunOptions, Store};
@@ -20,7 +21,13 @@ fn count(events: &[Event], ty: EventType) -> usize {
 fn the_thread_view_follows_the_thread_through_interrupt_and_resume() {
     block_on(async {
         let h = Harness::new(RefundAgent::new(Probe::new()));
-        assert!(h.engine.thread("t").await.unwrap().is_none());
+        assert!(
+            h.engine
+                .thread(&Principal::anonymous(), "t")
+                .await
+                .unwrap()
+                .is_none()
+        );
 
         let events = h.run(&user_input("t", "r1", "refund order 7")).await;
         let raised = interrupts(&events);
@@ -153,6 +160,7 @@ fn a_cancelled_run_log_keeps_the_synthesized_closings() {
                 &input,
                 RunOptions {
                     deadline_ms: Some(h.now() + 60_000),
+                    ..RunOptions::default()
                 },
             )
             .await;
@@ -218,9 +226,21 @@ fn threads_expire_after_their_ttl() {
         let h = Harness::with_config(Chatty, config);
         h.run(&user_input("t", "r1", "hi")).await;
         h.advance(119_999);
-        assert!(h.engine.thread("t").await.unwrap().is_some());
+        assert!(
+            h.engine
+                .thread(&Principal::anonymous(), "t")
+                .await
+                .unwrap()
+                .is_some()
+        );
         h.advance(1);
-        assert!(h.engine.thread("t").await.unwrap().is_none());
+        assert!(
+            h.engine
+                .thread(&Principal::anonymous(), "t")
+                .await
+                .unwrap()
+                .is_none()
+        );
         // A new run starts the thread afresh.
         h.run(&user_input("t", "r2", "hi again")).await;
         assert_eq!(

@@ -55,7 +55,7 @@ fn an_approved_resume_runs_the_effect_once_and_finishes() {
 }
 
 #[test]
-fn a_resume_on_another_thread_is_not_pending_there() {
+fn a_resume_on_a_thread_that_does_not_exist_is_thread_not_found() {
     block_on(async {
         let h = Harness::new(RefundAgent::new(Probe::new()));
         let raised = interrupted(&h, "t").await;
@@ -63,13 +63,15 @@ fn a_resume_on_another_thread_is_not_pending_there() {
         let err = h
             .reject(&resume_input("t-other", "r2", vec![approve(&raised[0])]))
             .await;
-        assert_rejected(&err, "INTERRUPT_NOT_PENDING", 409);
-        assert!(
-            matches!(&err, CoreError::InterruptNotPending { id } if *id == raised[0].id.to_string())
-        );
+        // The same answer as for a thread the caller may not see: neither reveals anything.
+        assert_rejected(&err, "THREAD_NOT_FOUND", 404);
         assert_eq!(h.thread("t").await, before);
         assert!(
-            h.engine.thread("t-other").await.unwrap().is_none(),
+            h.engine
+                .thread(&handoff_core::Principal::anonymous(), "t-other")
+                .await
+                .unwrap()
+                .is_none(),
             "a rejected request created a thread"
         );
     });

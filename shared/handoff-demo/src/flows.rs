@@ -1,6 +1,7 @@
 //! The two flows, split into the run that asks and the run that resumes.
 
 use agui_protocol::{Interrupt, PatchOp};
+use handoff_core::access::{NOT_OWNER, REQUIRED_ROLE};
 use handoff_core::time_fmt::format_ms;
 use handoff_core::{AgentError, Decision, Finish, RunContext};
 use serde_json::{Value, json};
@@ -77,7 +78,7 @@ pub(crate) async fn propose_refund(
     ctx.tool_call_end(&call);
 
     let expires = format_ms(ctx.now_ms() + agent.config.interrupt_ttl_secs * 1000);
-    let interrupt = Interrupt::new(ctx.new_id("int"), "tool_call")
+    let mut interrupt = Interrupt::new(ctx.new_id("int"), "tool_call")
         .with_message(format!(
             "Refund {} {} for order {}?",
             order.amount(),
@@ -87,6 +88,17 @@ pub(crate) async fn propose_refund(
         .with_tool_call(call)
         .with_response_schema(refund_response_schema(order))
         .with_expires_at(expires);
+    if agent
+        .config
+        .approver_above_cents
+        .is_some_and(|limit| order.amount_cents > limit)
+    {
+        // Four-eyes: someone holding `approver`, never the requester, resolves it.
+        let mut metadata = agui_protocol::Metadata::new();
+        metadata.insert(REQUIRED_ROLE.to_owned(), json!("approver"));
+        metadata.insert(NOT_OWNER.to_owned(), json!(true));
+        interrupt = interrupt.with_metadata(metadata);
+    }
     Ok(Finish::interrupt(interrupt))
 }
 

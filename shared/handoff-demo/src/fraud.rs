@@ -108,7 +108,8 @@ pub(crate) async fn start(
         ),
     )
     .await;
-    let thread_id = ctx.thread_id().to_string();
+    // The receiver keeps task records in the thread's (tenant-scoped) partition.
+    let thread_id = ctx.partition().to_owned();
     let message = Message::new(
         // The client sets the messageId from the effect's idempotency key.
         String::new(),
@@ -229,7 +230,8 @@ pub(crate) async fn resume(
         .await;
         return Ok(Finish::done());
     }
-    let thread_id = ctx.thread_id().to_string();
+    // The receiver keeps task records in the thread's (tenant-scoped) partition.
+    let thread_id = ctx.partition().to_owned();
     let snapshot = fraud
         .receiver
         .task(&thread_id, &task_id)

@@ -59,6 +59,9 @@ pub struct DemoConfig {
     /// refund effect never returns after the ledger moved the money, so a test can kill
     /// the process inside the effect.
     pub hang_after_refund: bool,
+    /// Refunds above this many cents need a second person (`DEMO_APPROVER_ABOVE_CENTS`,
+    /// unset = never): their approval asks for the role `approver`, not the requester.
+    pub approver_above_cents: Option<u64>,
 }
 
 impl Default for DemoConfig {
@@ -67,6 +70,7 @@ impl Default for DemoConfig {
             interrupt_ttl_secs: 300,
             token_delay_ms: 0,
             hang_after_refund: false,
+            approver_above_cents: None,
         }
     }
 }
@@ -86,6 +90,7 @@ impl DemoConfig {
             interrupt_ttl_secs,
             token_delay_ms,
             hang_after_refund,
+            approver_above_cents: lookup("DEMO_APPROVER_ABOVE_CENTS").and_then(|v| v.parse().ok()),
         }
     }
 }

@@ -55,7 +55,12 @@ impl Demo {
     }
 
     async fn pending(&self, thread: &str) -> Vec<Interrupt> {
-        let view = self.engine.thread(thread).await.unwrap().unwrap();
+        let view = self
+            .engine
+            .thread(&handoff_core::Principal::anonymous(), thread)
+            .await
+            .unwrap()
+            .unwrap();
         view.pending_interrupts
     }
 

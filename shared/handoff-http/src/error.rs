@@ -17,6 +17,8 @@ pub struct ApiError {
     pub message: String,
     /// `Retry-After`, in milliseconds.
     pub retry_after_ms: Option<u64>,
+    /// `WWW-Authenticate` challenge (401 only).
+    pub www_authenticate: Option<String>,
 }
 
 impl ApiError {
@@ -27,6 +29,7 @@ impl ApiError {
             code,
             message: message.into(),
             retry_after_ms: None,
+            www_authenticate: None,
         }
     }
 }
@@ -48,6 +51,7 @@ impl From<CoreError> for ApiError {
             code: err.code(),
             message: err.public_message(),
             retry_after_ms,
+            www_authenticate: None,
         }
     }
 }
@@ -61,6 +65,14 @@ impl IntoResponse for ApiError {
             if let Ok(value) = HeaderValue::from_str(&secs.to_string()) {
                 response.headers_mut().insert(header::RETRY_AFTER, value);
             }
+        }
+        if let Some(value) = self
+            .www_authenticate
+            .and_then(|c| HeaderValue::from_str(&c).ok())
+        {
+            response
+                .headers_mut()
+                .insert(header::WWW_AUTHENTICATE, value);
         }
         response
     }

@@ -30,8 +30,10 @@
 //! # }
 //! ```
 
+pub mod auth;
 mod body;
 mod config;
+mod cors;
 mod error;
 mod routes;
 
@@ -42,8 +44,10 @@ use axum::routing::{get, post};
 use futures::future::BoxFuture;
 use handoff_core::Engine;
 
+pub use auth::{AuthError, AuthHook, Authenticator, NoAuth, Principal};
 pub use body::{Encoding, sse_response};
 pub use config::{Host, HostDeadline, HttpConfig};
+pub use cors::{CORS_MAX_AGE, CORS_ORIGINS_VAR, CorsConfigError, CorsOrigins, finish_preflight};
 pub use error::ApiError;
 
 /// Shared state of the handlers.
@@ -55,14 +59,18 @@ pub struct AppState {
     pub config: HttpConfig,
     /// Extra fields for `GET /threads/{threadId}`.
     pub thread_extras: Option<ThreadExtrasHook>,
+    /// Who is calling.
+    pub auth: AuthHook,
 }
 
 /// Adds host-specific fields to the `GET /threads/{threadId}` answer.
 pub trait ThreadExtras: Send + Sync + 'static {
-    /// Fields to merge into the view of `thread_id` (only for an existing thread).
+    /// Fields to merge into the view of the thread stored in `partition` (its id scoped
+    /// by the caller's tenant, see `handoff_core::principal`), once the caller was allowed
+    /// to read it.
     fn fields<'a>(
         &'a self,
-        thread_id: &'a str,
+        partition: &'a str,
     ) -> BoxFuture<'a, Result<serde_json::Map<String, serde_json::Value>, ApiError>>;
 }
 
@@ -76,13 +84,10 @@ impl std::fmt::Debug for ThreadExtrasHook {
     }
 }
 
-/// The router with every engine route.
+/// The router with every engine route, open to anyone ([`NoAuth`]): for tests and local
+/// use. Deployed hosts build theirs with [`Routes`] and an [`Authenticator`].
 pub fn router(engine: Engine, config: HttpConfig) -> Router {
-    build(AppState {
-        engine,
-        config,
-        thread_extras: None,
-    })
+    Routes::new(engine, config).build()
 }
 
 /// [`router`], with extra `GET /threads/{threadId}` fields from `extras`.
@@ -91,23 +96,62 @@ pub fn router_with_thread_extras(
     config: HttpConfig,
     extras: Arc<dyn ThreadExtras>,
 ) -> Router {
-    build(AppState {
-        engine,
-        config,
-        thread_extras: Some(ThreadExtrasHook(extras)),
-    })
+    Routes::new(engine, config).thread_extras(extras).build()
 }
 
-fn build(state: AppState) -> Router {
-    Router::new()
-        .route("/agent", post(routes::agent::run_agent))
-        .route("/threads/{thread_id}", get(routes::threads::get_thread))
-        .route(
-            "/threads/{thread_id}/runs/{run_id}/events",
-            get(routes::threads::replay_run),
-        )
-        .route("/api/v1/chat/stream", post(routes::superagent::chat_stream))
-        .route("/api/v1/chat/resume", post(routes::superagent::chat_resume))
-        .route("/healthz", get(routes::threads::health))
-        .with_state(state)
+/// Builds the router: the engine routes behind an [`Authenticator`] (default [`NoAuth`]),
+/// optionally with thread extras. CORS ([`CorsOrigins::apply`]) goes around the final
+/// router, once a host has merged its own routes.
+#[derive(Debug)]
+pub struct Routes {
+    state: AppState,
+}
+
+impl Routes {
+    /// The routes of `engine`.
+    pub fn new(engine: Engine, config: HttpConfig) -> Self {
+        Routes {
+            state: AppState {
+                engine,
+                config,
+                thread_extras: None,
+                auth: AuthHook::default(),
+            },
+        }
+    }
+
+    /// Extra `GET /threads/{threadId}` fields.
+    #[must_use]
+    pub fn thread_extras(mut self, extras: Arc<dyn ThreadExtras>) -> Self {
+        self.state.thread_extras = Some(ThreadExtrasHook(extras));
+        self
+    }
+
+    /// Who may call: run before every route but `/healthz`.
+    #[must_use]
+    pub fn authenticator(mut self, authenticator: Arc<dyn Authenticator>) -> Self {
+        self.state.auth = AuthHook(authenticator);
+        self
+    }
+
+    /// The router.
+    pub fn build(self) -> Router {
+        let state = self.state;
+        let protected = Router::new()
+            .route("/agent", post(routes::agent::run_agent))
+            .route("/threads/{thread_id}", get(routes::threads::get_thread))
+            .route(
+                "/threads/{thread_id}/runs/{run_id}/events",
+                get(routes::threads::replay_run),
+            )
+            .route("/api/v1/chat/stream", post(routes::superagent::chat_stream))
+            .route("/api/v1/chat/resume", post(routes::superagent::chat_resume))
+            .route_layer(axum::middleware::from_fn_with_state(
+                state.auth.clone(),
+                auth::authenticate,
+            ));
+        protected
+            .route("/healthz", get(routes::threads::health))
+            .with_state(state)
+    }
 }

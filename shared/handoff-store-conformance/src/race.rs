@@ -290,7 +290,7 @@ pub async fn assert_exactly_once(
 
     let result = tally.results.first().expect("one result").clone();
     let view = engine
-        .thread(thread_id)
+        .thread(&handoff_core::Principal::anonymous(), thread_id)
         .await
         .expect("read the thread")
         .expect("the thread exists");

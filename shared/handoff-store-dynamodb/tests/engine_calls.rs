@@ -191,14 +191,26 @@ async fn engine_operations_cost_the_documented_round_trips() {
     // pages (one per run that added messages) with one Query.
     let counter = store.call_counter();
     let before = counter.snapshot();
-    assert!(engine.thread("t1").await.unwrap().is_some());
+    assert!(
+        engine
+            .thread(&handoff_core::Principal::anonymous(), "t1")
+            .await
+            .unwrap()
+            .is_some()
+    );
     assert_eq!(
         counter.since(&before),
         counts(&[("GetItem", 1), ("Query", 1)]),
         "thread view"
     );
     let before = counter.snapshot();
-    assert!(engine.run_events("t1", "r2").await.unwrap().is_some());
+    assert!(
+        engine
+            .run_events(&handoff_core::Principal::anonymous(), "t1", "r2")
+            .await
+            .unwrap()
+            .is_some()
+    );
     assert_eq!(
         counter.since(&before),
         counts(&[("GetItem", 1)]),
@@ -207,7 +219,13 @@ async fn engine_operations_cost_the_documented_round_trips() {
     // An interrupted run's log references the history for its MESSAGES_SNAPSHOT: its
     // replay reads the run, then the pages up to its own.
     let before = counter.snapshot();
-    assert!(engine.run_events("t1", "r1").await.unwrap().is_some());
+    assert!(
+        engine
+            .run_events(&handoff_core::Principal::anonymous(), "t1", "r1")
+            .await
+            .unwrap()
+            .is_some()
+    );
     assert_eq!(
         counter.since(&before),
         counts(&[("GetItem", 1), ("Query", 1)]),

@@ -34,12 +34,16 @@
 use std::sync::Arc;
 
 use axum::Router;
-use handoff_core::{Agent, Clock, Engine, EngineConfig, Runtime, Store};
-use handoff_http::{Host, HostDeadline, HttpConfig, ThreadExtras};
+use handoff_auth::IamCaller;
+use handoff_core::{Agent, Clock, Runtime, Store};
+use handoff_http::{Host, HostDeadline};
 use handoff_store_dynamodb::DynamoStore;
 pub use lambda_http::Error;
+use lambda_http::request::RequestContext;
 use lambda_http::{Request, RequestExt};
 use tower::ServiceExt;
+
+use crate::options::{HostOptions, host_setters, native_authenticator};
 
 /// Serves `agent` with every setting from the environment (see the [module docs](self)).
 pub async fn run(agent: impl Agent) -> Result<(), Error> {
@@ -134,10 +138,7 @@ pub struct Lambda {
     agent: Arc<dyn Agent>,
     store: Option<Arc<dyn Store>>,
     runtime: Option<Runtime>,
-    routes: Router,
-    thread_extras: Option<Arc<dyn ThreadExtras>>,
-    http: Option<HttpConfig>,
-    engine: Option<EngineConfig>,
+    options: HostOptions,
 }
 
 impl Lambda {
@@ -147,10 +148,7 @@ impl Lambda {
             agent: Arc::new(agent),
             store: None,
             runtime: None,
-            routes: Router::new(),
-            thread_extras: None,
-            http: None,
-            engine: None,
+            options: HostOptions::default(),
         }
     }
 
@@ -166,52 +164,28 @@ impl Lambda {
         self
     }
 
-    /// Adds routes of your own next to the Handoff routes (merged; may be called again).
-    pub fn routes(mut self, routes: Router) -> Self {
-        self.routes = self.routes.merge(routes);
-        self
-    }
-
-    /// Adds fields of your own to `GET /threads/{threadId}`.
-    pub fn thread_extras(mut self, extras: Arc<dyn ThreadExtras>) -> Self {
-        self.thread_extras = Some(extras);
-        self
-    }
-
-    /// HTTP settings instead of `HttpConfig::for_host(Host::Lambda, env)`.
-    pub fn http_config(mut self, config: HttpConfig) -> Self {
-        self.http = Some(config);
-        self
-    }
-
-    /// Engine settings instead of `Host::Lambda.engine_config(env)`.
-    pub fn engine_config(mut self, config: EngineConfig) -> Self {
-        self.engine = Some(config);
-        self
-    }
+    host_setters!("Lambda");
 
     /// Serves invocations until the runtime stops the function.
-    pub async fn run(self) -> Result<(), Error> {
+    pub async fn run(mut self) -> Result<(), Error> {
         init_logs();
+        // Before anything else: a function without HANDOFF_AUTH must not start at all.
+        let authenticator = match self.options.authenticator.take() {
+            Some(authenticator) => authenticator,
+            None => native_authenticator(Host::Lambda)?,
+        };
+        if authenticator.scheme() == "none" {
+            tracing::warn!("HANDOFF_AUTH=none: this function serves without authentication");
+        }
         let store = match self.store {
             Some(store) => store,
             None => store_from_env().await?,
         };
-        let engine = Engine::with_config(
-            self.agent,
-            store,
-            self.runtime.unwrap_or_else(runtime),
-            self.engine
-                .unwrap_or_else(|| Host::Lambda.engine_config(env)),
-        );
-        let http = self
-            .http
-            .unwrap_or_else(|| HttpConfig::for_host(Host::Lambda, env));
-        let router = match self.thread_extras {
-            Some(extras) => handoff_http::router_with_thread_extras(engine, http, extras),
-            None => handoff_http::router(engine, http),
-        };
-        let app = router.merge(self.routes);
+        let runtime = self.runtime.unwrap_or_else(runtime);
+        let engine = self
+            .options
+            .engine(Host::Lambda, self.agent, store, runtime, env);
+        let app = self.options.app(Host::Lambda, engine, authenticator, env)?;
 
         // Lambda requests carry a `lambda_http::Body`; the router takes axum bodies and
         // the invocation deadline as an extension.
@@ -220,8 +194,12 @@ impl Lambda {
             let deadline = request
                 .lambda_context_ref()
                 .map(|context| absolute_deadline(context.deadline, clock.now_ms()));
+            let caller = iam_caller(&request);
             let (mut parts, body) = request.into_parts();
             parts.extensions.insert(HostDeadline(deadline));
+            if let Some(caller) = caller {
+                parts.extensions.insert(caller);
+            }
             axum::http::Request::from_parts(parts, axum::body::Body::from(body.to_vec()))
         });
         startup_mark("serving");
@@ -231,6 +209,19 @@ impl Lambda {
 
 fn env(key: &str) -> Option<String> {
     std::env::var(key).ok()
+}
+
+/// The caller AWS verified (SigV4) for a Function URL with `AuthType: AWS_IAM`.
+fn iam_caller(request: &Request) -> Option<IamCaller> {
+    let RequestContext::ApiGatewayV2(context) = request.request_context_ref()? else {
+        return None;
+    };
+    let iam = context.authorizer.as_ref()?.iam.as_ref()?;
+    Some(IamCaller {
+        account_id: iam.account_id.clone()?,
+        caller_arn: iam.user_arn.clone()?,
+        user_id: iam.user_id.clone(),
+    })
 }
 
 /// Lambda's deadline is Unix milliseconds. The local emulator (`cargo lambda

@@ -120,16 +120,26 @@ pub use agui_protocol::{
 };
 pub use async_trait::async_trait;
 pub use handoff_core::{
-    Agent, AgentError, CoreError, Decision, Engine, EngineConfig, Finish, Readiness, RunContext,
-    RunOptions, Runtime, Store, StoreError, ThreadView,
+    Agent, AgentError, CoreError, Decision, Engine, EngineConfig, Finish, Principal, Readiness,
+    RunContext, RunOptions, Runtime, Store, StoreError, ThreadView,
 };
-pub use handoff_core::{runtime, store};
+pub use handoff_core::{access, principal, runtime, store};
 /// The HTTP surface every host serves (routes, settings, the `GET /threads` hook).
 pub mod http {
     pub use handoff_http::{
-        ApiError, Host, HostDeadline, HttpConfig, ThreadExtras, router, router_with_thread_extras,
+        ApiError, Host, HostDeadline, HttpConfig, Routes, ThreadExtras, router,
+        router_with_thread_extras,
     };
 }
+/// Who is calling: the [`Authenticator`](auth::Authenticator) hook and the built-ins
+/// `HANDOFF_AUTH` chooses from (`none`, `api-key`, `jwt`, `iam`, `cf-access`).
+pub mod auth {
+    pub use handoff_auth::*;
+    pub use handoff_http::{CorsOrigins, NoAuth};
+}
+
+#[cfg(any(feature = "server", feature = "lambda", feature = "worker"))]
+mod options;
 
 #[cfg(feature = "a2a")]
 pub mod a2a;

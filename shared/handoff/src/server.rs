@@ -10,6 +10,8 @@
 //! | `HANDOFF_BODY_LIMIT` | 8 MiB |
 //! | `HANDOFF_KEEP_ALIVE_MS` | 15000 |
 //! | `HANDOFF_LEASE_MS` | 15 min |
+//! | `HANDOFF_AUTH` | `none` (with a warning): `api-key`, `jwt`, `cf-access` as on deployed hosts (see `handoff::auth`) |
+//! | `HANDOFF_CORS_ORIGINS` | no CORS |
 //! | `RUST_LOG` | `info` (logs go to stderr) |
 //!
 //! Once listening it prints `Handoff dev server listening on http://…` as the
@@ -32,12 +34,13 @@
 
 use std::sync::Arc;
 
-use axum::Router;
 use axum::serve::ListenerExt;
-use handoff_core::{Agent, Engine, EngineConfig, Runtime, Store};
-use handoff_http::{Host, HttpConfig, ThreadExtras};
+use handoff_core::{Agent, Runtime, Store};
+use handoff_http::Host;
 use handoff_native::StoreChoice;
 use tokio::net::TcpListener;
+
+use crate::options::{HostOptions, host_setters, native_authenticator};
 
 /// Why the server could not start or stopped with an error.
 pub type Error = Box<dyn std::error::Error + Send + Sync>;
@@ -127,10 +130,7 @@ pub struct Server {
     store: Option<(Arc<dyn Store>, String)>,
     runtime: Option<Runtime>,
     listener: Option<TcpListener>,
-    routes: Router,
-    thread_extras: Option<Arc<dyn ThreadExtras>>,
-    http: Option<HttpConfig>,
-    engine: Option<EngineConfig>,
+    options: HostOptions,
     banner: String,
 }
 
@@ -142,10 +142,7 @@ impl Server {
             store: None,
             runtime: None,
             listener: None,
-            routes: Router::new(),
-            thread_extras: None,
-            http: None,
-            engine: None,
+            options: HostOptions::default(),
             banner: String::new(),
         }
     }
@@ -175,29 +172,7 @@ impl Server {
         self
     }
 
-    /// Adds routes of your own next to the Handoff routes (merged; may be called again).
-    pub fn routes(mut self, routes: Router) -> Self {
-        self.routes = self.routes.merge(routes);
-        self
-    }
-
-    /// Adds fields of your own to `GET /threads/{threadId}`.
-    pub fn thread_extras(mut self, extras: Arc<dyn ThreadExtras>) -> Self {
-        self.thread_extras = Some(extras);
-        self
-    }
-
-    /// HTTP settings instead of `HttpConfig::for_host(Host::DevServer, env)`.
-    pub fn http_config(mut self, config: HttpConfig) -> Self {
-        self.http = Some(config);
-        self
-    }
-
-    /// Engine settings instead of `Host::DevServer.engine_config(env)`.
-    pub fn engine_config(mut self, config: EngineConfig) -> Self {
-        self.engine = Some(config);
-        self
-    }
+    host_setters!("DevServer");
 
     /// Text printed after the `listening on` line (e.g. how to try the agent).
     pub fn banner(mut self, text: impl Into<String>) -> Self {
@@ -206,8 +181,12 @@ impl Server {
     }
 
     /// Serves until Ctrl-C or SIGTERM, then lets open responses finish.
-    pub async fn serve(self) -> Result<(), Error> {
+    pub async fn serve(mut self) -> Result<(), Error> {
         init_logs();
+        let authenticator = match self.options.authenticator.take() {
+            Some(authenticator) => authenticator,
+            None => native_authenticator(Host::DevServer)?,
+        };
         let (store, store_description) = match self.store {
             Some(store) => store,
             None => {
@@ -220,22 +199,15 @@ impl Server {
             Some(listener) => listener,
             None => bind_from_env().await?,
         };
-        let engine = Engine::with_config(
-            self.agent,
-            store,
-            self.runtime.unwrap_or_else(runtime),
-            self.engine
-                .unwrap_or_else(|| Host::DevServer.engine_config(env)),
-        );
-        let http = self
-            .http
-            .unwrap_or_else(|| HttpConfig::for_host(Host::DevServer, env));
+        let runtime = self.runtime.unwrap_or_else(runtime);
+        let engine = self
+            .options
+            .engine(Host::DevServer, self.agent, store, runtime, env);
         let agent_name = engine.agent_name().to_owned();
-        let router = match self.thread_extras {
-            Some(extras) => handoff_http::router_with_thread_extras(engine, http, extras),
-            None => handoff_http::router(engine, http),
-        };
-        let app = router.merge(self.routes);
+        let scheme = authenticator.scheme();
+        let app = self
+            .options
+            .app(Host::DevServer, engine, authenticator, env)?;
 
         let url = format!("http://{}", listener.local_addr()?);
         // SSE frames are small writes that must leave at once, not wait for Nagle.
@@ -244,8 +216,15 @@ impl Server {
                 tracing::warn!(%err, "could not set TCP_NODELAY");
             }
         });
+        let auth = if scheme == "none" {
+            "WARNING: no authentication (HANDOFF_AUTH=none): anyone who can reach this port can \
+             read every thread and answer its approvals\n"
+                .to_owned()
+        } else {
+            format!("authentication: {scheme}\n")
+        };
         print_banner(&format!(
-            "Handoff dev server listening on {url} ({agent_name}, {store_description})\n{}",
+            "Handoff dev server listening on {url} ({agent_name}, {store_description})\n{auth}{}",
             self.banner
         ));
         axum::serve(listener, app)

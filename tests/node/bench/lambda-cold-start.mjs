@@ -144,6 +144,7 @@ async function round(moto, proxy, table, create) {
     AWS_REGION: "us-east-1",
     AWS_ENDPOINT_URL_DYNAMODB: proxy.endpoint,
     HANDOFF_TABLE: table,
+    HANDOFF_AUTH: "none",
     RUST_LOG: "warn,handoff::startup=debug",
     ...(create ? { HANDOFF_CREATE_TABLE: "true" } : {}),
   };

@@ -99,6 +99,8 @@ export async function startLambda({ moto, table, env = {}, label = "lambda", pkg
     AWS_ENDPOINT_URL_DYNAMODB: moto.endpoint,
     HANDOFF_TABLE: table,
     HANDOFF_CREATE_TABLE: "true",
+    // Deployed functions refuse to start without it; local tests choose "none" explicitly.
+    HANDOFF_AUTH: "none",
     RUST_LOG: "info",
     ...env,
   });

@@ -31,7 +31,8 @@ export function makeStateDir() {
 const dirs = new Set();
 
 /**
- * Starts the Worker. `vars` become string bindings (like wrangler.toml [vars]);
+ * Starts the Worker. `vars` become string bindings (like wrangler.toml [vars]; the
+ * defaults are HANDOFF_TEST_ROUTES=true and HANDOFF_AUTH=none);
  * `stateDir` shares Durable Object and KV state with earlier workers; `workerDir` picks
  * another built Worker (e.g. STARTER_DIR, from `make build-starter-worker`).
  * Resolves to {url, label, stderr, logs(), kill()}.
@@ -49,7 +50,9 @@ export async function startWorker({ vars = {}, stateDir, label = "worker", worke
     compatibilityDate: "2025-09-01",
     durableObjects: { PARTITIONS: { className: "PartitionObject", useSQLite: true } },
     kvNamespaces: ["BLOBS"],
-    bindings: { HANDOFF_TEST_ROUTES: "true", ...vars },
+    // Miniflare does not read wrangler.toml, whose HANDOFF_AUTH (cf-access) is for
+    // deployment: tests run unauthenticated unless `vars` says otherwise.
+    bindings: { HANDOFF_TEST_ROUTES: "true", HANDOFF_AUTH: "none", ...vars },
     durableObjectsPersist: path.join(dir, "do"),
     kvPersist: path.join(dir, "kv"),
     host: "127.0.0.1",

@@ -98,7 +98,10 @@ async fn run_turns(store: DurableStore, thread: &str, turns: Turns) -> Result<Va
 }
 
 async fn history(engine: &Engine, thread: &str) -> Result<Vec<Message>, String> {
-    match engine.thread(thread).await {
+    match engine
+        .thread(&handoff_core::Principal::anonymous(), thread)
+        .await
+    {
         Ok(view) => Ok(view.map(|v| v.messages).unwrap_or_default()),
         Err(err) => Err(format!("thread read: {err}")),
     }

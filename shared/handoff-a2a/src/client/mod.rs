@@ -38,7 +38,7 @@ pub use transport::{
 /// What to delegate.
 #[derive(Debug, Clone)]
 pub struct Delegate {
-    /// The waiting thread.
+    /// The waiting thread's store partition (`RunContext::partition`: its id, scoped by tenant).
     pub thread_id: String,
     /// The remote agent's base URL (its card is at `{base}/.well-known/agent-card.json`).
     pub agent_url: String,

@@ -86,6 +86,12 @@ fn valid_id(id: &str) -> bool {
     (1..=256).contains(&id.len()) && !id.chars().any(char::is_control)
 }
 
+/// A thread's store partition (its id, scoped by tenant outside the default one).
+fn valid_partition(partition: &str) -> bool {
+    let (tenant, thread) = handoff_core::principal::split_partition(partition);
+    handoff_core::principal::partition(tenant, thread).is_ok_and(|p| p == partition)
+}
+
 fn invalid(msg: impl Into<String>) -> ReceiverError {
     ReceiverError::InvalidSubscription(msg.into())
 }

@@ -5,7 +5,7 @@ use handoff_core::{Condition, StoreError, Write};
 
 use super::{
     MAX_VALIDATION_TOKEN, MIN_SECRET_LEN, Receiver, Registration, invalid, valid_config_id,
-    valid_id,
+    valid_id, valid_partition,
 };
 use crate::config::Subscription;
 use crate::digest::sha256_hex;
@@ -19,7 +19,7 @@ impl Receiver {
     /// Registers a subscription and returns the config to give the remote agent.
     pub async fn register(&self, sub: Subscription) -> Result<Registration, ReceiverError> {
         let auth = &sub.auth;
-        if !valid_id(&sub.thread_id) {
+        if !valid_partition(&sub.thread_id) {
             return Err(invalid("threadId must be 1 to 256 characters"));
         }
         if sub.task_id.as_deref().is_some_and(|t| !valid_id(t)) {

@@ -19,7 +19,7 @@ impl RunContext {
     /// instance) gets the recorded result without executing.
     ///
     /// `call` receives the idempotency key to hand to the downstream service
-    /// (`{threadId}/{key}`). The one window no store can close — the process dies
+    /// (`{threadId}/{key}`, or `{tenant}/{threadId}/{key}` outside the default tenant). The one window no store can close — the process dies
     /// after the downstream call and before the record — is covered by that key:
     /// the retry calls again with the same key, so a downstream that honours
     /// idempotency keys still executes once.
@@ -32,9 +32,9 @@ impl RunContext {
         F: FnOnce(String) -> Fut + Send,
         Fut: Future<Output = Result<T, E>> + Send,
     {
-        let thread = self.input.thread_id.to_string();
+        let thread = self.partition.clone();
         let item_key = effect_key(key);
-        let idempotency_key = format!("{thread}/{key}");
+        let idempotency_key = self.idempotency_key(key);
         let now = self.now_ms();
         let read = self.store.get(&thread, &[&item_key], now).await;
         let existing = match read {
@@ -112,9 +112,20 @@ impl RunContext {
         }
     }
 
+    /// The key a downstream sees for effect `key`: `{threadId}/{key}`, prefixed with
+    /// `{tenant}/` outside the default tenant so two tenants' threads of the same id
+    /// never share one.
+    fn idempotency_key(&self, key: &str) -> String {
+        let thread = &self.input.thread_id;
+        match self.principal.tenant.as_str() {
+            crate::principal::DEFAULT_TENANT => format!("{thread}/{key}"),
+            tenant => format!("{tenant}/{thread}/{key}"),
+        }
+    }
+
     /// Commits one write together with a check that this run still holds the thread.
     async fn fenced_commit(&mut self, write: Write) -> Result<(), AgentError> {
-        let thread = self.input.thread_id.to_string();
+        let thread = self.partition.clone();
         let fence = self.fence.clone();
         let fence = fence.lock().await;
         let batch = vec![Write::check(THREAD_KEY, Condition::Version(*fence)), write];

@@ -15,6 +15,7 @@ use serde_json::Value;
 
 use crate::decision::Decision;
 use crate::error::CoreError;
+use crate::principal::Principal;
 use crate::runtime::Runtime;
 use crate::store::Store;
 use fence::{EffectLedger, Fence};
@@ -28,6 +29,8 @@ use tracker::OpenItems;
 /// [`Runtime`].
 pub struct RunContext {
     input: RunAgentInput,
+    partition: String,
+    principal: Principal,
     runtime: Runtime,
     store: Arc<dyn Store>,
     fence: Arc<Fence>,
@@ -54,6 +57,8 @@ impl std::fmt::Debug for RunContext {
 /// Construction parameters (engine-internal).
 pub(crate) struct ContextParts {
     pub(crate) input: RunAgentInput,
+    pub(crate) partition: String,
+    pub(crate) principal: Principal,
     pub(crate) runtime: Runtime,
     pub(crate) store: Arc<dyn Store>,
     pub(crate) fence: Arc<Fence>,
@@ -68,6 +73,8 @@ impl RunContext {
     pub(crate) fn new(parts: ContextParts) -> Self {
         RunContext {
             input: parts.input,
+            partition: parts.partition,
+            principal: parts.principal,
             runtime: parts.runtime,
             store: parts.store,
             fence: parts.fence,
@@ -90,6 +97,15 @@ impl RunContext {
     /// The thread.
     pub fn thread_id(&self) -> &ThreadId {
         &self.input.thread_id
+    }
+    /// The thread's store partition: its id scoped by the caller's tenant. Agents that
+    /// keep records of their own next to the thread's (a ledger, A2A subscriptions) use it.
+    pub fn partition(&self) -> &str {
+        &self.partition
+    }
+    /// Who started this run (or sent the answers it applies).
+    pub fn principal(&self) -> &Principal {
+        &self.principal
     }
     /// This run.
     pub fn run_id(&self) -> &RunId {

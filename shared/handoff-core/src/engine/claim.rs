@@ -11,8 +11,10 @@ use super::hash::{input_hash, resume_hash};
 use super::validate::{check_readiness, validate_resume};
 use super::{Inner, RunOptions};
 use super::{history, lease};
+use crate::access::Access;
 use crate::decision::Decision;
 use crate::error::CoreError;
+use crate::principal::{Owner, Principal};
 use crate::records::{
     self, LastRun, Lease, ResumeRecord, RunRecord, RunStatus, THREAD_KEY, ThreadRecord,
     ThreadStatus, resume_key, run_key,
@@ -26,6 +28,12 @@ const MAX_ATTEMPTS: usize = 6;
 pub(crate) struct Claimed {
     /// The run.
     pub(crate) run_id: RunId,
+    /// The thread's store partition (scoped by the principal's tenant).
+    pub(crate) partition: String,
+    /// Who sent the answers this run applies.
+    pub(crate) answered_by: Option<Owner>,
+    /// Who asked for the run.
+    pub(crate) requested_by: Owner,
     /// Thread version this run's lease holds at the claim; every commit is fenced on
     /// it (renewals move it on, see `lease`).
     pub(crate) fence: u64,
@@ -51,9 +59,11 @@ pub(crate) enum Claim {
 pub(crate) async fn claim(
     inner: &Inner,
     input: &RunAgentInput,
-    options: RunOptions,
+    options: &RunOptions,
 ) -> Result<Claim, CoreError> {
-    let partition = input.thread_id.as_str();
+    let principal = &options.principal;
+    let partition_name = principal.partition(&input.thread_id)?;
+    let partition = partition_name.as_str();
     let hash = input_hash(input);
     let entries = input.resume_entries();
     let resume = (!entries.is_empty()).then(|| resume_key(&resume_hash(partition, entries)));
@@ -81,6 +91,7 @@ pub(crate) async fn claim(
             if run.input_hash != hash {
                 return Err(CoreError::RunIdConflict(input.run_id.to_string()));
             }
+            may_replay(inner, principal, stored, &run)?;
             if run.status.is_final() || !abandoned(stored, &input.run_id, now) {
                 return replay_or_busy(inner, partition, run, &input.run_id, &input.run_id, stored)
                     .await;
@@ -117,6 +128,7 @@ pub(crate) async fn claim(
                     !abandoned(stored, &answer.run_id, now)
                 };
                 if answer.run_id != input.run_id && repeat {
+                    may_replay(inner, principal, stored, &run)?;
                     return replay_or_busy(
                         inner,
                         partition,
@@ -135,6 +147,15 @@ pub(crate) async fn claim(
             (Some(thread), Some(item)) => (thread, Condition::Version(item.version)),
             _ => (ThreadRecord::default(), Condition::Absent),
         };
+        // Before anything about the thread (even that it is busy) is revealed.
+        let existing = matches!(condition, Condition::Version(_)).then_some(&thread);
+        inner.authorize(principal, existing, Access::Read)?;
+        if entries.is_empty() {
+            inner.authorize(principal, existing, Access::Run)?;
+        } else if existing.is_none() {
+            // Answered exactly like a thread the caller may not see, so neither tells.
+            return Err(CoreError::ThreadNotFound);
+        }
         if let Some(lease) = thread
             .lease
             .as_ref()
@@ -150,6 +171,13 @@ pub(crate) async fn claim(
             .filter(|_| thread.status == ThreadStatus::Running)
             .and_then(|l| l.answer.as_deref());
         let decisions = validate_resume(&thread, input, resume.as_deref(), abandoned_answer, now)?;
+        for decision in &decisions {
+            let access = Access::Answer {
+                interrupt: &decision.interrupt,
+                status: decision.status,
+            };
+            inner.authorize(principal, existing, access)?;
+        }
         check_readiness(inner.agent.as_ref(), partition, &decisions).await?;
 
         let lease_end = lease::lease_until(inner, options.deadline_ms, now);
@@ -186,8 +214,13 @@ pub(crate) async fn claim(
                 run_id: input.run_id.clone(),
                 status: RunStatus::Running,
             }),
+            owner: thread
+                .owner
+                .clone()
+                .or_else(|| Some(Owner::from(principal))),
             ..thread.clone()
         };
+        let answered_by = (!decisions.is_empty()).then(|| Owner::from(principal));
         let run = RunRecord {
             input_hash: hash.clone(),
             status: RunStatus::Running,
@@ -195,6 +228,8 @@ pub(crate) async fn claim(
             started_at_ms: now,
             events: Vec::new(),
             snapshot_pages: None,
+            answered_by: answered_by.clone(),
+            requested_by: Some(Owner::from(principal)),
         };
         let run_expiry = Some(now + inner.config.run_ttl_ms);
         let mut writes = vec![
@@ -232,6 +267,9 @@ pub(crate) async fn claim(
                 };
                 return Ok(Claim::Run(Box::new(Claimed {
                     run_id: input.run_id.clone(),
+                    partition: partition_name,
+                    answered_by,
+                    requested_by: Owner::from(principal),
                     fence,
                     thread: claimed_thread,
                     decisions,
@@ -252,6 +290,20 @@ pub(crate) async fn claim(
         run_id: String::new(),
         retry_after_ms: inner.config.busy_retry_after_ms,
     })
+}
+
+/// A recorded run is replayed only to a principal who may read its thread, or who asked
+/// for it (an approver's retry, once the interrupt is no longer pending).
+fn may_replay(
+    inner: &Inner,
+    principal: &Principal,
+    thread: Option<&ThreadRecord>,
+    run: &RunRecord,
+) -> Result<(), CoreError> {
+    if run.made_by(principal) {
+        return Ok(());
+    }
+    inner.authorize(principal, thread, Access::Read)
 }
 
 /// Whether `run_id` no longer holds a live lease on the thread.

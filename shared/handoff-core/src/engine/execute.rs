@@ -31,6 +31,8 @@ pub(crate) fn spawn_run(
     let driver = async move {
         let mut ctx = RunContext::new(ContextParts {
             input,
+            partition: claimed.partition.clone(),
+            principal: options.principal.clone(),
             runtime: inner.runtime.clone(),
             store: inner.store.clone(),
             fence: Arc::new(Fence::new(claimed.fence)),
@@ -67,11 +69,11 @@ async fn execute(inner: &Inner, ctx: &mut RunContext, options: RunOptions, claim
     let claimed = &*claimed;
 
     let fence = ctx.fence().clone();
-    let thread_id = ctx.thread_id().to_string();
+    let partition = ctx.partition().to_owned();
     let mut watcher = Box::pin(
         lease::watch(
             inner,
-            &thread_id,
+            &partition,
             claimed,
             &fence,
             started_at,
@@ -133,7 +135,7 @@ async fn read_history(
         None => {
             let thread = &claimed.thread;
             let now = inner.runtime.now_ms();
-            history::load(inner, ctx.thread_id(), thread, thread.pages, now).await?
+            history::load(inner, ctx.partition(), thread, thread.pages, now).await?
         }
     };
     claimed.stored_ids = messages.iter().map(|m| m.id().to_string()).collect();

@@ -15,8 +15,8 @@ use crate::agent::Finish;
 use crate::context::RunContext;
 use crate::error::CoreError;
 use crate::records::{
-    self, LastRun, PendingInterrupt, ResumeRecord, RunRecord, RunStatus, THREAD_KEY, ThreadRecord,
-    ThreadStatus, run_key,
+    self, AnswerAudit, LastRun, PendingInterrupt, ResumeRecord, RunRecord, RunStatus, THREAD_KEY,
+    ThreadRecord, ThreadStatus, run_key,
 };
 use crate::store::{Condition, StoreError, Write};
 use crate::time_fmt::parse_ms;
@@ -221,7 +221,7 @@ async fn release_lease(inner: &Inner, ctx: &RunContext, claimed: &Claimed) {
         records::encode(&thread),
         Some(now + inner.config.thread_ttl_ms),
     );
-    if let Err(e) = inner.store.commit(ctx.thread_id(), vec![write], now).await {
+    if let Err(e) = inner.store.commit(ctx.partition(), vec![write], now).await {
         tracing::warn!(run_id = %ctx.run_id(), error = %e, "could not release the lease; it lapses at its deadline");
     }
 }
@@ -258,7 +258,8 @@ async fn commit_finish(
     let consume_answer = ending == Ending::Consumed;
     let page = if consume_answer {
         let added = history::added(&claimed.stored_ids, ctx.messages());
-        history::append(inner, &mut thread, ctx.run_id(), added, now)
+        let answers = audit(ctx, claimed);
+        history::append(inner, &mut thread, ctx.run_id(), added, answers, now)
     } else {
         None
     };
@@ -271,6 +272,8 @@ async fn commit_finish(
         started_at_ms: claimed.started_at_ms,
         events,
         snapshot_pages,
+        answered_by: claimed.answered_by.clone(),
+        requested_by: Some(claimed.requested_by.clone()),
     };
     let run_expiry = Some(now + inner.config.run_ttl_ms);
     let run_bytes = records::encode(&run);
@@ -306,11 +309,29 @@ async fn commit_finish(
     ];
     writes.extend(resume);
     writes.extend(page);
-    match inner.store.commit(ctx.thread_id(), writes, now).await {
+    match inner.store.commit(ctx.partition(), writes, now).await {
         Ok(()) => Ok(()),
         Err(StoreError::ConditionFailed { .. }) => Err(CoreError::LeaseLost),
         Err(e) => Err(e.into()),
     }
+}
+
+/// The audit entries of the answers a run applied.
+fn audit(ctx: &RunContext, claimed: &Claimed) -> Vec<AnswerAudit> {
+    let Some(by) = &claimed.answered_by else {
+        return Vec::new();
+    };
+    ctx.decisions()
+        .iter()
+        .map(|d| AnswerAudit {
+            interrupt_id: d.id().to_string(),
+            status: d.status,
+            approved: d.field("approved").and_then(serde_json::Value::as_bool),
+            by: by.subject.clone(),
+            run_id: ctx.run_id().clone(),
+            at_ms: claimed.started_at_ms,
+        })
+        .collect()
 }
 
 fn emit_error(ctx: &mut RunContext, error: &CoreError) {

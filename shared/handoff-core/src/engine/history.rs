@@ -7,7 +7,9 @@ use agui_protocol::{Event, Message, RunId};
 
 use super::Inner;
 use crate::error::CoreError;
-use crate::records::{self, HistoryPage, PAGE_PREFIX, RunRecord, ThreadRecord, page_key};
+use crate::records::{
+    self, AnswerAudit, HistoryPage, PAGE_PREFIX, RunRecord, ThreadRecord, page_key,
+};
 use crate::store::{Condition, Write};
 
 /// The thread's history: inline messages of a record written before pages, then pages
@@ -21,16 +23,45 @@ pub(crate) async fn load(
     now: u64,
 ) -> Result<Vec<Message>, CoreError> {
     let mut messages = thread.messages.clone();
-    if pages == 0 {
-        return Ok(messages);
-    }
-    let end = page_key(pages);
-    for item in inner.store.scan(partition, PAGE_PREFIX, now).await? {
-        if item.key < end {
-            messages.extend(records::decode::<HistoryPage>(&item)?.messages);
-        }
+    for page in pages_upto(inner, partition, pages, now).await? {
+        messages.extend(page.messages);
     }
     Ok(messages)
+}
+
+/// [`load`] of the whole history, with the audit of the answers applied along it.
+pub(crate) async fn load_with_answers(
+    inner: &Inner,
+    partition: &str,
+    thread: &ThreadRecord,
+    now: u64,
+) -> Result<(Vec<Message>, Vec<AnswerAudit>), CoreError> {
+    let mut messages = thread.messages.clone();
+    let mut answers = Vec::new();
+    for page in pages_upto(inner, partition, thread.pages, now).await? {
+        messages.extend(page.messages);
+        answers.extend(page.answers);
+    }
+    Ok((messages, answers))
+}
+
+async fn pages_upto(
+    inner: &Inner,
+    partition: &str,
+    pages: u32,
+    now: u64,
+) -> Result<Vec<HistoryPage>, CoreError> {
+    if pages == 0 {
+        return Ok(Vec::new());
+    }
+    let end = page_key(pages);
+    let mut read = Vec::new();
+    for item in inner.store.scan(partition, PAGE_PREFIX, now).await? {
+        if item.key < end {
+            read.push(records::decode::<HistoryPage>(&item)?);
+        }
+    }
+    Ok(read)
 }
 
 /// Whether a new run's input must be checked against the stored history before the
@@ -78,22 +109,29 @@ pub(crate) fn added(stored_ids: &HashSet<String>, current: &[Message]) -> Vec<Me
         .collect()
 }
 
-/// Appends `added` to `head` as its next page; returns the page's write-once put.
+/// Appends `added` (and the audit of the answers the run applied) to `head` as its next
+/// page; returns the page's write-once put, `None` when there is nothing to keep.
 pub(crate) fn append(
     inner: &Inner,
     head: &mut ThreadRecord,
     run_id: &RunId,
     added: Vec<Message>,
+    answers: Vec<AnswerAudit>,
     now: u64,
 ) -> Option<Write> {
-    let last = added.last()?.id().clone();
+    if added.is_empty() && answers.is_empty() {
+        return None;
+    }
     let key = page_key(head.pages);
     head.pages += 1;
     head.message_count += added.len() as u64;
-    head.last_message_id = Some(last);
+    if let Some(last) = added.last() {
+        head.last_message_id = Some(last.id().clone());
+    }
     let page = HistoryPage {
         run_id: run_id.clone(),
         messages: added,
+        answers,
     };
     Some(Write::put(
         key,
@@ -115,7 +153,7 @@ pub(crate) fn migrate(
         return None;
     }
     let legacy = std::mem::take(&mut head.messages);
-    append(inner, head, run_id, legacy, now)
+    append(inner, head, run_id, legacy, Vec::new(), now)
 }
 
 /// Stores the run's `MESSAGES_SNAPSHOT`s that equal the thread's whole history by

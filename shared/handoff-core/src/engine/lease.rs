@@ -43,7 +43,7 @@ pub(crate) fn margin(inner: &Inner, start: u64, end: u64) -> u64 {
 /// between renewals (see [`settle`]).
 pub(crate) async fn watch(
     inner: &Inner,
-    thread_id: &str,
+    partition: &str,
     claimed: &Claimed,
     fence: &Fence,
     started_at: u64,
@@ -71,7 +71,7 @@ pub(crate) async fn watch(
         }
         let now = inner.runtime.now_ms();
         let end = lease_until(inner, host_deadline, now);
-        match renew(inner, thread_id, claimed, fence, end, now).await {
+        match renew(inner, partition, claimed, fence, end, now).await {
             Ok(()) => {
                 lease_start = now;
                 lease_end = end;
@@ -89,7 +89,7 @@ pub(crate) async fn watch(
 /// Extends the lease to `end` under the fence; on success the fence moves on.
 async fn renew(
     inner: &Inner,
-    thread_id: &str,
+    partition: &str,
     claimed: &Claimed,
     fence: &Fence,
     end: u64,
@@ -110,7 +110,7 @@ async fn renew(
         records::encode(&thread),
         Some(now + inner.config.thread_ttl_ms),
     );
-    inner.store.commit(thread_id, vec![write], now).await?;
+    inner.store.commit(partition, vec![write], now).await?;
     *version += 1;
     tracing::debug!(run_id = %claimed.run_id, lease_end = end, "lease renewed");
     Ok(())

@@ -16,9 +16,13 @@ use futures::stream::BoxStream;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::access::{Access, Authorizer, OwnerPolicy, ThreadFacts, Verdict};
 use crate::agent::Agent;
 use crate::error::CoreError;
-use crate::records::{self, LastRun, RunRecord, THREAD_KEY, ThreadRecord, ThreadStatus, run_key};
+use crate::principal::Principal;
+use crate::records::{
+    self, AnswerAudit, LastRun, RunRecord, THREAD_KEY, ThreadRecord, ThreadStatus, run_key,
+};
 use crate::runtime::Runtime;
 use crate::store::Store;
 
@@ -60,11 +64,24 @@ impl Default for EngineConfig {
     }
 }
 
-/// Per-request host facts.
-#[derive(Debug, Clone, Copy, Default)]
+/// Per-request facts from the host.
+#[derive(Debug, Clone)]
 pub struct RunOptions {
     /// When the host will kill this invocation (Unix ms), e.g. Lambda's deadline.
     pub deadline_ms: Option<u64>,
+    /// Who asks: scopes the thread to the principal's tenant and is checked against the
+    /// engine's [`Authorizer`] before anything is revealed or written.
+    pub principal: Principal,
+}
+
+impl Default for RunOptions {
+    /// No deadline, [`Principal::anonymous`].
+    fn default() -> Self {
+        RunOptions {
+            deadline_ms: None,
+            principal: Principal::anonymous(),
+        }
+    }
 }
 
 /// A stream of events for one response. Always ends with a terminal event.
@@ -87,6 +104,12 @@ pub struct ThreadView {
     /// Latest run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub last_run: Option<LastRun>,
+    /// Subject of the principal who started the thread.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
+    /// Who answered which interrupt, how and when (oldest first).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub answers: Vec<AnswerAudit>,
 }
 
 /// The engine. Cheap to clone; share one per process.
@@ -100,6 +123,30 @@ pub(crate) struct Inner {
     pub(crate) agent: Arc<dyn Agent>,
     pub(crate) runtime: Runtime,
     pub(crate) config: EngineConfig,
+    pub(crate) authorizer: Arc<dyn Authorizer>,
+}
+
+impl Inner {
+    /// `Ok` when `principal` may do `access` on `thread` (absent: a new thread).
+    pub(crate) fn authorize(
+        &self,
+        principal: &Principal,
+        thread: Option<&ThreadRecord>,
+        access: Access<'_>,
+    ) -> Result<(), CoreError> {
+        let pending: Vec<_> = thread
+            .map(|t| t.pending.iter().map(|p| p.interrupt.clone()).collect())
+            .unwrap_or_default();
+        let facts = ThreadFacts {
+            owner: thread.and_then(|t| t.owner.as_ref()),
+            pending: &pending,
+        };
+        match self.authorizer.authorize(principal, facts, access) {
+            Verdict::Allow => Ok(()),
+            Verdict::Hidden => Err(CoreError::ThreadNotFound),
+            Verdict::Forbidden(reason) => Err(CoreError::Forbidden(reason)),
+        }
+    }
 }
 
 impl std::fmt::Debug for Engine {
@@ -129,6 +176,21 @@ impl Engine {
                 agent,
                 runtime,
                 config,
+                authorizer: Arc::new(OwnerPolicy),
+            }),
+        }
+    }
+
+    /// With a policy other than [`OwnerPolicy`] deciding who may read, run and answer.
+    #[must_use]
+    pub fn with_authorizer(self, authorizer: Arc<dyn Authorizer>) -> Self {
+        Engine {
+            inner: Arc::new(Inner {
+                store: self.inner.store.clone(),
+                agent: self.inner.agent.clone(),
+                runtime: self.inner.runtime.clone(),
+                config: self.inner.config.clone(),
+                authorizer,
             }),
         }
     }
@@ -161,7 +223,7 @@ impl Engine {
         input: RunAgentInput,
         options: RunOptions,
     ) -> Result<RunStream, CoreError> {
-        match claim::claim(&self.inner, &input, options).await? {
+        match claim::claim(&self.inner, &input, &options).await? {
             claim::Claim::Replay(events) => Ok(Box::pin(futures::stream::iter(events))),
             claim::Claim::Run(claimed) => Ok(execute::spawn_run(
                 self.inner.clone(),
@@ -172,14 +234,28 @@ impl Engine {
         }
     }
 
-    /// The thread's current view, or `None` if it never ran.
-    pub async fn thread(&self, thread_id: &str) -> Result<Option<ThreadView>, CoreError> {
+    /// The thread's current view as `principal` may see it: `None` if it never ran in the
+    /// principal's tenant, [`CoreError::ThreadNotFound`] if the principal may not see it.
+    pub async fn thread(
+        &self,
+        principal: &Principal,
+        thread_id: &str,
+    ) -> Result<Option<ThreadView>, CoreError> {
+        let partition = principal.partition(thread_id)?;
         let now = self.inner.runtime.now_ms();
-        let Some(item) = self.inner.store.get_one(thread_id, THREAD_KEY, now).await? else {
+        let Some(item) = self
+            .inner
+            .store
+            .get_one(&partition, THREAD_KEY, now)
+            .await?
+        else {
             return Ok(None);
         };
         let thread: ThreadRecord = records::decode(&item)?;
-        let messages = history::load(&self.inner, thread_id, &thread, thread.pages, now).await?;
+        self.inner
+            .authorize(principal, Some(&thread), Access::Read)?;
+        let (messages, answers) =
+            history::load_with_answers(&self.inner, &partition, &thread, now).await?;
         Ok(Some(ThreadView {
             thread_id: thread_id.to_owned(),
             status: thread.status,
@@ -187,22 +263,43 @@ impl Engine {
             state: thread.state,
             messages,
             last_run: thread.last_run,
+            owner: thread.owner.map(|o| o.subject),
+            answers,
         }))
     }
 
-    /// The recorded (compacted) events of a run, for replay over SSE.
+    /// The recorded (compacted) events of a run, for replay over SSE: `None` if there is
+    /// no such run in the principal's tenant, [`CoreError::ThreadNotFound`] if the
+    /// principal may not see its thread (and did not answer in it).
     pub async fn run_events(
         &self,
+        principal: &Principal,
         thread_id: &str,
         run_id: &str,
     ) -> Result<Option<(RunRecord, Vec<Event>)>, CoreError> {
+        let partition = principal.partition(thread_id)?;
         let now = self.inner.runtime.now_ms();
-        let key = run_key(run_id);
-        let Some(item) = self.inner.store.get_one(thread_id, &key, now).await? else {
+        let Some(item) = self
+            .inner
+            .store
+            .get_one(&partition, &run_key(run_id), now)
+            .await?
+        else {
             return Ok(None);
         };
         let mut record: RunRecord = records::decode(&item)?;
-        history::hydrate(&self.inner, thread_id, &mut record, now).await?;
+        // Its own runs a principal replays in one read; anyone else's need the thread's word.
+        if !record.made_by(principal) {
+            let thread = self
+                .inner
+                .store
+                .get_one(&partition, THREAD_KEY, now)
+                .await?;
+            let thread: Option<ThreadRecord> = thread.as_ref().map(records::decode).transpose()?;
+            self.inner
+                .authorize(principal, thread.as_ref(), Access::Read)?;
+        }
+        history::hydrate(&self.inner, &partition, &mut record, now).await?;
         let events = record.events.clone();
         Ok(Some((record, events)))
     }

@@ -20,6 +20,7 @@ use agui_protocol::{
 use async_trait::async_trait;
 use futures::StreamExt;
 use futures::future::BoxFuture;
+use handoff_core::Principal;
 use handoff_core::records::RunRecord;
 use handoff_core::runtime::{ManualClock, SequentialIds};
 use handoff_core::store::memory::MemoryStore;
@@ -427,7 +428,7 @@ impl Harness {
 
     pub async fn thread(&self, thread_id: &str) -> ThreadView {
         self.engine
-            .thread(thread_id)
+            .thread(&Principal::anonymous(), thread_id)
             .await
             .expect("thread read")
             .expect("thread exists")
@@ -439,7 +440,7 @@ impl Harness {
         run_id: &str,
     ) -> Option<(RunRecord, Vec<Event>)> {
         self.engine
-            .run_events(thread_id, run_id)
+            .run_events(&Principal::anonymous(), thread_id, run_id)
             .await
             .expect("run record read")
     }
@@ -699,6 +700,8 @@ pub struct RefundAgent {
     pub interrupts: usize,
     /// Interrupts expire this long after they are raised.
     pub expires_in_ms: Option<u64>,
+    /// Interrupts need the role `approver`, and not the thread's owner, to be resolved.
+    pub four_eyes: bool,
 }
 
 impl RefundAgent {
@@ -707,7 +710,12 @@ impl RefundAgent {
             probe,
             interrupts: 1,
             expires_in_ms: None,
+            four_eyes: false,
         }
+    }
+    pub fn four_eyes(mut self) -> Self {
+        self.four_eyes = true;
+        self
     }
     pub fn with_interrupts(mut self, n: usize) -> Self {
         self.interrupts = n;
@@ -741,6 +749,10 @@ impl Agent for RefundAgent {
                 let call = ctx.tool_call("refund", &json!({ "amount": amount }));
                 let mut metadata = serde_json::Map::new();
                 metadata.insert("amount".to_owned(), json!(amount));
+                if self.four_eyes {
+                    metadata.insert("handoff.requiredRole".to_owned(), json!("approver"));
+                    metadata.insert("handoff.notOwner".to_owned(), json!(true));
+                }
                 let mut interrupt = Interrupt::new(format!("int-{call}"), "tool_call")
                     .with_tool_call(call)
                     .with_message(format!("Refund {amount} EUR?"))

@@ -7,8 +7,8 @@ use axum::response::Response;
 use handoff_core::RunOptions;
 use http::StatusCode;
 
-use super::a2ui_history;
 use super::json_body::read_json_body;
+use super::{a2ui_history, principal};
 use crate::AppState;
 use crate::body::{Encoding, sse_response};
 use crate::config::HostDeadline;
@@ -24,8 +24,15 @@ pub(crate) async fn run_agent(
         .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "INVALID_INPUT", e.to_string()))?;
     check_ids(&input)?;
     let encoding = Encoding::negotiate(&parts.headers, parts.uri.query(), Encoding::AgUi);
-    let deadline = HostDeadline::of(&parts.extensions);
-    start_run(&app, input, encoding, deadline).await
+    start_run(&app, input, encoding, run_options(&parts)?).await
+}
+
+/// The principal and host deadline of a request.
+pub(crate) fn run_options(parts: &http::request::Parts) -> Result<RunOptions, ApiError> {
+    Ok(RunOptions {
+        deadline_ms: HostDeadline::of(&parts.extensions),
+        principal: principal(&parts.extensions)?,
+    })
 }
 
 /// Starts a run and answers with its stream.
@@ -33,23 +40,25 @@ pub(crate) async fn start_run(
     app: &AppState,
     input: RunAgentInput,
     encoding: Encoding,
-    deadline_ms: Option<u64>,
+    options: RunOptions,
 ) -> Result<Response, ApiError> {
     let run_id = input.run_id.clone();
     tracing::info!(
         thread_id = %input.thread_id,
         run_id = %run_id,
         resume = input.resume_entries().len(),
-        deadline_ms = ?deadline_ms,
+        deadline_ms = ?options.deadline_ms,
+        tenant = %options.principal.tenant,
+        subject = %options.principal.subject,
         "run requested"
     );
     // A new run's history is its input; a resumed run's calls were made in earlier runs.
     let history = if input.resume_entries().is_empty() && encoding != Encoding::AgUi {
         input.messages.clone()
     } else {
-        a2ui_history(app, encoding, &input.thread_id).await?
+        a2ui_history(app, &options.principal, encoding, &input.thread_id).await?
     };
-    let events = app.engine.start(input, RunOptions { deadline_ms }).await?;
+    let events = app.engine.start(input, options).await?;
     let mut response = sse_response(
         events,
         encoding,

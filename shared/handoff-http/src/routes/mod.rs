@@ -6,15 +6,30 @@ pub(crate) mod superagent;
 pub(crate) mod threads;
 
 use agui_protocol::Message;
+use handoff_core::Principal;
+use http::StatusCode;
 
 use crate::AppState;
 use crate::body::Encoding;
 use crate::error::ApiError;
 
+/// The principal the authentication layer put in the request. Its absence is a router
+/// built without that layer: refused, never served as anyone.
+pub(crate) fn principal(extensions: &http::Extensions) -> Result<Principal, ApiError> {
+    extensions.get::<Principal>().cloned().ok_or_else(|| {
+        ApiError::new(
+            StatusCode::UNAUTHORIZED,
+            "UNAUTHENTICATED",
+            "this route needs an authenticated caller",
+        )
+    })
+}
+
 /// The thread's stored history when `encoding` needs it: A2UI frames name the
 /// tools of results whose calls were made in earlier runs. AG-UI never does.
 pub(crate) async fn a2ui_history(
     app: &AppState,
+    principal: &Principal,
     encoding: Encoding,
     thread_id: &str,
 ) -> Result<Vec<Message>, ApiError> {
@@ -23,7 +38,7 @@ pub(crate) async fn a2ui_history(
     }
     Ok(app
         .engine
-        .thread(thread_id)
+        .thread(principal, thread_id)
         .await?
         .map(|t| t.messages)
         .unwrap_or_default())

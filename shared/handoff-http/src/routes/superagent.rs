@@ -13,11 +13,10 @@ use http::StatusCode;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::agent::start_run;
+use super::agent::{run_options, start_run};
 use super::json_body::read_json_body;
 use crate::AppState;
 use crate::body::Encoding;
-use crate::config::HostDeadline;
 use crate::error::ApiError;
 
 #[derive(Deserialize)]
@@ -57,14 +56,18 @@ pub(crate) async fn chat_stream(
             "session_id is required",
         ));
     }
-    let thread = app.engine.thread(&chat.session_id).await?;
+    let options = run_options(&parts)?;
+    let thread = app
+        .engine
+        .thread(&options.principal, &chat.session_id)
+        .await?;
     let (mut messages, state) = thread.map(|t| (t.messages, t.state)).unwrap_or_default();
     let ids = &app.engine.runtime().ids;
     messages.push(Message::user(ids.next_id("msg"), chat.message));
     let mut input = RunAgentInput::new(chat.session_id, ids.next_id("run"), messages);
     input.state = Some(state);
     let encoding = Encoding::negotiate(&parts.headers, parts.uri.query(), Encoding::Legacy);
-    start_run(&app, input, encoding, HostDeadline::of(&parts.extensions)).await
+    start_run(&app, input, encoding, options).await
 }
 
 pub(crate) async fn chat_resume(
@@ -74,12 +77,13 @@ pub(crate) async fn chat_resume(
     let (parts, body) = request.into_parts();
     let body = read_json_body(&app, &parts.headers, body).await?;
     let chat: ChatResume = parse(&body)?;
+    let options = run_options(&parts)?;
     let pending = app
         .engine
-        .thread(&chat.session_id)
+        .thread(&options.principal, &chat.session_id)
         .await?
         .map(|t| t.pending_interrupts)
-        .unwrap_or_default();
+        .ok_or(handoff_core::CoreError::ThreadNotFound)?;
     if pending.is_empty() {
         return Err(ApiError::new(
             StatusCode::CONFLICT,
@@ -105,5 +109,5 @@ pub(crate) async fn chat_resume(
     let run_id = app.engine.runtime().ids.next_id("run");
     let input = RunAgentInput::new(chat.session_id, run_id, Vec::new()).with_resume(entries);
     let encoding = Encoding::negotiate(&parts.headers, parts.uri.query(), Encoding::Legacy);
-    start_run(&app, input, encoding, HostDeadline::of(&parts.extensions)).await
+    start_run(&app, input, encoding, options).await
 }

@@ -1,8 +1,10 @@
 //! Rehydration and replay: `GET /threads/{threadId}` and `GET /threads/{threadId}/runs/{runId}/events`.
 
+use axum::Extension;
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::response::{IntoResponse, Response};
+use handoff_core::Principal;
 use handoff_core::records::RunStatus;
 use http::{HeaderMap, StatusCode, Uri};
 
@@ -13,16 +15,18 @@ use crate::error::ApiError;
 
 pub(crate) async fn get_thread(
     State(app): State<AppState>,
+    Extension(principal): Extension<Principal>,
     Path(thread_id): Path<String>,
 ) -> Result<Response, ApiError> {
-    match app.engine.thread(&thread_id).await? {
+    match app.engine.thread(&principal, &thread_id).await? {
         Some(view) => match &app.thread_extras {
             None => Ok(Json(view).into_response()),
             Some(hook) => {
                 let mut body = serde_json::to_value(&view).map_err(|e| {
                     ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "INTERNAL", e.to_string())
                 })?;
-                let extra = hook.0.fields(&thread_id).await?;
+                let partition = principal.partition(&thread_id)?;
+                let extra = hook.0.fields(&partition).await?;
                 if let Some(object) = body.as_object_mut() {
                     for (key, value) in extra {
                         object.entry(key).or_insert(value);
@@ -41,11 +45,16 @@ pub(crate) async fn get_thread(
 
 pub(crate) async fn replay_run(
     State(app): State<AppState>,
+    Extension(principal): Extension<Principal>,
     Path((thread_id, run_id)): Path<(String, String)>,
     headers: HeaderMap,
     uri: Uri,
 ) -> Result<Response, ApiError> {
-    let Some((record, events)) = app.engine.run_events(&thread_id, &run_id).await? else {
+    let Some((record, events)) = app
+        .engine
+        .run_events(&principal, &thread_id, &run_id)
+        .await?
+    else {
         return Err(ApiError::new(
             StatusCode::NOT_FOUND,
             "RUN_NOT_FOUND",
@@ -62,7 +71,7 @@ pub(crate) async fn replay_run(
         return Err(error);
     }
     let encoding = Encoding::negotiate(&headers, uri.query(), Encoding::AgUi);
-    let history = a2ui_history(&app, encoding, &thread_id).await?;
+    let history = a2ui_history(&app, &principal, encoding, &thread_id).await?;
     let stream = Box::pin(futures::stream::iter(events));
     Ok(sse_response(
         stream,

@@ -26,21 +26,24 @@
 //! which it ends `RUN_FINISHED{cancelled}` with its lease released instead of
 //! being cut off mid-commit.
 
-#[cfg(feature = "a2a")]
 mod fetch;
 mod runtime;
 
 use std::sync::Arc;
 
-use axum::Router;
+use std::sync::OnceLock;
+
 use axum::body::Body;
-use handoff_core::{Agent, Clock, Engine, EngineConfig, Runtime, Store};
-use handoff_http::{Host, HostDeadline, HttpConfig, ThreadExtras};
+use axum::response::IntoResponse;
+use handoff_auth::AuthConfig;
+use handoff_core::{Agent, Clock, Runtime, Store};
+use handoff_http::{ApiError, Authenticator, Host, HostDeadline};
 use handoff_store_cloudflare::DurableStore;
 use tower::ServiceExt;
 use worker::{Context, Env, HttpRequest};
 
-#[cfg(feature = "a2a")]
+use crate::options::{HostOptions, authenticator_from_env, host_setters};
+
 pub use fetch::{FetchHttp, RandomTokens};
 /// The Durable Object class that owns each partition: re-export it from your crate.
 pub use handoff_store_cloudflare::PartitionObject;
@@ -94,10 +97,7 @@ pub struct Worker {
     env: Env,
     store: Arc<dyn Store>,
     runtime: Runtime,
-    routes: Router,
-    thread_extras: Option<Arc<dyn ThreadExtras>>,
-    http: Option<HttpConfig>,
-    engine: Option<EngineConfig>,
+    options: HostOptions,
 }
 
 impl Worker {
@@ -108,10 +108,7 @@ impl Worker {
             store: Arc::new(store(&env)?),
             runtime: runtime::runtime(ctx),
             env,
-            routes: Router::new(),
-            thread_extras: None,
-            http: None,
-            engine: None,
+            options: HostOptions::default(),
         })
     }
 
@@ -136,49 +133,30 @@ impl Worker {
         self
     }
 
-    /// Adds routes of your own next to the Handoff routes (merged; may be called again).
-    pub fn routes(mut self, routes: Router) -> Self {
-        self.routes = self.routes.merge(routes);
-        self
-    }
-
-    /// Adds fields of your own to `GET /threads/{threadId}`.
-    pub fn thread_extras(mut self, extras: Arc<dyn ThreadExtras>) -> Self {
-        self.thread_extras = Some(extras);
-        self
-    }
-
-    /// HTTP settings instead of `HttpConfig::for_host(Host::Workers, vars)`.
-    pub fn http_config(mut self, config: HttpConfig) -> Self {
-        self.http = Some(config);
-        self
-    }
-
-    /// Engine settings instead of `Host::Workers.engine_config(vars)`.
-    pub fn engine_config(mut self, config: EngineConfig) -> Self {
-        self.engine = Some(config);
-        self
-    }
+    host_setters!("Workers");
 
     /// Answers `req` with `agent`.
-    pub async fn serve(self, req: HttpRequest, agent: impl Agent) -> worker::Result<Response> {
-        let env = &self.env;
-        let vars = |key: &str| var(env, key);
-        let engine = Engine::with_config(
+    pub async fn serve(mut self, req: HttpRequest, agent: impl Agent) -> worker::Result<Response> {
+        let env = self.env.clone();
+        let vars = |key: &str| var(&env, key);
+        let authenticator = match self.options.authenticator.take() {
+            Some(authenticator) => authenticator,
+            None => match authenticator_from_vars(&env) {
+                Ok(authenticator) => authenticator,
+                Err(why) => return Ok(not_configured(&why)),
+            },
+        };
+        let engine = self.options.engine(
+            Host::Workers,
             Arc::new(agent),
             self.store,
             self.runtime,
-            self.engine
-                .unwrap_or_else(|| Host::Workers.engine_config(vars)),
+            vars,
         );
-        let http = self
-            .http
-            .unwrap_or_else(|| HttpConfig::for_host(Host::Workers, vars));
-        let router = match self.thread_extras {
-            Some(extras) => handoff_http::router_with_thread_extras(engine, http, extras),
-            None => handoff_http::router(engine, http),
+        let app = match self.options.app(Host::Workers, engine, authenticator, vars) {
+            Ok(app) => app,
+            Err(why) => return Ok(not_configured(&why)),
         };
-        let app = router.merge(self.routes);
         let mut req = req.map(Body::new);
         if let Some(budget_ms) = vars("HANDOFF_RUN_BUDGET_MS").and_then(|v| v.parse::<u64>().ok()) {
             let deadline = WorkerClock.now_ms().saturating_add(budget_ms);
@@ -189,6 +167,34 @@ impl Worker {
             Err(never) => match never {},
         }
     }
+}
+
+/// The authenticator `HANDOFF_AUTH` names, built once per isolate (its key-set cache
+/// outlives requests). A configuration error is not cached: it is answered every time.
+fn authenticator_from_vars(env: &Env) -> Result<Arc<dyn Authenticator>, String> {
+    static AUTHENTICATOR: OnceLock<Arc<dyn Authenticator>> = OnceLock::new();
+    if let Some(authenticator) = AUTHENTICATOR.get() {
+        return Ok(authenticator.clone());
+    }
+    let config = AuthConfig::from_lookup(|key| var(env, key)).map_err(|e| e.to_string())?;
+    let http = FetchHttp {
+        allow_loopback: config.allows_insecure_jwks(),
+    };
+    let jwks = Arc::new(handoff_a2a::HttpJwks(http));
+    let authenticator = authenticator_from_env(Host::Workers, config, jwks, Arc::new(WorkerClock))?;
+    Ok(AUTHENTICATOR.get_or_init(|| authenticator).clone())
+}
+
+/// A Worker that must not serve (no or bad `HANDOFF_AUTH`, bad `HANDOFF_CORS_ORIGINS`)
+/// answers every request 500 `AUTH_NOT_CONFIGURED` and logs why.
+fn not_configured(why: &str) -> Response {
+    worker::console_error!("handoff: refusing to serve: {why}");
+    ApiError::new(
+        axum::http::StatusCode::INTERNAL_SERVER_ERROR,
+        "AUTH_NOT_CONFIGURED",
+        "this endpoint is not configured to authenticate callers; see its logs",
+    )
+    .into_response()
 }
 
 /// A2A on Workers: a receiver on `store` and the delegation client, both over

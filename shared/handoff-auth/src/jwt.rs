@@ -1,0 +1,282 @@
+//! `HANDOFF_AUTH=jwt`: bearer JWTs signed by a key of a JWKS; also the verifier behind
+//! [`CfAccess`](crate::CfAccess).
+
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use handoff_a2a::{CachedJwks, JwksSource};
+use handoff_core::Clock;
+use http::request::Parts;
+use jsonwebtoken::errors::ErrorKind;
+use jsonwebtoken::jwk::{
+    AlgorithmParameters, EllipticCurve, Jwk, JwkSet, KeyAlgorithm, PublicKeyUse,
+};
+use jsonwebtoken::{Algorithm, DecodingKey, Validation};
+use serde_json::{Map, Value};
+
+use crate::{AuthError, Authenticator, CHALLENGE, Principal, bearer_token, checked_principal};
+
+/// Leeway on `exp` and `nbf`, for clock skew between the issuer and this host.
+const LEEWAY_SECS: f64 = 60.0;
+
+/// What [`Jwt`] accepts (read from the `HANDOFF_JWT_*` variables by
+/// [`AuthConfig::from_lookup`](crate::AuthConfig::from_lookup)).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JwtConfig {
+    /// Where the signing keys are published (checked: https, or loopback http with
+    /// `allow_insecure_jwks`).
+    pub jwks_url: String,
+    /// The required `iss`.
+    pub issuer: String,
+    /// The required `aud` (one of them, when the token has several).
+    pub audience: String,
+    /// The claim holding the tenant (default `tid`).
+    pub tenant_claim: String,
+    /// The claim holding the roles, an array of strings (default `roles`).
+    pub roles_claim: String,
+    /// Whether `jwks_url` may be `http` on a loopback host (local tests only).
+    pub allow_insecure_jwks: bool,
+}
+
+/// Which claim names the caller.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum SubjectClaim {
+    /// `sub`.
+    Sub,
+    /// `email`, else `sub` (Cloudflare Access service tokens carry no email).
+    EmailOrSub,
+}
+
+/// Verifies a token against a key set and turns its claims into a [`Principal`].
+pub(crate) struct Verifier {
+    pub(crate) jwks_url: String,
+    pub(crate) issuer: String,
+    pub(crate) audience: String,
+    pub(crate) tenant_claim: String,
+    pub(crate) roles_claim: String,
+    pub(crate) algorithms: &'static [Algorithm],
+    pub(crate) subject: SubjectClaim,
+    pub(crate) jwks: CachedJwks<Arc<dyn JwksSource>>,
+    pub(crate) clock: Arc<dyn Clock>,
+}
+
+fn deny(message: &str) -> AuthError {
+    AuthError::unauthenticated(message)
+}
+
+impl Verifier {
+    pub(crate) async fn verify(&self, token: &str) -> Result<Principal, AuthError> {
+        // An unknown `alg` (including `none`) already fails here: the library has no such variant.
+        let header = jsonwebtoken::decode_header(token).map_err(|e| match e.kind() {
+            ErrorKind::InvalidAlgorithmName | ErrorKind::Json(_) => {
+                deny("unsupported algorithm or malformed token")
+            }
+            _ => deny("malformed token"),
+        })?;
+        // Checked before any key is touched: HS* would turn a public key into an HMAC secret.
+        let alg = header.alg;
+        if !self.algorithms.contains(&alg) {
+            return Err(deny("unsupported algorithm"));
+        }
+        let now_ms = self.clock.now_ms();
+        let kid = header.kid.as_deref();
+        let unavailable = |e: handoff_a2a::JwksError| AuthError::Unavailable(e.0);
+        let set = self
+            .jwks
+            .key_set(&self.jwks_url, now_ms, false)
+            .await
+            .map_err(unavailable)?;
+        let jwk = match select_key(&set, kid, alg) {
+            Some(jwk) => jwk,
+            None => {
+                // The issuer may have rotated keys; CachedJwks rate-limits this refetch.
+                let set = self
+                    .jwks
+                    .key_set(&self.jwks_url, now_ms, true)
+                    .await
+                    .map_err(unavailable)?;
+                select_key(&set, kid, alg).ok_or_else(|| deny("unknown signing key"))?
+            }
+        };
+        let key = DecodingKey::from_jwk(&jwk).map_err(|_| deny("unknown signing key"))?;
+
+        let mut validation = Validation::new(alg);
+        // Time is checked below with the injected clock, not the library's system clock.
+        validation.validate_exp = false;
+        validation.validate_nbf = false;
+        validation.required_spec_claims.clear();
+        validation
+            .required_spec_claims
+            .extend(["iss".to_owned(), "aud".to_owned()]);
+        validation.set_issuer(&[&self.issuer]);
+        validation.set_audience(&[&self.audience]);
+        let claims = jsonwebtoken::decode::<Map<String, Value>>(token, &key, &validation)
+            .map_err(|e| classify(e.kind()))?
+            .claims;
+        check_times(&claims, now_ms)?;
+        self.principal(&claims)
+    }
+
+    fn principal(&self, claims: &Map<String, Value>) -> Result<Principal, AuthError> {
+        let sub = string_claim(claims, "sub")?;
+        let subject = match self.subject {
+            SubjectClaim::Sub => sub,
+            SubjectClaim::EmailOrSub => string_claim(claims, "email")?.or(sub),
+        }
+        .ok_or_else(|| deny("the token has no sub claim"))?;
+        let tenant = string_claim(claims, &self.tenant_claim)?;
+        let roles = match claims.get(&self.roles_claim) {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Array(items)) => items
+                .iter()
+                .map(|item| item.as_str().map(str::to_owned))
+                .collect::<Option<Vec<_>>>()
+                .ok_or_else(|| deny("the roles claim must be an array of strings"))?,
+            Some(_) => return Err(deny("the roles claim must be an array of strings")),
+        };
+        checked_principal(tenant, subject, roles)
+    }
+}
+
+/// A string claim; absent or null is `None`, any other type an error.
+fn string_claim<'c>(
+    claims: &'c Map<String, Value>,
+    name: &str,
+) -> Result<Option<&'c str>, AuthError> {
+    match claims.get(name) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s)),
+        Some(_) => Err(AuthError::unauthenticated(format!(
+            "the {name} claim must be a string"
+        ))),
+    }
+}
+
+fn check_times(claims: &Map<String, Value>, now_ms: u64) -> Result<(), AuthError> {
+    let now = now_ms as f64 / 1000.0;
+    let number = |name: &str| match claims.get(name) {
+        None | Some(Value::Null) => Ok(None),
+        Some(value) => value
+            .as_f64()
+            .filter(|n| n.is_finite())
+            .map(Some)
+            .ok_or_else(|| {
+                AuthError::unauthenticated(format!("the {name} claim must be a number"))
+            }),
+    };
+    let exp = number("exp")?.ok_or_else(|| deny("the token has no exp claim"))?;
+    if now > exp + LEEWAY_SECS {
+        return Err(deny("token expired"));
+    }
+    if number("nbf")?.is_some_and(|nbf| nbf > now + LEEWAY_SECS) {
+        return Err(deny("token not yet valid"));
+    }
+    Ok(())
+}
+
+fn classify(kind: &ErrorKind) -> AuthError {
+    match kind {
+        ErrorKind::InvalidSignature => deny("bad signature"),
+        ErrorKind::InvalidIssuer => deny("wrong issuer"),
+        ErrorKind::InvalidAudience => deny("wrong audience"),
+        ErrorKind::MissingRequiredClaim(claim) => {
+            AuthError::unauthenticated(format!("the token has no {claim} claim"))
+        }
+        ErrorKind::InvalidAlgorithm
+        | ErrorKind::MissingAlgorithm
+        | ErrorKind::UnsupportedAlgorithm => deny("unsupported algorithm"),
+        _ => deny("malformed token"),
+    }
+}
+
+/// The key for `kid` (or, without a `kid`, the only key that fits `alg`).
+fn select_key(set: &JwkSet, kid: Option<&str>, alg: Algorithm) -> Option<Jwk> {
+    match kid {
+        Some(kid) => set.find(kid).filter(|jwk| fits(jwk, alg)).cloned(),
+        None => {
+            let mut fitting = set.keys.iter().filter(|jwk| fits(jwk, alg));
+            match (fitting.next(), fitting.next()) {
+                (Some(only), None) => Some(only.clone()),
+                _ => None,
+            }
+        }
+    }
+}
+
+/// Whether a published key may verify `alg`: matching key type and curve, no conflicting
+/// `alg`, not an encryption key. Symmetric (`oct`) keys never fit.
+fn fits(jwk: &Jwk, alg: Algorithm) -> bool {
+    let type_fits = match (&jwk.algorithm, alg) {
+        (AlgorithmParameters::RSA(_), Algorithm::RS256) => true,
+        (AlgorithmParameters::EllipticCurve(ec), Algorithm::ES256) => {
+            ec.curve == EllipticCurve::P256
+        }
+        (AlgorithmParameters::OctetKeyPair(okp), Algorithm::EdDSA) => {
+            okp.curve == EllipticCurve::Ed25519
+        }
+        _ => false,
+    };
+    let alg_fits = jwk
+        .common
+        .key_algorithm
+        .is_none_or(|a| a == KeyAlgorithm::from(alg));
+    let use_fits = !matches!(jwk.common.public_key_use, Some(PublicKeyUse::Encryption));
+    type_fits && alg_fits && use_fits
+}
+
+/// Authenticates `Authorization: Bearer <JWT>` (`HANDOFF_AUTH=jwt`).
+pub struct Jwt {
+    verifier: Verifier,
+}
+
+impl std::fmt::Debug for Jwt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Jwt")
+            .field("jwks_url", &self.verifier.jwks_url)
+            .field("issuer", &self.verifier.issuer)
+            .field("audience", &self.verifier.audience)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Jwt {
+    /// Verifies tokens per `config` with keys from `jwks` (wrapped in a [`CachedJwks`]; pass
+    /// the uncached source) and time from `clock`.
+    pub fn new(config: JwtConfig, jwks: Arc<dyn JwksSource>, clock: Arc<dyn Clock>) -> Jwt {
+        Jwt {
+            verifier: Verifier {
+                jwks_url: config.jwks_url,
+                issuer: config.issuer,
+                audience: config.audience,
+                tenant_claim: config.tenant_claim,
+                roles_claim: config.roles_claim,
+                algorithms: &[Algorithm::RS256, Algorithm::ES256, Algorithm::EdDSA],
+                subject: SubjectClaim::Sub,
+                jwks: CachedJwks::new(jwks),
+                clock,
+            },
+        }
+    }
+}
+
+impl Authenticator for Jwt {
+    fn authenticate<'a>(
+        &'a self,
+        request: &'a Parts,
+    ) -> BoxFuture<'a, Result<Principal, AuthError>> {
+        Box::pin(async move {
+            let token = bearer_token(request).ok_or_else(|| {
+                deny("this endpoint expects a bearer token: Authorization: Bearer <JWT>")
+            })?;
+            self.verifier.verify(token).await
+        })
+    }
+
+    fn challenge(&self) -> String {
+        CHALLENGE.to_owned()
+    }
+
+    fn scheme(&self) -> &'static str {
+        "jwt"
+    }
+}

@@ -1,0 +1,123 @@
+//! The built-in [`Authenticator`]s chosen with `HANDOFF_AUTH`.
+//!
+//! | `HANDOFF_AUTH` | Authenticator | Credentials |
+//! |---|---|---|
+//! | `none` | [`NoAuth`](handoff_http::auth::NoAuth) | none: every caller is `default/anonymous` |
+//! | `api-key` | [`ApiKeys`] | `Authorization: Bearer KEY` |
+//! | `jwt` | [`Jwt`] | `Authorization: Bearer <JWT>` signed by a key of a JWKS |
+//! | `cf-access` | [`CfAccess`] | Cloudflare Access' `Cf-Access-Jwt-Assertion` header (or `CF_Authorization` cookie) |
+//! | `iam` | [`Iam`] | AWS SigV4, checked by a Lambda Function URL (`AuthType: AWS_IAM`) |
+//!
+//! Unset, [`AuthConfig::from_lookup`] answers [`AuthConfig::Unset`] and the host decides:
+//! deployed hosts refuse to start, the local dev server serves with `none`.
+//!
+//! **`api-key`**: `HANDOFF_API_KEYS` is a comma-separated list of
+//! `tenant/subject[+role]...=KEY` entries; `KEY` may instead be `sha256:HEX`, the hex SHA-256
+//! of the key, so the secret itself is not stored in the configuration. Keys must not contain
+//! commas. Example: `acme/ci-bot=s3cr3t-key,acme/alice+approver+auditor=sha256:9f86…`.
+//!
+//! **`jwt`**: `HANDOFF_JWT_JWKS_URL` (https; `HANDOFF_JWT_ALLOW_INSECURE_JWKS=true` also allows
+//! `http://` on a loopback host, for local tests), `HANDOFF_JWT_ISSUER`,
+//! `HANDOFF_JWT_AUDIENCE`; RS256, ES256 and EdDSA only; `exp` and `sub` are required, `exp`
+//! and `nbf` are checked with 60 s of leeway. The tenant is the claim named by
+//! `HANDOFF_JWT_TENANT_CLAIM` (default `tid`; absent: `default`), the roles the string array
+//! named by `HANDOFF_JWT_ROLES_CLAIM` (default `roles`; absent: none).
+//!
+//! **`cf-access`**: `HANDOFF_CF_ACCESS_TEAM_DOMAIN` (`myteam.cloudflareaccess.com`, with or
+//! without `https://`) and `HANDOFF_CF_ACCESS_AUD` (the application's AUD tag). RS256 tokens
+//! from `https://{team}/cdn-cgi/access/certs`, issuer `https://{team}`. The subject is the
+//! `email` claim (service tokens have none: then `sub`); tenant and roles are read like
+//! `jwt`'s (the same two variables), so Access tokens, which carry neither, get the
+//! `default` tenant and no roles.
+//!
+//! **`iam`**: the Lambda host puts an [`IamCaller`] (from the Function URL's request context)
+//! in the request extensions; the tenant is the caller's account id, the subject its ARN.
+//! `HANDOFF_IAM_ROLES` optionally grants roles: `arn=role1+role2,arn2=role3`.
+//!
+//! Key sets are host I/O: the host passes a [`JwksSource`] (e.g. [`HttpJwks`](handoff_a2a::HttpJwks)
+//! over its HTTP client), which [`Jwt`] and [`CfAccess`] wrap in a [`CachedJwks`](handoff_a2a::CachedJwks)
+//! (cached, refetched on an unknown `kid` at most once a minute). Time comes from an injected
+//! [`Clock`].
+//!
+//! ```
+//! use std::sync::Arc;
+//! use handoff_a2a::StaticJwks;
+//! use handoff_auth::AuthConfig;
+//! use handoff_core::runtime::ManualClock;
+//!
+//! let env = |name: &str| match name {
+//!     "HANDOFF_AUTH" => Some("api-key".to_owned()),
+//!     "HANDOFF_API_KEYS" => Some("acme/ci=correct-horse-battery".to_owned()),
+//!     _ => None,
+//! };
+//! let config = AuthConfig::from_lookup(env).expect("valid configuration");
+//! assert_eq!(config.scheme(), Some("api-key"));
+//! let auth = config
+//!     .build(Arc::new(StaticJwks::new()), Arc::new(ManualClock::new(0)))
+//!     .expect("configured");
+//!
+//! let (parts, ()) = http::Request::builder()
+//!     .header("authorization", "Bearer correct-horse-battery")
+//!     .body(())
+//!     .unwrap()
+//!     .into_parts();
+//! let principal = futures::executor::block_on(auth.authenticate(&parts)).unwrap();
+//! assert_eq!((principal.tenant.as_str(), principal.subject.as_str()), ("acme", "ci"));
+//! ```
+
+mod api_key;
+mod cf_access;
+mod config;
+mod iam;
+mod jwt;
+mod url;
+
+pub use api_key::ApiKeys;
+pub use cf_access::{CfAccess, CfAccessConfig};
+pub use config::{AuthConfig, AuthConfigError, vars};
+pub use handoff_a2a::JwksSource;
+pub use handoff_core::Clock;
+pub use handoff_http::auth::{AuthError, Authenticator, Principal};
+pub use iam::{Iam, IamCaller};
+pub use jwt::{Jwt, JwtConfig};
+
+use handoff_core::principal::{DEFAULT_TENANT, MAX_ID_LEN};
+use http::request::Parts;
+
+/// The challenge every built-in answers a 401 with.
+const CHALLENGE: &str = "Bearer realm=\"handoff\"";
+
+/// The token of an `Authorization: Bearer <token>` header (scheme matched case-insensitively).
+fn bearer_token(parts: &Parts) -> Option<&str> {
+    let value = parts
+        .headers
+        .get(http::header::AUTHORIZATION)?
+        .to_str()
+        .ok()?;
+    let (scheme, token) = value.trim().split_once(' ')?;
+    let token = token.trim();
+    (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
+}
+
+/// A principal whose ids are safe to scope store partitions with: 1 to [`MAX_ID_LEN`]
+/// characters, no control characters (they could forge another tenant's partition).
+fn checked_principal(
+    tenant: Option<&str>,
+    subject: &str,
+    roles: Vec<String>,
+) -> Result<Principal, AuthError> {
+    let tenant = tenant.unwrap_or(DEFAULT_TENANT);
+    for (name, value) in [("tenant", tenant), ("subject", subject)] {
+        if value.trim().is_empty() || value.len() > MAX_ID_LEN {
+            return Err(AuthError::unauthenticated(format!(
+                "the {name} must be 1 to {MAX_ID_LEN} characters"
+            )));
+        }
+        if value.chars().any(char::is_control) {
+            return Err(AuthError::unauthenticated(format!(
+                "the {name} must not contain control characters"
+            )));
+        }
+    }
+    Ok(Principal::new(tenant, subject).with_roles(roles))
+}

@@ -1,0 +1,246 @@
+//! Who may do what: tenant isolation, thread ownership, four-eyes approvals and the
+//! audit of who answered.
+
+mod support;
+
+use handoff_core::{CoreError, Principal, RunOptions};
+use support::*;
+
+fn as_(principal: &Principal) -> RunOptions {
+    RunOptions {
+        principal: principal.clone(),
+        ..RunOptions::default()
+    }
+}
+
+fn alice() -> Principal {
+    Principal::new("acme", "alice")
+}
+
+fn bob() -> Principal {
+    Principal::new("acme", "bob")
+}
+
+fn approver() -> Principal {
+    Principal::new("acme", "carol").with_roles(["approver"])
+}
+
+async fn reject_as(
+    h: &Harness,
+    input: &agui_protocol::RunAgentInput,
+    who: &Principal,
+) -> CoreError {
+    match h.engine.start(input.clone(), as_(who)).await {
+        Ok(_) => panic!("run {} by {} was accepted", input.run_id, who.subject),
+        Err(e) => e,
+    }
+}
+
+#[tokio::test]
+async fn the_same_thread_id_in_two_tenants_is_two_threads() {
+    let probe = Probe::new();
+    let h = Harness::new(RefundAgent::new(probe.clone()));
+    let other_tenant = Principal::new("globex", "alice");
+    let first = h
+        .run_with(&user_input("t", "r1", "refund"), as_(&alice()))
+        .await;
+    assert_eq!(interrupts(&first).len(), 1);
+    // The other tenant starts its own thread "t": no pending interrupt is in its way.
+    let second = h
+        .run_with(&user_input("t", "r2", "refund"), as_(&other_tenant))
+        .await;
+    assert_eq!(interrupts(&second).len(), 1, "{}", dump(&second));
+
+    let mine = h.engine.thread(&alice(), "t").await.unwrap().unwrap();
+    let theirs = h.engine.thread(&other_tenant, "t").await.unwrap().unwrap();
+    assert_eq!(mine.last_run.unwrap().run_id.as_str(), "r1");
+    assert_eq!(theirs.last_run.unwrap().run_id.as_str(), "r2");
+    assert_eq!(mine.owner.as_deref(), Some("alice"));
+    // The default tenant has no thread "t" at all.
+    assert!(
+        h.engine
+            .thread(&Principal::anonymous(), "t")
+            .await
+            .unwrap()
+            .is_none()
+    );
+}
+
+#[tokio::test]
+async fn another_principal_cannot_read_replay_run_or_answer_and_changes_nothing() {
+    let probe = Probe::new();
+    let h = Harness::new(RefundAgent::new(probe.clone()));
+    let events = h
+        .run_with(&user_input("t", "r1", "refund"), as_(&alice()))
+        .await;
+    let interrupt = interrupts(&events).remove(0);
+    let before = h.engine.thread(&alice(), "t").await.unwrap().unwrap();
+
+    let read = h.engine.thread(&bob(), "t").await.unwrap_err();
+    assert_eq!(read, CoreError::ThreadNotFound);
+    let replay = h.engine.run_events(&bob(), "t", "r1").await.unwrap_err();
+    assert_eq!(replay, CoreError::ThreadNotFound);
+    // A byte-identical retry of alice's request is not a way in either.
+    let retry = reject_as(&h, &user_input("t", "r1", "refund"), &bob()).await;
+    assert_eq!(retry, CoreError::ThreadNotFound);
+    let run = reject_as(&h, &user_input("t", "r9", "hi"), &bob()).await;
+    assert_eq!(run, CoreError::ThreadNotFound);
+    let answer = reject_as(
+        &h,
+        &resume_input("t", "r2", vec![approve(&interrupt)]),
+        &bob(),
+    )
+    .await;
+    assert_eq!(answer, CoreError::ThreadNotFound);
+    assert_eq!(answer.http_status(), 404);
+
+    assert_eq!(probe.calls(), 0);
+    assert_eq!(
+        h.engine.thread(&alice(), "t").await.unwrap().unwrap(),
+        before
+    );
+    // The owner still can.
+    let done = h
+        .run_with(
+            &resume_input("t", "r2", vec![approve(&interrupt)]),
+            as_(&alice()),
+        )
+        .await;
+    assert_eq!(probe.calls(), 1, "{}", dump(&done));
+}
+
+#[tokio::test]
+async fn four_eyes_the_owner_cannot_approve_their_own_request_an_approver_can() {
+    let probe = Probe::new();
+    let h = Harness::new(RefundAgent::new(probe.clone()).four_eyes());
+    let events = h
+        .run_with(&user_input("t", "r1", "refund"), as_(&alice()))
+        .await;
+    let interrupt = interrupts(&events).remove(0);
+
+    let own = reject_as(
+        &h,
+        &resume_input("t", "r2", vec![approve(&interrupt)]),
+        &alice(),
+    )
+    .await;
+    assert!(matches!(own, CoreError::Forbidden(_)), "{own:?}");
+    assert_eq!((own.code(), own.http_status()), ("FORBIDDEN", 403));
+    // A colleague without the role may not even see the thread.
+    let colleague = reject_as(
+        &h,
+        &resume_input("t", "r3", vec![approve(&interrupt)]),
+        &bob(),
+    )
+    .await;
+    assert_eq!(colleague, CoreError::ThreadNotFound);
+    assert_eq!(probe.calls(), 0);
+    assert_eq!(
+        h.engine
+            .thread(&alice(), "t")
+            .await
+            .unwrap()
+            .unwrap()
+            .pending_interrupts
+            .len(),
+        1
+    );
+
+    // The approver sees what they approve, then approves it.
+    let view = h.engine.thread(&approver(), "t").await.unwrap().unwrap();
+    assert_eq!(view.pending_interrupts, vec![interrupt.clone()]);
+    let resume = resume_input("t", "r4", vec![approve(&interrupt)]);
+    let approved = h.run_with(&resume, as_(&approver())).await;
+    assert_eq!(probe.calls(), 1, "{}", dump(&approved));
+
+    // The audit names the approver, for the owner to read.
+    let audit = h
+        .engine
+        .thread(&alice(), "t")
+        .await
+        .unwrap()
+        .unwrap()
+        .answers;
+    assert_eq!(audit.len(), 1);
+    assert_eq!(audit[0].interrupt_id, interrupt.id.to_string());
+    assert_eq!(audit[0].by, "carol");
+    assert_eq!(audit[0].approved, Some(true));
+    assert_eq!(audit[0].run_id.as_str(), "r4");
+
+    // The approver's retry is replayed although nothing is pending any more.
+    let again = h
+        .run_with(
+            &resume_input("t", "r5", vec![approve(&interrupt)]),
+            as_(&approver()),
+        )
+        .await;
+    assert_eq!(probe.calls(), 1);
+    assert_eq!(text(&again), text(&approved));
+    // The approver's access ended with the interrupt.
+    assert_eq!(
+        h.engine.thread(&approver(), "t").await.unwrap_err(),
+        CoreError::ThreadNotFound
+    );
+}
+
+#[tokio::test]
+async fn four_eyes_the_owner_may_still_withdraw_the_request() {
+    let probe = Probe::new();
+    let h = Harness::new(RefundAgent::new(probe.clone()).four_eyes());
+    let events = h
+        .run_with(&user_input("t", "r1", "refund"), as_(&alice()))
+        .await;
+    let interrupt = interrupts(&events).remove(0);
+    let cancelled = h
+        .run_with(
+            &resume_input("t", "r2", vec![cancel(&interrupt)]),
+            as_(&alice()),
+        )
+        .await;
+    assert_eq!(probe.calls(), 0);
+    assert!(contains_run_finished(&cancelled), "{}", dump(&cancelled));
+    let audit = h
+        .engine
+        .thread(&alice(), "t")
+        .await
+        .unwrap()
+        .unwrap()
+        .answers;
+    assert_eq!(audit.len(), 1);
+    assert_eq!(audit[0].by, "alice");
+}
+
+#[tokio::test]
+async fn effects_of_two_tenants_never_share_an_idempotency_key() {
+    let probe = Probe::new();
+    let h = Harness::new(RefundAgent::new(probe.clone()));
+    for tenant in ["default", "acme"] {
+        let who = Principal::new(tenant, "alice");
+        let events = h
+            .run_with(&user_input("t", "r1", "refund"), as_(&who))
+            .await;
+        let interrupt = interrupts(&events).remove(0);
+        h.run_with(
+            &resume_input("t", "r2", vec![approve(&interrupt)]),
+            as_(&who),
+        )
+        .await;
+    }
+    let keys = probe.keys();
+    assert_eq!(keys.len(), 2);
+    assert_ne!(keys[0], keys[1]);
+    assert!(keys[0].starts_with("t/"), "{keys:?}");
+    assert!(keys[1].starts_with("acme/t/"), "{keys:?}");
+}
+
+#[tokio::test]
+async fn a_thread_id_with_control_characters_is_refused_before_anything() {
+    let h = Harness::new(RefundAgent::new(Probe::new()));
+    let err = reject_as(
+        &h,
+        &user_input("acme\u{1f}t", "r1", "hi"),
+        &Principal::anonymous(),
+    )
+    .await;
+    assert_eq!(err.code(), "INVALID_INPUT");
+}
