@@ -12,7 +12,7 @@ export SAM_CLI_TELEMETRY := 0
 CORPUS_DIR := $(CURDIR)/target/agui-corpus
 # Crates that must run on Cloudflare Workers (wasm32-unknown-unknown); `handoff` is checked
 # separately with its `worker` feature (its default `server` feature is native).
-WASM_CRATES := agui-protocol handoff-core handoff-demo handoff-http a2a-types handoff-a2a handoff-store-cloudflare agent-worker
+WASM_CRATES := agui-protocol handoff-core handoff-demo handoff-http handoff-auth a2a-types handoff-a2a handoff-store-cloudflare agent-worker
 # Cloudflare Workers toolchain. The wasm-bindgen CLI must equal the `wasm-bindgen` pinned in Cargo.toml.
 WORKER_DIR := functions/agent-worker
 STARTER_DIR := functions/starter

@@ -19,7 +19,7 @@
 //!
 //! ```
 //! use futures::StreamExt;
-//! use handoff::{Engine, RunOptions, Runtime, runtime, store::memory::MemoryStore};
+//! use handoff::{Engine, Principal, RunOptions, Runtime, runtime, store::memory::MemoryStore};
 //! use serde_json::json;
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -30,7 +30,7 @@
 //!     let ask = json!({"threadId": "t", "runId": "r1",
 //!         "messages": [{"id": "m1", "role": "user", "content": "Expense 42.50 for team lunch"}]});
 //!     let _: Vec<_> = engine.start(serde_json::from_value(ask)?, RunOptions::default()).await?.collect().await;
-//!     let thread = engine.thread("t").await?.expect("the thread exists");
+//!     let thread = engine.thread(&Principal::anonymous(), "t").await?.expect("the thread exists");
 //!     assert_eq!(thread.pending_interrupts.len(), 1, "waiting for approval");
 //!     Ok(())
 //! })

@@ -5,6 +5,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
+use jsonwebtoken::Algorithm;
+use jsonwebtoken::jwk::{AlgorithmParameters, EllipticCurve, KeyAlgorithm, PublicKeyUse};
 pub use jsonwebtoken::jwk::{Jwk, JwkSet};
 
 /// A key set could not be had. The receiver answers 503 so the sender retries.
@@ -209,4 +211,41 @@ impl<S: JwksSource> JwksSource for CachedJwks<S> {
             },
         }
     }
+}
+
+/// The key of `set` that verifies a token signed with `alg`: the one named `kid`, or,
+/// without a `kid`, the only one that fits. `None` when nothing fits.
+pub fn select_key(set: &JwkSet, kid: Option<&str>, alg: Algorithm) -> Option<Jwk> {
+    match kid {
+        Some(kid) => set.find(kid).filter(|jwk| fits(jwk, alg)).cloned(),
+        None => {
+            let mut fitting = set.keys.iter().filter(|jwk| fits(jwk, alg));
+            match (fitting.next(), fitting.next()) {
+                (Some(only), None) => Some(only.clone()),
+                _ => None,
+            }
+        }
+    }
+}
+
+/// Whether a published key may verify `alg` (RS256, ES256 or EdDSA): the right key type
+/// and curve, no conflicting `alg`, not an encryption key. Symmetric (`oct`) keys never
+/// fit: a public key set must not become an HMAC secret.
+fn fits(jwk: &Jwk, alg: Algorithm) -> bool {
+    let type_fits = match (&jwk.algorithm, alg) {
+        (AlgorithmParameters::RSA(_), Algorithm::RS256) => true,
+        (AlgorithmParameters::EllipticCurve(ec), Algorithm::ES256) => {
+            ec.curve == EllipticCurve::P256
+        }
+        (AlgorithmParameters::OctetKeyPair(okp), Algorithm::EdDSA) => {
+            okp.curve == EllipticCurve::Ed25519
+        }
+        _ => false,
+    };
+    let alg_fits = jwk
+        .common
+        .key_algorithm
+        .is_none_or(|a| a == KeyAlgorithm::from(alg));
+    let use_fits = !matches!(jwk.common.public_key_use, Some(PublicKeyUse::Encryption));
+    type_fits && alg_fits && use_fits
 }

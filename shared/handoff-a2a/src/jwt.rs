@@ -7,16 +7,13 @@
 //! `jti`, or the token itself when it has none) for the store to consume.
 
 use jsonwebtoken::errors::ErrorKind;
-use jsonwebtoken::jwk::{
-    AlgorithmParameters, EllipticCurve, Jwk, JwkSet, KeyAlgorithm, PublicKeyUse,
-};
 use jsonwebtoken::{DecodingKey, Validation};
 use serde::Deserialize;
 
 use crate::config::{JwtAlgorithm, JwtAuth, ReceiverConfig};
 use crate::digest::{ct_eq, python_compact_json, sha256_hex};
 use crate::error::{AuthFailure, ReceiverError};
-use crate::jwks::JwksSource;
+use crate::jwks::{JwksSource, select_key};
 
 /// A JWT that verified.
 #[derive(Debug, Clone)]
@@ -73,13 +70,13 @@ pub(crate) async fn verify(
     let set = keys(false)
         .await
         .map_err(|e| ReceiverError::KeysUnavailable(e.0))?;
-    let jwk = match select_key(&set, kid, alg) {
+    let jwk = match select_key(&set, kid, alg.to_jsonwebtoken()) {
         Some(jwk) => jwk,
         None => {
             let set = keys(true)
                 .await
                 .map_err(|e| ReceiverError::KeysUnavailable(e.0))?;
-            select_key(&set, kid, alg).ok_or(deny(AuthFailure::UnknownKey))?
+            select_key(&set, kid, alg.to_jsonwebtoken()).ok_or(deny(AuthFailure::UnknownKey))?
         }
     };
     let key = DecodingKey::from_jwk(&jwk).map_err(|_| deny(AuthFailure::UnknownKey))?;
@@ -167,37 +164,4 @@ fn classify(kind: &ErrorKind) -> AuthFailure {
         | ErrorKind::MissingRequiredClaim(_) => AuthFailure::ClaimMismatch,
         _ => AuthFailure::MalformedJwt,
     }
-}
-
-/// The key for `kid` (or, without a `kid`, the only key that fits `alg`).
-fn select_key(set: &JwkSet, kid: Option<&str>, alg: JwtAlgorithm) -> Option<Jwk> {
-    match kid {
-        Some(kid) => set.find(kid).filter(|jwk| fits(jwk, alg)).cloned(),
-        None => {
-            let mut fitting = set.keys.iter().filter(|jwk| fits(jwk, alg));
-            match (fitting.next(), fitting.next()) {
-                (Some(only), None) => Some(only.clone()),
-                _ => None,
-            }
-        }
-    }
-}
-
-/// Whether a published key may verify `alg`: the right key type and curve, no
-/// conflicting `alg`, not an encryption-only key. (Symmetric `oct` keys never
-/// fit: a public key set must not become an HMAC secret.)
-fn fits(jwk: &Jwk, alg: JwtAlgorithm) -> bool {
-    let type_fits = match (&jwk.algorithm, alg) {
-        (AlgorithmParameters::RSA(_), JwtAlgorithm::RS256) => true,
-        (AlgorithmParameters::EllipticCurve(ec), JwtAlgorithm::ES256) => {
-            ec.curve == EllipticCurve::P256
-        }
-        _ => false,
-    };
-    let alg_fits = jwk
-        .common
-        .key_algorithm
-        .is_none_or(|a| a == KeyAlgorithm::from(alg.to_jsonwebtoken()));
-    let use_fits = !matches!(jwk.common.public_key_use, Some(PublicKeyUse::Encryption));
-    type_fits && alg_fits && use_fits
 }

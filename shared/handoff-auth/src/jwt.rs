@@ -4,13 +4,11 @@
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
+use handoff_a2a::jwks::select_key;
 use handoff_a2a::{CachedJwks, JwksSource};
 use handoff_core::Clock;
 use http::request::Parts;
 use jsonwebtoken::errors::ErrorKind;
-use jsonwebtoken::jwk::{
-    AlgorithmParameters, EllipticCurve, Jwk, JwkSet, KeyAlgorithm, PublicKeyUse,
-};
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use serde_json::{Map, Value};
 
@@ -187,41 +185,6 @@ fn classify(kind: &ErrorKind) -> AuthError {
         | ErrorKind::UnsupportedAlgorithm => deny("unsupported algorithm"),
         _ => deny("malformed token"),
     }
-}
-
-/// The key for `kid` (or, without a `kid`, the only key that fits `alg`).
-fn select_key(set: &JwkSet, kid: Option<&str>, alg: Algorithm) -> Option<Jwk> {
-    match kid {
-        Some(kid) => set.find(kid).filter(|jwk| fits(jwk, alg)).cloned(),
-        None => {
-            let mut fitting = set.keys.iter().filter(|jwk| fits(jwk, alg));
-            match (fitting.next(), fitting.next()) {
-                (Some(only), None) => Some(only.clone()),
-                _ => None,
-            }
-        }
-    }
-}
-
-/// Whether a published key may verify `alg`: matching key type and curve, no conflicting
-/// `alg`, not an encryption key. Symmetric (`oct`) keys never fit.
-fn fits(jwk: &Jwk, alg: Algorithm) -> bool {
-    let type_fits = match (&jwk.algorithm, alg) {
-        (AlgorithmParameters::RSA(_), Algorithm::RS256) => true,
-        (AlgorithmParameters::EllipticCurve(ec), Algorithm::ES256) => {
-            ec.curve == EllipticCurve::P256
-        }
-        (AlgorithmParameters::OctetKeyPair(okp), Algorithm::EdDSA) => {
-            okp.curve == EllipticCurve::Ed25519
-        }
-        _ => false,
-    };
-    let alg_fits = jwk
-        .common
-        .key_algorithm
-        .is_none_or(|a| a == KeyAlgorithm::from(alg));
-    let use_fits = !matches!(jwk.common.public_key_use, Some(PublicKeyUse::Encryption));
-    type_fits && alg_fits && use_fits
 }
 
 /// Authenticates `Authorization: Bearer <JWT>` (`HANDOFF_AUTH=jwt`).

@@ -32,7 +32,9 @@
 //! use futures::StreamExt;
 //! use handoff::runtime::{ManualClock, NeverSleep, SequentialIds};
 //! use handoff::store::memory::MemoryStore;
-//! use handoff::{Agent, AgentError, Engine, Finish, Interrupt, RunContext, RunOptions, Runtime};
+//! use handoff::{
+//!     Agent, AgentError, Engine, Finish, Interrupt, Principal, RunContext, RunOptions, Runtime,
+//! };
 //! use serde_json::json;
 //!
 //! struct Refunds {
@@ -86,7 +88,7 @@
 //!         "messages": [{"id": "m1", "role": "user", "content": "Refund my order"}]
 //!     }))?;
 //!     let _events: Vec<_> = engine.start(ask, RunOptions::default()).await?.collect().await;
-//!     let thread = engine.thread("t1").await?.expect("the thread exists");
+//!     let thread = engine.thread(&Principal::anonymous(), "t1").await?.expect("the thread exists");
 //!     let interrupt_id = thread.pending_interrupts[0].id.to_string();
 //!
 //!     // Run 2 carries the answer (a client would send it from any tab, to any instance).
@@ -102,7 +104,7 @@
 //!     }
 //!     assert_eq!(executed.load(Ordering::SeqCst), 1);
 //!
-//!     let thread = engine.thread("t1").await?.expect("the thread exists");
+//!     let thread = engine.thread(&Principal::anonymous(), "t1").await?.expect("the thread exists");
 //!     assert!(thread.pending_interrupts.is_empty());
 //!     let last = thread.messages.last().and_then(|m| m.text());
 //!     assert_eq!(last.as_deref(), Some("refunded (t1/refund)"));
