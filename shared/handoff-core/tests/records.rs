@@ -6,9 +6,9 @@ mod support;
 use agui_protocol::{Event, EventType, RunFinishedOutcome};
 use futures::StreamExt;
 use futures::executor::block_on;
-use handoff_core::Principal;
 use handoff_core::engine::compact;
 use handoff_core::records::{RunStatus, ThreadStatus};
+use handoff_core::{CoreError, Principal};
 use handoff_core::{EngineConfig, Finish, RunOptions, Store};
 use serde_json::json;
 use support::*;
@@ -251,16 +251,17 @@ fn threads_expire_after_their_ttl() {
 }
 
 #[test]
-fn unknown_runs_read_as_absent() {
+fn unknown_runs_read_as_absent_and_unknown_threads_as_not_found() {
     block_on(async {
         let h = Harness::new(Chatty);
-        assert!(h.run_record("t", "nope").await.is_none());
+        let nobody = handoff_core::Principal::anonymous();
+        let unknown = h.engine.run_events(&nobody, "t", "nope").await;
+        assert_eq!(unknown.unwrap_err(), CoreError::ThreadNotFound);
         h.run(&user_input("t", "r1", "hi")).await;
         assert!(h.run_record("t", "nope").await.is_none());
-        assert!(
-            h.run_record("other", "r1").await.is_none(),
-            "run records are per thread"
-        );
+        // Run records are per thread; a thread that does not exist answers like a hidden one.
+        let elsewhere = h.engine.run_events(&nobody, "other", "r1").await;
+        assert_eq!(elsewhere.unwrap_err(), CoreError::ThreadNotFound);
     });
 }
 

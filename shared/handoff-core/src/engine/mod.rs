@@ -268,9 +268,9 @@ impl Engine {
         }))
     }
 
-    /// The recorded (compacted) events of a run, for replay over SSE: `None` if there is
-    /// no such run in the principal's tenant, [`CoreError::ThreadNotFound`] if the
-    /// principal may not see its thread (and did not answer in it).
+    /// The recorded (compacted) events of a run, for replay over SSE: `None` if the thread
+    /// has no such run, [`CoreError::ThreadNotFound`] if the principal's tenant has no such
+    /// thread or the principal may not see it (and did not ask for the run).
     pub async fn run_events(
         &self,
         principal: &Principal,
@@ -279,26 +279,22 @@ impl Engine {
     ) -> Result<Option<(RunRecord, Vec<Event>)>, CoreError> {
         let partition = principal.partition(thread_id)?;
         let now = self.inner.runtime.now_ms();
-        let Some(item) = self
-            .inner
-            .store
-            .get_one(&partition, &run_key(run_id), now)
-            .await?
-        else {
+        let store = &self.inner.store;
+        let run = store.get_one(&partition, &run_key(run_id), now).await?;
+        let run: Option<RunRecord> = run.as_ref().map(records::decode).transpose()?;
+        // Its own runs a principal replays in one read; anything else needs the thread's
+        // word, and a thread that does not exist answers like one the caller may not see.
+        if !run.as_ref().is_some_and(|r| r.made_by(principal)) {
+            let thread: ThreadRecord = match store.get_one(&partition, THREAD_KEY, now).await? {
+                Some(item) => records::decode(&item)?,
+                None => return Err(CoreError::ThreadNotFound),
+            };
+            self.inner
+                .authorize(principal, Some(&thread), Access::Read)?;
+        }
+        let Some(mut record) = run else {
             return Ok(None);
         };
-        let mut record: RunRecord = records::decode(&item)?;
-        // Its own runs a principal replays in one read; anyone else's need the thread's word.
-        if !record.made_by(principal) {
-            let thread = self
-                .inner
-                .store
-                .get_one(&partition, THREAD_KEY, now)
-                .await?;
-            let thread: Option<ThreadRecord> = thread.as_ref().map(records::decode).transpose()?;
-            self.inner
-                .authorize(principal, thread.as_ref(), Access::Read)?;
-        }
         history::hydrate(&self.inner, &partition, &mut record, now).await?;
         let events = record.events.clone();
         Ok(Some((record, events)))
