@@ -529,7 +529,13 @@ describe("Workers: KV writes per turn as a thread grows to 1,000 messages (defau
     const worker = await startWorker({ vars: {}, label: "turn-cost" });
     const thread = uid("thread-long");
     const turns = async (body) => {
-      const res = await request(`${worker.url}/__test/turns/${thread}`, { method: "POST", body, timeoutMs: 600_000 });
+      let res;
+      try {
+        res = await request(`${worker.url}/__test/turns/${thread}`, { method: "POST", body, timeoutMs: 600_000 });
+      } catch (err) {
+        // Say why the connection went (the cause) and what workerd printed.
+        throw new Error(`turns ${JSON.stringify(body)}: ${err.message} (${err.cause?.code ?? err.cause?.message ?? "no cause"})\n${worker.logs()}`);
+      }
       assert.equal(res.status, 200, res.text);
       return res.json;
     };
@@ -537,7 +543,8 @@ describe("Workers: KV writes per turn as a thread grows to 1,000 messages (defau
     const longAnswers = [];
     for (const [size, order] of [[10, "W7010"], [100, "W7100"], [1000, "W7999"]]) {
       while (messages < size) {
-        messages = (await turns({ count: Math.min(100, Math.ceil((size - messages) / 2)), text: "hello" })).messages;
+        // At most 50 turns a request: each is several Durable Object round trips.
+        messages = (await turns({ count: Math.min(50, Math.ceil((size - messages) / 2)), text: "hello" })).messages;
       }
       const [chat] = (await turns({ count: 1, text: "hello" })).turns;
       const [approval] = (await turns({ count: 1, text: `Refund order ${order}` })).turns;
