@@ -20,10 +20,11 @@ WORKER_BUILD_VERSION := 0.8.7
 WASM_BINDGEN_VERSION := 0.2.130
 # worker-build would download wasm-bindgen and wasm-opt from GitHub; use the pinned local ones.
 # The Worker is size-optimised (opt-level z, fat LTO) without changing the native release profile.
-# WORKER_STRIP=symbols would drop the wasm name section (about 250 KB gzipped) but also the
-# target_features section wasm-opt reads, so the SIMD code of the regex engines (jsonschema)
-# fails its validation: names are kept by default.
-WORKER_STRIP ?= none
+# Symbols are stripped (the wasm name section is about 150 KB gzipped); WORKER_STRIP=none
+# keeps them for symbolised stack traces. Answers are validated by Cloudflare's JavaScript
+# validator (functions/package.json), not the jsonschema crate, so no SIMD code needs
+# wasm-opt's feature detection.
+WORKER_STRIP ?= symbols
 WORKER_ENV := WASM_BINDGEN_BIN=$$(command -v wasm-bindgen) WASM_OPT_BIN=$(CURDIR)/$(NODE_DIR)/node_modules/.bin/wasm-opt \
 	CARGO_PROFILE_RELEASE_OPT_LEVEL=z CARGO_PROFILE_RELEASE_LTO=fat CARGO_PROFILE_RELEASE_CODEGEN_UNITS=1 \
 	CARGO_PROFILE_RELEASE_STRIP=$(WORKER_STRIP) \
@@ -69,6 +70,9 @@ setup: $(VENV)/.installed
 	@rustup target list --installed | grep -q '^wasm32-unknown-unknown$$' || rustup target add wasm32-unknown-unknown
 	@if [ ! -d $(NODE_DIR)/node_modules/@ag-ui/client ] || [ $(NODE_DIR)/package-lock.json -nt $(NODE_DIR)/node_modules/.package-lock.json ]; then \
 		cd $(NODE_DIR) && npm ci --no-audit --no-fund --loglevel=error; fi
+	@# JavaScript the Workers bundle (Cloudflare's JSON Schema validator).
+	@if [ ! -d functions/node_modules/@cfworker/json-schema ] || [ functions/package-lock.json -nt functions/node_modules/.package-lock.json ]; then \
+		cd functions && npm ci --no-audit --no-fund --loglevel=error; fi
 
 # The Workers build tools (about 6 minutes to compile once); only the Worker targets need them.
 setup-worker: setup

@@ -72,7 +72,7 @@ describe("AWS Lambda (cargo lambda watch + moto_server)", { timeout: TIMEOUT }, 
     for (const store of ["memory", "sqlite"]) {
       // The binary itself: the refusal comes before it ever talks to a Lambda runtime.
       const run = spawnSync(path.join(BIN_DIR, "agent-lambda"), [], {
-        env: { PATH: process.env.PATH, HANDOFF_STORE: store, RUST_LOG: "info" },
+        env: { PATH: process.env.PATH, HANDOFF_STORE: store, HANDOFF_AUTH: "none", RUST_LOG: "info" },
         encoding: "utf8",
         timeout: 30_000,
       });

@@ -75,6 +75,12 @@ pub enum CoreError {
     /// a requester approving their own request). Nothing was written.
     #[error("forbidden: {0}")]
     Forbidden(String),
+    /// An interrupt asks for a `responseSchema` but this engine has no validator to
+    /// enforce it (see `handoff_core::schema`): refused rather than unchecked.
+    #[error(
+        "this endpoint cannot check responseSchema answers (no JSON Schema validator configured)"
+    )]
+    SchemaValidationUnavailable,
     /// Another run holds the thread.
     #[error("thread is busy with run {run_id}")]
     ThreadBusy {
@@ -128,6 +134,7 @@ impl CoreError {
             CoreError::ThreadChanged(_) => "THREAD_CHANGED",
             CoreError::ThreadNotFound => "THREAD_NOT_FOUND",
             CoreError::Forbidden(_) => "FORBIDDEN",
+            CoreError::SchemaValidationUnavailable => "SCHEMA_VALIDATION_UNAVAILABLE",
             CoreError::ThreadBusy { .. } => "THREAD_BUSY",
             CoreError::RunIdConflict(_) => "RUN_ID_CONFLICT",
             CoreError::LeaseLost => "LEASE_LOST",
@@ -159,6 +166,7 @@ impl CoreError {
             | CoreError::LeaseLost
             | CoreError::DeadlineExceeded => 503,
             CoreError::Agent(_)
+            | CoreError::SchemaValidationUnavailable
             | CoreError::InterruptIdReused(_)
             | CoreError::AgentPanicked
             | CoreError::StatePatch(_)

@@ -9,6 +9,7 @@ pub mod error;
 pub mod principal;
 pub mod records;
 pub mod runtime;
+pub mod schema;
 pub mod store;
 pub mod time_fmt;
 

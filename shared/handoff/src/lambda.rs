@@ -7,7 +7,7 @@
 //! | variable | default |
 //! |---|---|
 //! | `HANDOFF_TABLE` | required: the DynamoDB table (`HANDOFF_CREATE_TABLE=true` creates it, for local development; `AWS_ENDPOINT_URL_DYNAMODB` points the SDK at moto) |
-//! | `HANDOFF_STORE` | DynamoDB; `memory` or `sqlite` keep state inside one instance, so they are refused unless `HANDOFF_ALLOW_LOCAL_STORE=true` (a single-instance test) |
+//! | `HANDOFF_STORE` | DynamoDB; `memory` keeps state inside one instance, so it is refused unless `HANDOFF_ALLOW_LOCAL_STORE=true` (a single-instance test); `sqlite` is refused |
 //! | `HANDOFF_BODY_LIMIT` | 6,000,000 (Lambda's own request limit is 6 MB) |
 //! | `HANDOFF_KEEP_ALIVE_MS` | 15000 |
 //! | `HANDOFF_LEASE_MS` | 15 min, capped by each invocation's deadline |
@@ -107,8 +107,10 @@ pub fn runtime() -> Runtime {
 /// only with `HANDOFF_ALLOW_LOCAL_STORE=true`. Open it yourself when your agent
 /// needs the store too, and pass it to [`Lambda::store`].
 pub async fn store_from_env() -> Result<Arc<dyn Store>, Error> {
-    if store_kind(env)? == StoreKind::Local {
-        return Ok(handoff_native::store_from_env(env)?);
+    if store_kind(env)? == StoreKind::Memory {
+        // Not through `handoff_native::store_from_env`: that would link SQLite into every
+        // function for a store Lambda never uses.
+        return Ok(Arc::new(handoff_core::store::memory::MemoryStore::new()));
     }
     let table = env("HANDOFF_TABLE").ok_or("HANDOFF_TABLE is not set")?;
     // rustls on ring: the same crypto provider as the A2A client, so one TLS stack is linked.
@@ -241,8 +243,8 @@ fn absolute_deadline(raw: u64, now_ms: u64) -> u64 {
 enum StoreKind {
     /// DynamoDB (`HANDOFF_TABLE`): shared by every instance.
     Dynamo,
-    /// `HANDOFF_STORE=memory|sqlite`: inside this instance only.
-    Local,
+    /// `HANDOFF_STORE=memory`: inside this instance only.
+    Memory,
 }
 
 /// The store `HANDOFF_STORE` asks for. A local store is refused unless
@@ -254,7 +256,14 @@ fn store_kind(env: impl Fn(&str) -> Option<String>) -> Result<StoreKind, String>
         return Ok(StoreKind::Dynamo);
     };
     if env("HANDOFF_ALLOW_LOCAL_STORE").as_deref() == Some("true") {
-        return Ok(StoreKind::Local);
+        return match local {
+            "memory" => Ok(StoreKind::Memory),
+            _ => Err(
+                "HANDOFF_STORE=sqlite is not available on Lambda; use memory for a \
+                      single-instance test"
+                    .to_owned(),
+            ),
+        };
     }
     Err(format!(
         "HANDOFF_STORE={local} keeps state inside one Lambda instance, so a resume served by \
@@ -294,7 +303,14 @@ mod tests {
                 ("HANDOFF_STORE", local),
                 ("HANDOFF_ALLOW_LOCAL_STORE", "true"),
             ];
-            assert_eq!(store_kind(env(&allowed)), Ok(StoreKind::Local));
+            match local {
+                "memory" => assert_eq!(store_kind(env(&allowed)), Ok(StoreKind::Memory)),
+                _ => assert!(
+                    store_kind(env(&allowed))
+                        .unwrap_err()
+                        .contains("not available")
+                ),
+            }
         }
     }
 

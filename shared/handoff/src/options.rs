@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use axum::Router;
 use handoff_auth::{AuthConfig, JwksSource};
+use handoff_core::schema::SchemaValidator;
 use handoff_core::{Agent, Authorizer, Clock, Engine, EngineConfig, Runtime, Store};
 use handoff_http::{Authenticator, CorsOrigins, Host, HttpConfig, NoAuth, Routes, ThreadExtras};
 
@@ -16,6 +17,7 @@ pub(crate) struct HostOptions {
     pub(crate) engine: Option<EngineConfig>,
     pub(crate) authenticator: Option<Arc<dyn Authenticator>>,
     pub(crate) authorizer: Option<Arc<dyn Authorizer>>,
+    pub(crate) schema_validator: Option<Arc<dyn SchemaValidator>>,
 }
 
 impl Default for HostOptions {
@@ -27,6 +29,7 @@ impl Default for HostOptions {
             engine: None,
             authenticator: None,
             authorizer: None,
+            schema_validator: None,
         }
     }
 }
@@ -45,11 +48,14 @@ impl HostOptions {
             .engine
             .take()
             .unwrap_or_else(|| host.engine_config(vars));
-        let engine = Engine::with_config(agent, store, runtime, config);
-        match self.authorizer.take() {
-            Some(authorizer) => engine.with_authorizer(authorizer),
-            None => engine,
+        let mut engine = Engine::with_config(agent, store, runtime, config);
+        if let Some(authorizer) = self.authorizer.take() {
+            engine = engine.with_authorizer(authorizer);
         }
+        if let Some(validator) = self.schema_validator.take() {
+            engine = engine.with_schema_validator(Some(validator));
+        }
+        engine
     }
 
     /// The Handoff routes behind `authenticator`, the host's own routes, and CORS
@@ -154,6 +160,16 @@ macro_rules! host_setters {
             authenticator: std::sync::Arc<dyn handoff_http::Authenticator>,
         ) -> Self {
             self.options.authenticator = Some(authenticator);
+            self
+        }
+
+        /// Checks answers against `responseSchema`s with `validator` instead of the host's
+        /// default (`jsonschema` natively, Cloudflare's validator on Workers).
+        pub fn schema_validator(
+            mut self,
+            validator: std::sync::Arc<dyn handoff_core::schema::SchemaValidator>,
+        ) -> Self {
+            self.options.schema_validator = Some(validator);
             self
         }
 

@@ -32,6 +32,7 @@ use serde_json::{Value, json};
 use worker::Env;
 
 use crate::{RandomIds, WorkerClock, WorkerSleep};
+use handoff::worker::WorkerSchema;
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -74,7 +75,8 @@ async fn run_turns(store: DurableStore, thread: &str, turns: Turns) -> Result<Va
         agent,
         shared,
         Runtime::new(WorkerClock, RandomIds, WorkerSleep),
-    );
+    )
+    .with_schema_validator(Some(std::sync::Arc::new(WorkerSchema)));
     let mut costs = Vec::with_capacity(turns.count);
     for _ in 0..turns.count {
         let history = history(&engine, thread).await?;

@@ -170,7 +170,14 @@ pub(crate) async fn claim(
             .as_ref()
             .filter(|_| thread.status == ThreadStatus::Running)
             .and_then(|l| l.answer.as_deref());
-        let decisions = validate_resume(&thread, input, resume.as_deref(), abandoned_answer, now)?;
+        let decisions = validate_resume(
+            inner.validator.as_deref(),
+            &thread,
+            input,
+            resume.as_deref(),
+            abandoned_answer,
+            now,
+        )?;
         for decision in &decisions {
             let access = Access::Answer {
                 interrupt: &decision.interrupt,

@@ -115,7 +115,7 @@ async fn execute(inner: &Inner, ctx: &mut RunContext, options: RunOptions, claim
         }
         Ok(Ok(Ok(finish))) => match ctx.take_fatal() {
             Some(fatal) => Err(fatal),
-            None => check_interrupts(ctx, finish),
+            None => check_interrupts(inner, ctx, finish),
         },
     };
     match ending {
@@ -149,7 +149,7 @@ async fn read_history(
 
 /// Interrupts must be non-empty, uniquely identified, fresh, and point at calls this
 /// thread made.
-fn check_interrupts(ctx: &RunContext, finish: Finish) -> Result<Finish, CoreError> {
+fn check_interrupts(inner: &Inner, ctx: &RunContext, finish: Finish) -> Result<Finish, CoreError> {
     let Finish::Interrupt(interrupts) = &finish else {
         return Ok(finish);
     };
@@ -165,6 +165,10 @@ fn check_interrupts(ctx: &RunContext, finish: Finish) -> Result<Finish, CoreErro
         // Its answer is recorded under the id: the same answer would replay this run forever.
         if ctx.decision(&interrupt.id).is_some() {
             return Err(CoreError::InterruptIdReused(interrupt.id.to_string()));
+        }
+        // Fail closed: an answer nobody can check must not be asked for.
+        if interrupt.response_schema.is_some() && inner.validator.is_none() {
+            return Err(CoreError::SchemaValidationUnavailable);
         }
         if let Some(call) = &interrupt.tool_call_id
             && !known_tool_call(ctx, call)

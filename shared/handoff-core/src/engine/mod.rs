@@ -24,6 +24,7 @@ use crate::records::{
     self, AnswerAudit, LastRun, RunRecord, THREAD_KEY, ThreadRecord, ThreadStatus, run_key,
 };
 use crate::runtime::Runtime;
+use crate::schema::SchemaValidator;
 use crate::store::Store;
 
 pub use compact::compact;
@@ -124,6 +125,7 @@ pub(crate) struct Inner {
     pub(crate) runtime: Runtime,
     pub(crate) config: EngineConfig,
     pub(crate) authorizer: Arc<dyn Authorizer>,
+    pub(crate) validator: Option<Arc<dyn SchemaValidator>>,
 }
 
 impl Inner {
@@ -177,6 +179,7 @@ impl Engine {
                 runtime,
                 config,
                 authorizer: Arc::new(OwnerPolicy),
+                validator: crate::schema::default_validator(),
             }),
         }
     }
@@ -184,14 +187,29 @@ impl Engine {
     /// With a policy other than [`OwnerPolicy`] deciding who may read, run and answer.
     #[must_use]
     pub fn with_authorizer(self, authorizer: Arc<dyn Authorizer>) -> Self {
+        self.rebuilt(|inner| inner.authorizer = authorizer)
+    }
+
+    /// With `validator` checking answers against `responseSchema`s instead of the default
+    /// ([`crate::schema::default_validator`]); `None` makes interrupts with a schema fail
+    /// closed (`SCHEMA_VALIDATION_UNAVAILABLE`).
+    #[must_use]
+    pub fn with_schema_validator(self, validator: Option<Arc<dyn SchemaValidator>>) -> Self {
+        self.rebuilt(|inner| inner.validator = validator)
+    }
+
+    fn rebuilt(self, change: impl FnOnce(&mut Inner)) -> Self {
+        let mut inner = Inner {
+            store: self.inner.store.clone(),
+            agent: self.inner.agent.clone(),
+            runtime: self.inner.runtime.clone(),
+            config: self.inner.config.clone(),
+            authorizer: self.inner.authorizer.clone(),
+            validator: self.inner.validator.clone(),
+        };
+        change(&mut inner);
         Engine {
-            inner: Arc::new(Inner {
-                store: self.inner.store.clone(),
-                agent: self.inner.agent.clone(),
-                runtime: self.inner.runtime.clone(),
-                config: self.inner.config.clone(),
-                authorizer,
-            }),
+            inner: Arc::new(inner),
         }
     }
 

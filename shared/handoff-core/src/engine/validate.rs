@@ -14,9 +14,11 @@ use crate::agent::{Agent, Readiness};
 use crate::decision::Decision;
 use crate::error::CoreError;
 use crate::records::ThreadRecord;
+use crate::schema::{SchemaFailure, SchemaValidator};
 
 /// Checks `input.resume` against the thread's pending interrupts and returns the decisions.
 pub(crate) fn validate_resume(
+    validator: Option<&dyn SchemaValidator>,
     thread: &ThreadRecord,
     input: &RunAgentInput,
     resume_key: Option<&str>,
@@ -75,7 +77,7 @@ pub(crate) fn validate_resume(
                 });
             }
             if let Some(schema) = &pending.interrupt.response_schema {
-                check_payload(&id, schema, entry.payload.as_ref())?;
+                check_payload(validator, &id, schema, entry.payload.as_ref())?;
             }
         }
         decisions.push(Decision {
@@ -110,6 +112,7 @@ pub(crate) async fn check_readiness(
 }
 
 fn check_payload(
+    validator: Option<&dyn SchemaValidator>,
     id: &str,
     schema: &serde_json::Value,
     payload: Option<&serde_json::Value>,
@@ -118,19 +121,14 @@ fn check_payload(
         id: id.to_owned(),
         reason,
     };
-    let validator = jsonschema::validator_for(schema)
-        .map_err(|e| invalid(format!("unusable responseSchema: {e}")))?;
+    let validator = validator.ok_or(CoreError::SchemaValidationUnavailable)?;
     let payload = payload.ok_or_else(|| invalid("a resolved entry needs a payload".to_owned()))?;
-    match validator.iter_errors(payload).next() {
-        None => Ok(()),
-        Some(error) => {
-            let path = error.instance_path().to_string();
-            let at = if path.is_empty() {
-                String::new()
-            } else {
-                format!(" at {path}")
-            };
-            Err(invalid(format!("{error}{at}")))
-        }
-    }
+    validator
+        .validate(schema, payload)
+        .map_err(|failure| match failure {
+            SchemaFailure::Invalid(reason) => invalid(reason),
+            SchemaFailure::Unusable(reason) => {
+                invalid(format!("unusable responseSchema: {reason}"))
+            }
+        })
 }

@@ -28,6 +28,7 @@
 
 mod fetch;
 mod runtime;
+mod schema;
 
 use std::sync::Arc;
 
@@ -48,6 +49,7 @@ pub use fetch::{FetchHttp, RandomTokens};
 /// The Durable Object class that owns each partition: re-export it from your crate.
 pub use handoff_store_cloudflare::PartitionObject;
 pub use runtime::{RandomIds, WaitUntil, WorkerClock, WorkerSleep};
+pub use schema::WorkerSchema;
 
 /// What the fetch handler returns.
 pub type Response = axum::http::Response<Body>;
@@ -108,7 +110,10 @@ impl Worker {
             store: Arc::new(store(&env)?),
             runtime: runtime::runtime(ctx),
             env,
-            options: HostOptions::default(),
+            options: HostOptions {
+                schema_validator: Some(Arc::new(WorkerSchema)),
+                ..HostOptions::default()
+            },
         })
     }
 
