@@ -12,7 +12,7 @@
 //!
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() -> Result<(), StoreError> {
-//! // In Lambda: `aws_sdk_dynamodb::Client::new(&aws_config::load_defaults(..).await)`.
+//! // In Lambda: a client from `handoff::lambda::store_from_env`, or `aws-config` elsewhere.
 //! // Here: DynamoDB Local / moto_server on port 8000.
 //! let config = aws_sdk_dynamodb::Config::builder()
 //!     .behavior_version(BehaviorVersion::latest())

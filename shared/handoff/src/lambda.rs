@@ -121,18 +121,45 @@ pub async fn store_from_env() -> Result<Arc<dyn Store>, Error> {
         ))
         .build_https();
     startup_mark("https client built");
-    let config = aws_config::defaults(aws_config::BehaviorVersion::latest())
-        .http_client(https)
-        .load()
-        .await;
-    startup_mark("aws config loaded");
-    let client = aws_sdk_dynamodb::Client::new(&config);
+    let client = aws_sdk_dynamodb::Client::from_conf(dynamodb_config(env, https)?);
     startup_mark("dynamodb client ready");
     // Local development only (`make dev-lambda`): in AWS the SAM template owns the table.
     if env("HANDOFF_CREATE_TABLE").as_deref() == Some("true") {
         DynamoStore::create_table(&client, &table).await?;
     }
     Ok(Arc::new(DynamoStore::new(client, table)))
+}
+
+/// The DynamoDB client's settings from what Lambda puts in every function's environment:
+/// `AWS_REGION`, the execution role's `AWS_ACCESS_KEY_ID` / `AWS_SECRET_ACCESS_KEY` /
+/// `AWS_SESSION_TOKEN`, and `AWS_ENDPOINT_URL_DYNAMODB` (or `AWS_ENDPOINT_URL`) for a local
+/// endpoint. Read directly rather than through `aws-config`'s provider chain (profiles,
+/// SSO, STS, IMDS), which a function never needs and which is a fifth of the bootstrap.
+fn dynamodb_config(
+    env: impl Fn(&str) -> Option<String>,
+    http: aws_sdk_dynamodb::config::SharedHttpClient,
+) -> Result<aws_sdk_dynamodb::Config, String> {
+    use aws_sdk_dynamodb::config::{BehaviorVersion, Credentials, Region};
+    let required = |key: &str| env(key).ok_or_else(|| format!("{key} is not set"));
+    let region = env("AWS_REGION")
+        .or_else(|| env("AWS_DEFAULT_REGION"))
+        .ok_or("AWS_REGION is not set")?;
+    let credentials = Credentials::new(
+        required("AWS_ACCESS_KEY_ID")?,
+        required("AWS_SECRET_ACCESS_KEY")?,
+        env("AWS_SESSION_TOKEN"),
+        None,
+        "lambda-environment",
+    );
+    let mut config = aws_sdk_dynamodb::Config::builder()
+        .behavior_version(BehaviorVersion::latest())
+        .region(Region::new(region))
+        .credentials_provider(credentials)
+        .http_client(http);
+    if let Some(url) = env("AWS_ENDPOINT_URL_DYNAMODB").or_else(|| env("AWS_ENDPOINT_URL")) {
+        config = config.endpoint_url(url);
+    }
+    Ok(config.build())
 }
 
 /// Everything [`run`] does, with each part settable.
@@ -360,5 +387,28 @@ mod tests {
     fn an_unsigned_function_url_call_has_no_caller() {
         let request = lambda_http::request::from_str(&function_url_event("")).unwrap();
         assert_eq!(iam_caller(&request), None);
+    }
+
+    #[test]
+    fn the_dynamodb_client_is_configured_from_lambdas_environment() {
+        let https = || {
+            aws_smithy_http_client::Builder::new()
+                .tls_provider(aws_smithy_http_client::tls::Provider::Rustls(
+                    aws_smithy_http_client::tls::rustls_provider::CryptoMode::Ring,
+                ))
+                .build_https()
+        };
+        let vars = [
+            ("AWS_REGION", "eu-west-1"),
+            ("AWS_ACCESS_KEY_ID", "AKIA"),
+            ("AWS_SECRET_ACCESS_KEY", "secret"),
+        ];
+        let config = dynamodb_config(env(&vars), https()).expect("a config");
+        assert_eq!(config.region().map(|r| r.as_ref()), Some("eu-west-1"));
+        let missing = dynamodb_config(env(&vars[..2]), https()).unwrap_err();
+        assert_eq!(missing, "AWS_SECRET_ACCESS_KEY is not set");
+        assert!(!missing.contains("AKIA"), "no credential in an error");
+        let no_region = dynamodb_config(env(&vars[1..]), https()).unwrap_err();
+        assert_eq!(no_region, "AWS_REGION is not set");
     }
 }
