@@ -85,20 +85,20 @@ describe("Workers: refund flow with the official client", { timeout: TIMEOUT }, 
   });
 
   test("answers are checked against responseSchema by the platform's validator: 422 before anything, then the right answer works", async () => {
-    const ctx = await officialRefundInterrupt(worker, "W1004");
+    const ctx = await officialRefundInterrupt(worker, "W1006");
     // editedArgs may only lower this order's amount: a larger one breaks the schema's maximum.
     const bad = await postJson(`${worker.url}/agent`, {
       threadId: ctx.threadId,
       runId: uid("run-bad"),
       messages: [],
-      resume: [{ interruptId: ctx.interrupt.id, status: "resolved", payload: { approved: true, editedArgs: { orderId: "W1004", amountCents: 999_999_999, currency: "EUR" } } }],
+      resume: [{ interruptId: ctx.interrupt.id, status: "resolved", payload: { approved: true, editedArgs: { orderId: "W1006", amountCents: 999_999_999, currency: "EUR" } } }],
     });
     assert.equal(bad.status, 422, bad.text);
     assert.equal(bad.json.code, "RESUME_PAYLOAD_INVALID", bad.text);
     assert.match(bad.json.message, /editedArgs/, bad.text);
-    assert.equal((await ledger(worker, "W1004")).refunds, 0);
+    assert.equal((await ledger(worker, "W1006")).refunds, 0);
     await resumeWith(ctx, { status: "resolved", payload: { approved: true } });
-    assert.equal((await ledger(worker, "W1004")).refunds, 1);
+    assert.equal((await ledger(worker, "W1006")).refunds, 1);
   });
 
   test("deny and cancel execute nothing", async () => {
