@@ -429,7 +429,8 @@ describe("AWS Lambda, HANDOFF_AUTH=jwt (cargo lambda watch + moto_server)", only
   test("without HANDOFF_AUTH the function fails at init", () => {
     // The binary itself: the refusal comes before it ever talks to a Lambda runtime.
     const init = spawnSync(path.join(BIN_DIR, "agent-lambda"), [], {
-      env: { PATH: process.env.PATH, RUST_LOG: "info", AWS_REGION: "us-east-1", HANDOFF_TABLE: "unused" },
+      // As in Lambda: region and execution-role credentials are always set; only HANDOFF_AUTH is missing.
+      env: { PATH: process.env.PATH, RUST_LOG: "info", AWS_REGION: "us-east-1", AWS_ACCESS_KEY_ID: "test", AWS_SECRET_ACCESS_KEY: "test", HANDOFF_TABLE: "unused" },
       encoding: "utf8",
       timeout: 30_000,
     });
