@@ -179,22 +179,24 @@ pub struct RunRecord {
     /// replay) rather than a copy of it in every interrupted run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub snapshot_pages: Option<u32>,
-    /// Who sent the answers this run applies (audit; a duplicate of them is replayed to
-    /// this principal even once the interrupts are no longer pending).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub answered_by: Option<Owner>,
-    /// Who asked for this run: they may always replay it, without a read of the thread.
+    /// Who asked for this run (for a resume: who sent its answers). They may always
+    /// replay it without a read of the thread, an approver's retry included once the
+    /// interrupts are no longer pending.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub requested_by: Option<Owner>,
 }
 
 impl RunRecord {
-    /// Whether `principal` asked for this run or sent the answers it applied.
+    /// Whether `principal` asked for this run.
     pub fn made_by(&self, principal: &crate::Principal) -> bool {
-        [&self.requested_by, &self.answered_by]
-            .into_iter()
-            .flatten()
-            .any(|by| principal.same_as(by))
+        self.requested_by
+            .as_ref()
+            .is_some_and(|by| principal.same_as(by))
+    }
+
+    /// Who sent the answers this run applies, if it applies any.
+    pub fn answered_by(&self) -> Option<&Owner> {
+        self.resume_key.as_ref().and(self.requested_by.as_ref())
     }
 }
 

@@ -30,9 +30,7 @@ pub(crate) struct Claimed {
     pub(crate) run_id: RunId,
     /// The thread's store partition (scoped by the principal's tenant).
     pub(crate) partition: String,
-    /// Who sent the answers this run applies.
-    pub(crate) answered_by: Option<Owner>,
-    /// Who asked for the run.
+    /// Who asked for the run (for a resume: who sent its answers).
     pub(crate) requested_by: Owner,
     /// Thread version this run's lease holds at the claim; every commit is fenced on
     /// it (renewals move it on, see `lease`).
@@ -227,7 +225,6 @@ pub(crate) async fn claim(
                 .or_else(|| Some(Owner::from(principal))),
             ..thread.clone()
         };
-        let answered_by = (!decisions.is_empty()).then(|| Owner::from(principal));
         let run = RunRecord {
             input_hash: hash.clone(),
             status: RunStatus::Running,
@@ -235,7 +232,6 @@ pub(crate) async fn claim(
             started_at_ms: now,
             events: Vec::new(),
             snapshot_pages: None,
-            answered_by: answered_by.clone(),
             requested_by: Some(Owner::from(principal)),
         };
         let run_expiry = Some(now + inner.config.run_ttl_ms);
@@ -275,7 +271,6 @@ pub(crate) async fn claim(
                 return Ok(Claim::Run(Box::new(Claimed {
                     run_id: input.run_id.clone(),
                     partition: partition_name,
-                    answered_by,
                     requested_by: Owner::from(principal),
                     fence,
                     thread: claimed_thread,

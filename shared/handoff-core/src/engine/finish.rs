@@ -272,7 +272,6 @@ async fn commit_finish(
         started_at_ms: claimed.started_at_ms,
         events,
         snapshot_pages,
-        answered_by: claimed.answered_by.clone(),
         requested_by: Some(claimed.requested_by.clone()),
     };
     let run_expiry = Some(now + inner.config.run_ttl_ms);
@@ -318,9 +317,7 @@ async fn commit_finish(
 
 /// The audit entries of the answers a run applied.
 fn audit(ctx: &RunContext, claimed: &Claimed) -> Vec<AnswerAudit> {
-    let Some(by) = &claimed.answered_by else {
-        return Vec::new();
-    };
+    let by = &claimed.requested_by;
     ctx.decisions()
         .iter()
         .map(|d| AnswerAudit {
