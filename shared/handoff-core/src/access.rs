@@ -15,6 +15,7 @@
 use agui_protocol::{Interrupt, ResumeStatus};
 
 use crate::principal::{Owner, Principal};
+use crate::records::PendingInterrupt;
 
 /// Interrupt metadata naming the role an answer needs.
 pub const REQUIRED_ROLE: &str = "handoff.requiredRole";
@@ -44,8 +45,8 @@ pub struct ThreadFacts<'a> {
     /// The principal of its first run; `None` for a new thread (or one stored before
     /// owners were recorded): whoever acts on it first becomes its owner.
     pub owner: Option<&'a Owner>,
-    /// Interrupts waiting for an answer.
-    pub pending: &'a [Interrupt],
+    /// Interrupts waiting for an answer (as the thread record keeps them).
+    pub pending: &'a [PendingInterrupt],
 }
 
 /// The answer of an [`Authorizer`].
@@ -85,7 +86,7 @@ impl Authorizer for OwnerPolicy {
         let approver = facts
             .pending
             .iter()
-            .any(|i| required_role(i).is_some_and(|role| principal.has_role(role)));
+            .any(|p| required_role(&p.interrupt).is_some_and(|role| principal.has_role(role)));
         if !owns && !approver {
             return Verdict::Hidden;
         }

@@ -136,12 +136,9 @@ impl Inner {
         thread: Option<&ThreadRecord>,
         access: Access<'_>,
     ) -> Result<(), CoreError> {
-        let pending: Vec<_> = thread
-            .map(|t| t.pending.iter().map(|p| p.interrupt.clone()).collect())
-            .unwrap_or_default();
         let facts = ThreadFacts {
             owner: thread.and_then(|t| t.owner.as_ref()),
-            pending: &pending,
+            pending: thread.map_or(&[], |t| t.pending.as_slice()),
         };
         match self.authorizer.authorize(principal, facts, access) {
             Verdict::Allow => Ok(()),
