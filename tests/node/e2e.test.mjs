@@ -15,6 +15,7 @@ import { buildResumeArray } from "@ag-ui/client";
 import { runOfficial } from "./lib/official.mjs";
 import {
   assertAbandonedRunCompletes,
+  assertStopEndsTheRun,
   assertKeepAlivesInQuietPeriods,
   assertOversizedBodiesRefusedCleanly,
   assertNoPanics,
@@ -942,6 +943,23 @@ describe("a client that disconnects mid-run", { timeout: TEST_TIMEOUT }, () => {
 
   test("does not stop the run: it finishes, commits its interrupt and releases the thread", async () => {
     await assertAbandonedRunCompletes(server, "A8001");
+  });
+});
+
+describe("POST /threads/{id}/runs/{runId}/stop", { timeout: TEST_TIMEOUT }, () => {
+  const pool = suiteServers();
+
+  test("on the instance running the run: it ends cancelled and releases the thread", async () => {
+    const server = await pool.start({ label: "stop-local", env: { DEMO_TOKEN_DELAY_MS: "150" } });
+    await assertStopEndsTheRun(server, "A8101");
+  });
+
+  test("sent to another process on the same store: the running one finds it at its next poll", async () => {
+    const dataDir = makeDataDir();
+    const env = { DEMO_TOKEN_DELAY_MS: "150" };
+    const a = await pool.start({ dataDir, label: "stop-runner", env });
+    const b = await pool.start({ dataDir, label: "stop-sender", env });
+    await assertStopEndsTheRun(a, "A8102", { stopper: b });
   });
 });
 

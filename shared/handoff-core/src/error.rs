@@ -71,6 +71,9 @@ pub enum CoreError {
     /// No such thread, or one the caller may not see (the two are indistinguishable).
     #[error("no such thread")]
     ThreadNotFound,
+    /// The thread has no such run (or its record expired).
+    #[error("no such run (or it expired)")]
+    RunNotFound,
     /// The caller may see the thread but not do this (an approval that needs a role,
     /// a requester approving their own request). Nothing was written.
     #[error("forbidden: {0}")]
@@ -99,6 +102,11 @@ pub enum CoreError {
     /// renew) while applying an answer; see the crate docs for what stays pending.
     #[error("the run was stopped at its deadline before it finished")]
     DeadlineExceeded,
+    /// The run was stopped on request (`POST …/stop`) while applying an answer. Announced
+    /// as `RUN_FINISHED{outcome: cancelled}`, never as `RUN_ERROR`; the code names the stop
+    /// in the tool results of calls the run could not complete.
+    #[error("the run was stopped on request")]
+    Stopped,
     /// The agent raised an interrupt with the id of one its run answered; that would
     /// replay the answer forever. Interrupt ids must be fresh.
     #[error("interrupt {0} was raised again by the run that answered it")]
@@ -133,12 +141,14 @@ impl CoreError {
             CoreError::AnswerPinned { .. } => "ANSWER_IN_DOUBT",
             CoreError::ThreadChanged(_) => "THREAD_CHANGED",
             CoreError::ThreadNotFound => "THREAD_NOT_FOUND",
+            CoreError::RunNotFound => "RUN_NOT_FOUND",
             CoreError::Forbidden(_) => "FORBIDDEN",
             CoreError::SchemaValidationUnavailable => "SCHEMA_VALIDATION_UNAVAILABLE",
             CoreError::ThreadBusy { .. } => "THREAD_BUSY",
             CoreError::RunIdConflict(_) => "RUN_ID_CONFLICT",
             CoreError::LeaseLost => "LEASE_LOST",
             CoreError::DeadlineExceeded => "DEADLINE_EXCEEDED",
+            CoreError::Stopped => "RUN_STOPPED",
             CoreError::InterruptIdReused(_) => "INTERRUPT_ID_REUSED",
             CoreError::Agent(_) => "AGENT_ERROR",
             CoreError::AgentPanicked => "AGENT_PANICKED",
@@ -153,14 +163,15 @@ impl CoreError {
         match self {
             CoreError::InvalidInput(_) => 400,
             CoreError::Forbidden(_) => 403,
-            CoreError::ThreadNotFound => 404,
+            CoreError::ThreadNotFound | CoreError::RunNotFound => 404,
             CoreError::ResumeIncomplete { .. }
             | CoreError::InterruptNotPending { .. }
             | CoreError::InterruptNotReady { .. }
             | CoreError::AnswerPinned { .. }
             | CoreError::ThreadChanged(_)
             | CoreError::ThreadBusy { .. }
-            | CoreError::RunIdConflict(_) => 409,
+            | CoreError::RunIdConflict(_)
+            | CoreError::Stopped => 409,
             CoreError::InterruptExpired { .. } | CoreError::ResumePayloadInvalid { .. } => 422,
             CoreError::Store(StoreError::Unavailable(_))
             | CoreError::LeaseLost

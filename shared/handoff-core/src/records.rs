@@ -7,6 +7,7 @@
 //! | `run#{runId}` | [`RunRecord`]: input hash, status, compacted event log | created at claim, finalized at finish |
 //! | `resume#{sha256}` | [`ResumeRecord`]: the run that applies this answer (and, once finished, a copy of its run record) | created with the claim it belongs to, completed at finish, deleted if the run errs |
 //! | `effect#{key}` | [`EffectRecord`]: started / done, fence, result | around the side effect |
+//! | `stop#{runId}` | [`StopRequest`]: who asked a running run to stop | by `POST …/stop`; read by the run's stop poll |
 
 use agui_protocol::{Event, Interrupt, Message, MessageId, RunId};
 use serde::{Deserialize, Serialize};
@@ -34,6 +35,10 @@ pub fn run_key(run_id: &str) -> String {
 /// Key of a resume record.
 pub fn resume_key(hash: &str) -> String {
     format!("resume#{hash}")
+}
+/// Key of a stop request.
+pub fn stop_key(run_id: &str) -> String {
+    format!("stop#{run_id}")
 }
 /// Key of an effect record.
 pub fn effect_key(key: &str) -> String {
@@ -259,6 +264,19 @@ pub struct EffectRecord {
     /// The recorded result.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result: Option<Value>,
+}
+
+/// A request to stop a running run, left where whichever instance runs it polls.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StopRequest {
+    /// The `startedAtMs` of the run asked to stop: a later run reusing the id (a
+    /// CopilotKit resume) is not stopped by a request meant for an earlier one.
+    pub run_started_at_ms: u64,
+    /// The subject of the principal who asked.
+    pub by: String,
+    /// When (Unix ms).
+    pub at_ms: u64,
 }
 
 /// Serializes a record.

@@ -41,14 +41,19 @@ impl Host {
         }
     }
 
-    /// The engine settings of `host`, overridden by `HANDOFF_LEASE_MS`.
+    /// The engine settings of `host`, overridden by `HANDOFF_LEASE_MS` and
+    /// `HANDOFF_STOP_POLL_MS` (0: stop requests reach only runs on the same instance).
     pub fn engine_config(self, lookup: impl Fn(&str) -> Option<String>) -> EngineConfig {
+        let defaults = EngineConfig::default();
         EngineConfig {
             lease_ms: lookup("HANDOFF_LEASE_MS")
                 .and_then(|v| v.parse().ok())
                 .filter(|ms| *ms > 0)
                 .unwrap_or(self.default_lease_ms()),
-            ..EngineConfig::default()
+            stop_poll_ms: lookup("HANDOFF_STOP_POLL_MS")
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(defaults.stop_poll_ms),
+            ..defaults
         }
     }
 }

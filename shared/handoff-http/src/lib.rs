@@ -144,6 +144,10 @@ impl Routes {
                 "/threads/{thread_id}/runs/{run_id}/events",
                 get(routes::threads::replay_run),
             )
+            .route(
+                "/threads/{thread_id}/runs/{run_id}/stop",
+                post(routes::runs::stop_run),
+            )
             .route("/api/v1/chat/stream", post(routes::superagent::chat_stream))
             .route("/api/v1/chat/resume", post(routes::superagent::chat_resume))
             .route_layer(axum::middleware::from_fn_with_state(

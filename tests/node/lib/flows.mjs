@@ -206,6 +206,62 @@ export async function assertAbandonedRunCompletes(server, orderId) {
 }
 
 /**
+ * `POST /threads/{id}/runs/{runId}/stop` sent to `stopper` (another instance on the
+ * same store, or the same one) while a slow refund run streams from `server`: the
+ * stream ends `RUN_FINISHED{outcome: cancelled}` (valid for the official client), the
+ * thread is released at once, and a second stop answers 200 with the final status.
+ */
+export async function assertStopEndsTheRun(server, orderId, { stopper = server } = {}) {
+  const threadId = uid("thread-stop");
+  const runId = uid("run");
+  const res = await fetch(`${server.url}/agent`, {
+    method: "POST",
+    headers: { "content-type": "application/json", accept: "text/event-stream" },
+    body: JSON.stringify({ threadId, runId, messages: [userMessage(`Refund order ${orderId}`)] }),
+  });
+  assert.equal(res.status, 200);
+  const reader = res.body.getReader();
+  const chunks = [];
+  let seen = "";
+  while (!seen.includes("TEXT_MESSAGE_CONTENT")) {
+    const { value, done } = await reader.read();
+    assert.ok(!done, "the stream ended before any text");
+    chunks.push(Buffer.from(value));
+    seen += Buffer.from(value).toString("utf8");
+  }
+  assert.ok(!seen.includes("RUN_FINISHED"), "the run must still be going when it is stopped");
+
+  const stop = await postJson(`${stopper.url}/threads/${threadId}/runs/${runId}/stop`, {});
+  assert.equal(stop.status, 202, stop.text);
+  assert.deepEqual(stop.json, { threadId, runId, status: "stopping" });
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    chunks.push(Buffer.from(value));
+  }
+  const bytes = Buffer.concat(chunks);
+  await assertStrict(bytes, { threadId, runId }, "the stopped run's stream");
+  const official = await runOfficial(bytes, { threadId, runId });
+  assert.equal(official.accepted, true, describeRun(official));
+  assert.deepEqual(official.warnings, [], describeRun(official));
+  const finished = sseEvents(bytes).at(-1);
+  assert.equal(finished.type, "RUN_FINISHED", JSON.stringify(finished));
+  assert.deepEqual(finished.outcome, { type: "cancelled" });
+
+  const view = await request(`${stopper.url}/threads/${threadId}`);
+  assert.equal(view.status, 200, view.text);
+  assert.equal(view.json.status, "idle", "the stopped run still holds the thread");
+  assert.deepEqual(view.json.lastRun, { runId, status: "cancelled" });
+  assert.equal((await ledger(server, orderId)).refunds, 0, "a stopped run refunded");
+  const again = await postJson(`${stopper.url}/threads/${threadId}/runs/${runId}/stop`, {});
+  assert.equal(again.status, 200, again.text);
+  assert.equal(again.json.status, "cancelled");
+  const unknown = await postJson(`${stopper.url}/threads/${threadId}/runs/${uid("run")}/stop`, {});
+  assert.equal(unknown.status, 404, unknown.text);
+  assert.equal(unknown.json.code, "RUN_NOT_FOUND");
+}
+
+/**
  * A refund run against a server whose demo pauses `tokenDelayMs` between words
  * and whose keep-alive interval (HANDOFF_KEEP_ALIVE_MS) is shorter: the quiet
  * gaps carry `: keep-alive` comments, and the stream stays valid for the strict

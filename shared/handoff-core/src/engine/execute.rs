@@ -14,6 +14,7 @@ use super::claim::Claimed;
 use super::finish::{finish_run, stop_run};
 use super::history;
 use super::lease::{self, Stop};
+use super::stop::{self, StopBoard};
 use super::{Inner, RunOptions, RunStream};
 use crate::agent::Finish;
 use crate::context::fence::Fence;
@@ -81,14 +82,26 @@ async fn execute(inner: &Inner, ctx: &mut RunContext, options: RunOptions, claim
         )
         .fuse(),
     );
+    let run_id = ctx.run_id().to_string();
+    let mut ticket = StopBoard::register(&inner.stops, &partition, &run_id);
+    let stop_requested = stop::requested(
+        inner,
+        &partition,
+        &run_id,
+        claimed.started_at_ms,
+        &mut ticket,
+    )
+    .map(|()| Stop::Requested);
     let agent = inner.agent.clone();
     let outcome = {
         let run = AssertUnwindSafe(agent.run(ctx)).catch_unwind();
-        match select(run, &mut watcher).await {
+        let stop = select(&mut watcher, Box::pin(stop_requested));
+        match select(run, stop).await {
             Either::Left((result, _)) => Ok(result),
-            Either::Right((stop, _)) => Err(stop),
+            Either::Right((Either::Left((stop, _)) | Either::Right((stop, _)), _)) => Err(stop),
         }
     };
+    drop(ticket);
     lease::settle(&mut watcher, &fence).await;
     drop(watcher);
 
@@ -102,6 +115,16 @@ async fn execute(inner: &Inner, ctx: &mut RunContext, options: RunOptions, claim
             Err(CoreError::DeadlineExceeded)
         }
         Err(Stop::LeaseLost) => Err(CoreError::LeaseLost),
+        Err(Stop::Requested) if !ctx.is_resume() => {
+            tracing::info!(run_id = %ctx.run_id(), "stopped on request; cancelling the run");
+            Ok(Finish::Cancelled)
+        }
+        // A resumed run's answer is settled like one stopped at its deadline (an effect in
+        // doubt keeps it pinned), but the run is announced cancelled, as asked.
+        Err(Stop::Requested) => {
+            tracing::info!(run_id = %ctx.run_id(), "stopped on request while applying an answer");
+            Err(CoreError::Stopped)
+        }
         Ok(Err(_panic)) => {
             tracing::error!(run_id = %ctx.run_id(), "agent panicked");
             Err(CoreError::AgentPanicked)

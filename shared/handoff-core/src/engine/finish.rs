@@ -93,7 +93,8 @@ pub(crate) async fn finish_run(
     }
 }
 
-/// A run that stopped without finishing (error, panic, deadline of a resume, lost lease).
+/// A run that stopped without finishing (error, panic, deadline of a resume, lost lease,
+/// a stop request while applying an answer: announced `cancelled`, settled the same way).
 ///
 /// - Lease lost: nothing can be written; the thread is its next holder's.
 /// - An effect in doubt: the answer is not consumed and only it may be applied again
@@ -108,21 +109,28 @@ pub(crate) async fn stop_run(
     claimed: &Claimed,
     error: CoreError,
 ) {
-    let mut event = RunError::from(&error);
-    event.base.timestamp = Some(inner.runtime.now_ms());
-    let event = Event::from(event);
+    let (event, status) = if error == CoreError::Stopped {
+        let mut finished = RunFinished::new(ctx.thread_id().clone(), ctx.run_id().clone());
+        finished.outcome = Some(RunFinishedOutcome::Cancelled);
+        (Event::from(finished), RunStatus::Cancelled)
+    } else {
+        (Event::from(RunError::from(&error)), RunStatus::Errored)
+    };
+    let event = event.with_timestamp(inner.runtime.now_ms());
     if !matches!(error, CoreError::LeaseLost) {
         let effects = ctx.effects();
         let consumed = !effects.is_empty() && !effects.any_in_doubt();
-        let (thread, ending) = if consumed {
+        let (mut thread, ending) = if consumed {
             (record_executed(ctx, claimed, &error), Ending::Consumed)
         } else {
             (released_after_error(ctx, claimed), Ending::Released)
         };
+        if let Some(last) = thread.last_run.as_mut() {
+            last.status = status;
+        }
         let mut log = ctx_log(ctx);
         log.push(event.clone());
-        let committed =
-            commit_finish(inner, ctx, claimed, thread, RunStatus::Errored, log, ending).await;
+        let committed = commit_finish(inner, ctx, claimed, thread, status, log, ending).await;
         if let Err(commit_error) = committed {
             tracing::error!(error = %commit_error, "could not record the failed run");
             if !matches!(commit_error, CoreError::LeaseLost) {

@@ -19,6 +19,8 @@ pub(crate) enum Stop {
     Deadline,
     /// A renewal found the thread taken over.
     LeaseLost,
+    /// Someone asked the run to stop (see `stop.rs`).
+    Requested,
 }
 
 /// How often a failed renewal is retried (it still stops the run in time).

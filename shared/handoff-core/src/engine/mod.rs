@@ -7,6 +7,7 @@ mod finish;
 mod hash;
 mod history;
 mod lease;
+mod stop;
 mod validate;
 
 use std::sync::Arc;
@@ -28,6 +29,7 @@ use crate::schema::SchemaValidator;
 use crate::store::Store;
 
 pub use compact::compact;
+pub use stop::StopOutcome;
 
 /// Tunables. Defaults suit Lambda and Workers alike.
 #[derive(Debug, Clone)]
@@ -48,6 +50,9 @@ pub struct EngineConfig {
     pub history_ttl_ms: u64,
     /// `Retry-After` hint for busy answers.
     pub busy_retry_after_ms: u64,
+    /// How often a running run looks for a stop request sent to another instance
+    /// (one small read each time; 0: only requests to this instance stop it).
+    pub stop_poll_ms: u64,
 }
 
 impl Default for EngineConfig {
@@ -61,6 +66,7 @@ impl Default for EngineConfig {
             effect_ttl_ms: 30 * DAY,
             history_ttl_ms: 365 * DAY,
             busy_retry_after_ms: 1_000,
+            stop_poll_ms: 1_000,
         }
     }
 }
@@ -126,6 +132,7 @@ pub(crate) struct Inner {
     pub(crate) config: EngineConfig,
     pub(crate) authorizer: Arc<dyn Authorizer>,
     pub(crate) validator: Option<Arc<dyn SchemaValidator>>,
+    pub(crate) stops: Arc<stop::StopBoard>,
 }
 
 impl Inner {
@@ -177,6 +184,7 @@ impl Engine {
                 config,
                 authorizer: Arc::new(OwnerPolicy),
                 validator: crate::schema::default_validator(),
+                stops: Arc::default(),
             }),
         }
     }
@@ -203,6 +211,7 @@ impl Engine {
             config: self.inner.config.clone(),
             authorizer: self.inner.authorizer.clone(),
             validator: self.inner.validator.clone(),
+            stops: self.inner.stops.clone(),
         };
         change(&mut inner);
         Engine {
@@ -247,6 +256,19 @@ impl Engine {
                 claimed,
             )),
         }
+    }
+
+    /// Asks run `run_id` of the thread to stop: it ends `RUN_FINISHED{outcome: cancelled}`
+    /// at its next checkpoint on whichever instance runs it, and releases the thread.
+    /// [`CoreError::RunNotFound`] if the thread has no such run; a run that already ended
+    /// is left alone ([`StopOutcome::Finished`]).
+    pub async fn stop(
+        &self,
+        principal: &Principal,
+        thread_id: &str,
+        run_id: &str,
+    ) -> Result<StopOutcome, CoreError> {
+        stop::request(&self.inner, principal, thread_id, run_id).await
     }
 
     /// The thread's current view as `principal` may see it: `None` if it never ran in the

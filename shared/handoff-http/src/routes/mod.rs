@@ -2,6 +2,7 @@
 
 pub(crate) mod agent;
 pub(crate) mod json_body;
+pub(crate) mod runs;
 pub(crate) mod superagent;
 pub(crate) mod threads;
 

@@ -1,23 +1,23 @@
 //! Rehydration and replay: `GET /threads/{threadId}` and `GET /threads/{threadId}/runs/{runId}/events`.
 
-use axum::Extension;
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::response::{IntoResponse, Response};
-use handoff_core::Principal;
+use handoff_core::CoreError;
 use handoff_core::records::RunStatus;
-use http::{HeaderMap, StatusCode, Uri};
+use http::{Extensions, HeaderMap, StatusCode, Uri};
 
-use super::a2ui_history;
+use super::{a2ui_history, principal};
 use crate::AppState;
 use crate::body::{Encoding, sse_response};
 use crate::error::ApiError;
 
 pub(crate) async fn get_thread(
     State(app): State<AppState>,
-    Extension(principal): Extension<Principal>,
+    extensions: Extensions,
     Path(thread_id): Path<String>,
 ) -> Result<Response, ApiError> {
+    let principal = principal(&extensions)?;
     match app.engine.thread(&principal, &thread_id).await? {
         Some(view) => match &app.thread_extras {
             None => Ok(Json(view).into_response()),
@@ -45,21 +45,18 @@ pub(crate) async fn get_thread(
 
 pub(crate) async fn replay_run(
     State(app): State<AppState>,
-    Extension(principal): Extension<Principal>,
+    extensions: Extensions,
     Path((thread_id, run_id)): Path<(String, String)>,
     headers: HeaderMap,
     uri: Uri,
 ) -> Result<Response, ApiError> {
+    let principal = principal(&extensions)?;
     let Some((record, events)) = app
         .engine
         .run_events(&principal, &thread_id, &run_id)
         .await?
     else {
-        return Err(ApiError::new(
-            StatusCode::NOT_FOUND,
-            "RUN_NOT_FOUND",
-            "no such run (or it expired)",
-        ));
+        return Err(CoreError::RunNotFound.into());
     };
     if record.status == RunStatus::Running {
         let mut error = ApiError::new(
