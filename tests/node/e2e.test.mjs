@@ -15,6 +15,7 @@ import { buildResumeArray } from "@ag-ui/client";
 import { runOfficial } from "./lib/official.mjs";
 import {
   assertAbandonedRunCompletes,
+  assertReconnectRejoinsTheRun,
   assertStopEndsTheRun,
   assertKeepAlivesInQuietPeriods,
   assertOversizedBodiesRefusedCleanly,
@@ -77,7 +78,7 @@ function assertApiError(res, status, code, what = "") {
   assert.equal(res.json.code, code, `${what}: ${res.text}`);
   assert.equal(typeof res.json.message, "string", `${what}: message must be a string`);
   assert.ok(res.json.message.length > 0, `${what}: empty message`);
-  assert.ok(!res.text.startsWith("data:"), `${what}: a stream started before the error`);
+  assert.doesNotMatch(res.text, /^(id|data):/, `${what}: a stream started before the error`);
 }
 
 const toolResults = (events) => events.filter((e) => e.type === "TOOL_CALL_RESULT");
@@ -943,6 +944,15 @@ describe("a client that disconnects mid-run", { timeout: TEST_TIMEOUT }, () => {
 
   test("does not stop the run: it finishes, commits its interrupt and releases the thread", async () => {
     await assertAbandonedRunCompletes(server, "A8001");
+  });
+});
+
+describe("reconnecting with Last-Event-ID", { timeout: TEST_TIMEOUT }, () => {
+  const pool = suiteServers();
+
+  test("a finished run rejoins at any frame, valid from its first frame for the official client", async () => {
+    const server = await pool.start({ label: "rejoin" });
+    await assertReconnectRejoinsTheRun(server, "A8201");
   });
 });
 

@@ -8,7 +8,7 @@ import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { buildResumeArray } from "@ag-ui/client";
 import { assertBinaries, postJson, request, sseEvents, sseFrames, waitFor } from "./lib/devserver.mjs";
-import { assertAbandonedRunCompletes, assertStopEndsTheRun, assertCleanOfficialRun, assertKeepAlivesInQuietPeriods, assertNoPanics, assertOversizedBodiesRefusedCleanly, assertStreamsIncrementally, assertStrict, describeRun, ledger, officialRefundInterrupt, officialRun, rawRefundInterrupt, uid, userMessage } from "./lib/flows.mjs";
+import { assertAbandonedRunCompletes, assertReconnectRejoinsTheRun, assertStopEndsTheRun, assertCleanOfficialRun, assertKeepAlivesInQuietPeriods, assertNoPanics, assertOversizedBodiesRefusedCleanly, assertStreamsIncrementally, assertStrict, describeRun, ledger, officialRefundInterrupt, officialRun, rawRefundInterrupt, uid, userMessage } from "./lib/flows.mjs";
 import { makeStateDir, startWorker, stopAllWorkers } from "./lib/worker.mjs";
 
 const TIMEOUT = 300_000;
@@ -272,6 +272,10 @@ describe("Workers: A2UI, Superagent and streaming", { timeout: TIMEOUT }, () => 
   // The run is spawned with ctx.waitUntil: it outlives its response.
   test("a client that disconnects mid-run does not stop the run", async () => {
     await assertAbandonedRunCompletes(slow, "W4004");
+  });
+
+  test("Last-Event-ID rejoins a finished run at any frame", async () => {
+    await assertReconnectRejoinsTheRun(slow, "W4008");
   });
 
   test("POST /threads/{id}/runs/{runId}/stop ends the run cancelled and releases the thread", async () => {

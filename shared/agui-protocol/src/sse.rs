@@ -1,6 +1,8 @@
 //! AG-UI over Server-Sent Events: the encoder (LF-only `data: <json>\n\n` frames,
 //! keep-alive comments, optional `id:` lines) and an incremental decoder.
 
+use std::io::Write as _;
+
 use bytes::{BufMut, Bytes, BytesMut};
 
 use crate::Event;
@@ -31,15 +33,28 @@ pub fn encode(event: &Event) -> Bytes {
     buf.freeze()
 }
 
+/// Encodes one event as `id: <id>\ndata: <json>\n\n` (the id a client sends back as
+/// `Last-Event-ID` when it reconnects).
+///
+/// ```
+/// use agui_protocol::{event::TextMessageEnd, sse};
+/// let frame = sse::encode_with_id(&TextMessageEnd::new("m1").into(), 7);
+/// assert_eq!(&frame[..], b"id: 7\ndata: {\"type\":\"TEXT_MESSAGE_END\",\"messageId\":\"m1\"}\n\n");
+/// ```
+pub fn encode_with_id(event: &Event, id: u64) -> Bytes {
+    let mut buf = BytesMut::with_capacity(128);
+    write_frame(&mut buf, Some(id), event);
+    buf.freeze()
+}
+
 fn write_frame(buf: &mut BytesMut, id: Option<u64>, event: &Event) {
-    if let Some(id) = id {
-        buf.put_slice(b"id: ");
-        buf.put_slice(id.to_string().as_bytes());
-        buf.put_u8(b'\n');
-    }
-    buf.put_slice(b"data: ");
-    // Compact JSON never contains a raw newline, so one `data:` line always suffices.
     let mut writer = buf.writer();
+    if let Some(id) = id {
+        // Formatted straight into the buffer: no allocation per frame.
+        writeln!(writer, "id: {id}").expect("writing to memory cannot fail");
+    }
+    writer.get_mut().put_slice(b"data: ");
+    // Compact JSON never contains a raw newline, so one `data:` line always suffices.
     serde_json::to_writer(&mut writer, event).expect("AG-UI events always serialize");
     let buf = writer.into_inner();
     buf.put_slice(b"\n\n");

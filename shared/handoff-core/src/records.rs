@@ -189,6 +189,24 @@ pub struct RunRecord {
     /// interrupts are no longer pending.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub requested_by: Option<Owner>,
+    /// Where the merged deltas in `events` were cut when they streamed, so a replay (and
+    /// a reconnect by `Last-Event-ID`) streams exactly the events the run did.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cuts: Vec<DeltaCuts>,
+}
+
+/// The fragments one merged delta event of a run's log streamed as.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeltaCuts {
+    /// Index of the merged event in the log.
+    #[serde(rename = "i")]
+    pub index: u32,
+    /// Byte length of each fragment, in order.
+    #[serde(rename = "l")]
+    pub lengths: Vec<u32>,
+    /// Each fragment's timestamp, in ms after the first's (empty when all are equal).
+    #[serde(rename = "t", default, skip_serializing_if = "Vec::is_empty")]
+    pub offsets_ms: Vec<u64>,
 }
 
 impl RunRecord {

@@ -4,7 +4,7 @@
 use std::convert::Infallible;
 
 use agui_protocol::a2ui::A2uiEncoder;
-use agui_protocol::sse::{self, SseEncoder};
+use agui_protocol::sse;
 use agui_protocol::{Event, Message, a2ui};
 use axum::body::Body;
 use axum::response::Response;
@@ -39,25 +39,50 @@ impl Encoding {
 }
 
 enum Framer {
-    AgUi(SseEncoder),
+    /// AG-UI frames carry their event's id (its 1-based position in the run).
+    AgUi,
     A2ui(Box<A2uiEncoder>, bool),
 }
 
 impl Framer {
-    fn frame(&mut self, event: &Event, now_ms: u64) -> Bytes {
+    fn frame(&mut self, id: u64, event: &Event, now_ms: u64) -> Bytes {
         match self {
-            Framer::AgUi(encoder) => encoder.encode(event),
+            Framer::AgUi => sse::encode_with_id(event, id),
             Framer::A2ui(encoder, false) => encoder.encode(event, now_ms),
             Framer::A2ui(encoder, true) => encoder.encode_legacy(event, now_ms),
         }
     }
 }
 
-/// An SSE response (200, event-stream headers) streaming `events` in `encoding`.
+/// An SSE response (200, event-stream headers) streaming a run's `events` from its
+/// first, in `encoding`; AG-UI frames are numbered `id: 1`, `2`, …
 ///
 /// `history` lets A2UI frames name tools called in earlier runs of the thread.
 pub fn sse_response(
     events: BoxStream<'static, Event>,
+    encoding: Encoding,
+    agent_name: &str,
+    history: &[Message],
+    runtime: Runtime,
+    keep_alive_ms: u64,
+) -> Response {
+    let numbered = events
+        .enumerate()
+        .map(|(index, event)| (index as u64 + 1, event));
+    sse_response_numbered(
+        Box::pin(numbered),
+        encoding,
+        agent_name,
+        history,
+        runtime,
+        keep_alive_ms,
+    )
+}
+
+/// [`sse_response`] for events that carry their own ids (a stream rejoined part-way,
+/// see [`agui_protocol::span::rejoin`]).
+pub fn sse_response_numbered(
+    events: BoxStream<'static, (u64, Event)>,
     encoding: Encoding,
     agent_name: &str,
     history: &[Message],
@@ -76,7 +101,7 @@ pub fn sse_response(
         Box::new(encoder)
     };
     let framer = match encoding {
-        Encoding::AgUi => Framer::AgUi(SseEncoder::new()),
+        Encoding::AgUi => Framer::AgUi,
         Encoding::A2ui => Framer::A2ui(a2ui(), false),
         Encoding::Legacy => Framer::A2ui(a2ui(), true),
     };
@@ -86,8 +111,8 @@ pub fn sse_response(
             loop {
                 let tick = runtime.sleep.sleep(keep_alive_ms);
                 match select(events.next(), tick).await {
-                    Either::Left((Some(event), _)) => {
-                        let bytes = framer.frame(&event, runtime.now_ms());
+                    Either::Left((Some((id, event)), _)) => {
+                        let bytes = framer.frame(id, &event, runtime.now_ms());
                         if !bytes.is_empty() {
                             return Some((bytes, (events, framer, runtime)));
                         }

@@ -45,7 +45,7 @@ use futures::future::BoxFuture;
 use handoff_core::Engine;
 
 pub use auth::{AuthError, AuthHook, Authenticator, NoAuth, Principal};
-pub use body::{Encoding, sse_response};
+pub use body::{Encoding, sse_response, sse_response_numbered};
 pub use config::{Host, HostDeadline, HttpConfig};
 pub use cors::{CORS_MAX_AGE, CORS_ORIGINS_VAR, CorsConfigError, CorsOrigins, finish_preflight};
 pub use error::ApiError;

@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use agui_protocol::sse::{SseDecoder, SseFrame};
 use agui_protocol::verify::{VerifyOptions, verify_sse};
 use axum::body::Body;
 use handoff_core::runtime::{ManualClock, NeverSleep, Runtime, SequentialIds};
@@ -278,4 +279,60 @@ async fn health_reports_the_agent() {
     let (status, _, text) = send(&app(HttpConfig::default()), "GET", "/healthz", None, "").await;
     assert_eq!(status, StatusCode::OK);
     assert!(text.contains(r#""agent":"refund-demo""#), "{text}");
+}
+
+/// The frames of an SSE body.
+fn frames(body: &str) -> Vec<SseFrame> {
+    SseDecoder::new().feed(body.as_bytes())
+}
+
+#[tokio::test]
+async fn frames_carry_ids_and_last_event_id_rejoins_the_run_where_the_client_left() {
+    let app = app(HttpConfig::default());
+    let (_, _, live) = send(&app, "POST", "/agent", Some("application/json"), REFUND).await;
+    let live_frames = frames(&live);
+    let ids: Vec<String> = live_frames.iter().filter_map(|f| f.id.clone()).collect();
+    let expected: Vec<String> = (1..=live_frames.len()).map(|n| n.to_string()).collect();
+    assert_eq!(ids, expected, "every frame is numbered in order");
+
+    // A replay streams the very frames the run did (ids included).
+    let (_, _, replay) = send(&app, "GET", "/threads/t1/runs/r1/events", None, "").await;
+    assert_eq!(replay, live);
+
+    for cut in 1..=live_frames.len() {
+        let request = Request::get("/threads/t1/runs/r1/events")
+            .header("last-event-id", cut.to_string())
+            .body(Body::empty())
+            .unwrap();
+        let response = app.clone().oneshot(request).await.unwrap();
+        assert_eq!(response.status(), StatusCode::OK);
+        let bytes = response.into_body().collect().await.unwrap().to_bytes();
+        let joined = String::from_utf8(bytes.to_vec()).unwrap();
+        let rejoined = frames(&joined);
+        if cut == live_frames.len() {
+            assert!(rejoined.is_empty(), "nothing is left after the last frame");
+            continue;
+        }
+        // Valid on its own from its first frame: a new consumer may read it.
+        for options in [VerifyOptions::official(), VerifyOptions::strict()] {
+            if let Err(v) = verify_sse(joined.as_bytes(), options.with_ids("t1", "r1")) {
+                panic!("rejoined after {cut}: {v:?}\n{joined}");
+            }
+        }
+        // What the client had plus the frames it had not seen is the uninterrupted run.
+        let mut merged: Vec<SseFrame> = live_frames[..cut].to_vec();
+        merged.extend(
+            rejoined
+                .into_iter()
+                .filter(|f| f.id.as_deref().and_then(|id| id.parse::<usize>().ok()) > Some(cut)),
+        );
+        assert_eq!(merged, live_frames, "rejoined after {cut}");
+    }
+
+    let request = Request::get("/threads/t1/runs/r1/events")
+        .header("last-event-id", "seven")
+        .body(Body::empty())
+        .unwrap();
+    let response = app.clone().oneshot(request).await.unwrap();
+    assert_eq!(response.status(), StatusCode::BAD_REQUEST);
 }

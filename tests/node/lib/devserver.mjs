@@ -390,21 +390,23 @@ export function sseEvents(bytes) {
   return events;
 }
 
-/** Named SSE frames: [{event, data (raw string)}], in order. */
+/** Named SSE frames: [{event, id, data (raw string), comments}], in order. */
 export function sseFrames(bytes) {
   const text = Buffer.from(bytes).toString("utf8");
   const frames = [];
   for (const frame of text.split("\n\n")) {
     if (frame.trim() === "") continue;
     let event;
+    let id;
     const data = [];
     const comments = [];
     for (const line of frame.split("\n")) {
       if (line.startsWith(":")) comments.push(line);
       else if (line.startsWith("event:")) event = line.slice(6).trim();
+      else if (line.startsWith("id:")) id = line.slice(3).trim();
       else if (line.startsWith("data:")) data.push(line.slice(line.startsWith("data: ") ? 6 : 5));
     }
-    frames.push({ event, data: data.length ? data.join("\n") : undefined, comments });
+    frames.push({ event, id, data: data.length ? data.join("\n") : undefined, comments });
   }
   return frames;
 }

@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { runOfficial, runOfficialAgainst } from "./official.mjs";
 import http from "node:http";
-import { Recorder, makeAgent, postJson, postWhole, request, sseEvents, verifyStream, waitFor } from "./devserver.mjs";
+import { Recorder, makeAgent, postJson, postWhole, request, sseEvents, sseFrames, verifyStream, waitFor } from "./devserver.mjs";
 
 export const uid = (prefix) => `${prefix}-${randomUUID()}`;
 export const userMessage = (content) => ({ id: uid("msg-user"), role: "user", content });
@@ -203,6 +203,36 @@ export async function assertAbandonedRunCompletes(server, orderId) {
   const replay = await request(`${server.url}/threads/${threadId}/runs/${runId}/events`);
   assert.equal(replay.status, 200);
   await assertStrict(replay.bytes, { threadId, runId }, "the replay of the abandoned run");
+}
+
+/**
+ * Reconnects to a finished refund run by `Last-Event-ID` at several cuts (mid-text,
+ * mid-tool-arguments, after the snapshots, before the terminal event): each rejoined
+ * stream is valid for the official client from its first frame, and the frames the
+ * client had plus the rejoined ones it had not seen (by id) are the uninterrupted run.
+ */
+export async function assertReconnectRejoinsTheRun(server, orderId) {
+  const threadId = uid("thread-rejoin");
+  const runId = uid("run");
+  const res = await postJson(`${server.url}/agent`, { threadId, runId, messages: [userMessage(`Refund order ${orderId}`)] });
+  assert.equal(res.status, 200, res.text);
+  const live = sseFrames(res.bytes);
+  assert.deepEqual(live.map((f) => f.id), live.map((_, i) => String(i + 1)), "every frame carries its id, in order");
+  const types = live.map((f) => JSON.parse(f.data).type);
+  const idOf = (type) => types.indexOf(type) + 1;
+  const cuts = [idOf("TEXT_MESSAGE_CONTENT"), idOf("TOOL_CALL_ARGS"), idOf("MESSAGES_SNAPSHOT"), live.length - 1];
+  assert.ok(cuts.every((c) => c > 0), `the refund run lacks a cut point: ${types.join(" ")}`);
+  const pairs = (frames) => frames.map((f) => [f.id, f.data]);
+  for (const cut of cuts) {
+    const r = await request(`${server.url}/threads/${threadId}/runs/${runId}/events`, { headers: { "last-event-id": String(cut) } });
+    assert.equal(r.status, 200, r.text);
+    await assertStrict(r.bytes, { threadId, runId }, `the stream rejoined after frame ${cut}`);
+    const official = await runOfficial(r.bytes, { threadId, runId });
+    assert.equal(official.accepted, true, `rejoined after ${cut}: ${describeRun(official)}`);
+    assert.deepEqual(official.warnings, [], `rejoined after ${cut}: ${describeRun(official)}`);
+    const unseen = sseFrames(r.bytes).filter((f) => Number(f.id) > cut);
+    assert.deepEqual(pairs([...live.slice(0, cut), ...unseen]), pairs(live), `rejoined after frame ${cut}`);
+  }
 }
 
 /**

@@ -3,76 +3,54 @@
 use agui_protocol::event::{
     ReasoningEnd, ReasoningMessageEnd, StepFinished, SubagentFinished, TextMessageEnd, ToolCallEnd,
 };
+use agui_protocol::span::{SpanEdge, SpanKind};
 use agui_protocol::{Event, SubagentRunId};
-
-#[derive(Debug, Clone, PartialEq)]
-enum Open {
-    Text(String),
-    Tool(String),
-    ReasoningMessage(String),
-    ReasoningSpan(String),
-    Step(String),
-    Subagent(String),
-}
 
 /// Items opened and not yet closed, with their owner, in opening order.
 #[derive(Debug, Default)]
 pub(crate) struct OpenItems {
-    open: Vec<(Open, Option<SubagentRunId>)>,
+    open: Vec<(SpanKind, String, Option<SubagentRunId>)>,
 }
 
 impl OpenItems {
     pub(crate) fn observe(&mut self, event: &Event) {
-        let owner = event.subagent_run_id().cloned();
-        let (opened, closed) = match event {
-            Event::TextMessageStart(e) => (Some(Open::Text(e.message_id.0.clone())), None),
-            Event::TextMessageEnd(e) => (None, Some(Open::Text(e.message_id.0.clone()))),
-            Event::ToolCallStart(e) => (Some(Open::Tool(e.tool_call_id.0.clone())), None),
-            Event::ToolCallEnd(e) => (None, Some(Open::Tool(e.tool_call_id.0.clone()))),
-            Event::ReasoningMessageStart(e) => {
-                (Some(Open::ReasoningMessage(e.message_id.0.clone())), None)
+        match event.span_edge() {
+            Some(SpanEdge::Open(kind, id)) => {
+                // A sub-agent's own start is not owned by the sub-agent.
+                let owner = match kind {
+                    SpanKind::Subagent => None,
+                    _ => event.subagent_run_id().cloned(),
+                };
+                self.open.push((kind, id.to_owned(), owner));
             }
-            Event::ReasoningMessageEnd(e) => {
-                (None, Some(Open::ReasoningMessage(e.message_id.0.clone())))
+            Some(SpanEdge::Close(kind, id)) => {
+                if let Some(pos) = self
+                    .open
+                    .iter()
+                    .rposition(|(k, i, _)| *k == kind && i == id)
+                {
+                    self.open.remove(pos);
+                }
             }
-            Event::ReasoningStart(e) => (Some(Open::ReasoningSpan(e.message_id.0.clone())), None),
-            Event::ReasoningEnd(e) => (None, Some(Open::ReasoningSpan(e.message_id.0.clone()))),
-            Event::StepStarted(e) => (Some(Open::Step(e.step_name.clone())), None),
-            Event::StepFinished(e) => (None, Some(Open::Step(e.step_name.clone()))),
-            Event::SubagentStarted(e) => (Some(Open::Subagent(e.subagent_run_id.0.clone())), None),
-            Event::SubagentFinished(e) => (None, Some(Open::Subagent(e.subagent_run_id.0.clone()))),
-            Event::SubagentError(e) => (None, Some(Open::Subagent(e.subagent_run_id.0.clone()))),
-            _ => (None, None),
-        };
-        if let Some(item) = opened {
-            let owner = if matches!(item, Open::Subagent(_)) {
-                None
-            } else {
-                owner
-            };
-            self.open.push((item, owner));
-        } else if let Some(item) = closed
-            && let Some(pos) = self.open.iter().rposition(|(o, _)| *o == item)
-        {
-            self.open.remove(pos);
+            None => {}
         }
     }
 
     /// Closing events for everything open, innermost first.
     pub(crate) fn close_all(&mut self) -> Vec<Event> {
         let mut out = Vec::new();
-        while let Some((item, owner)) = self.open.pop() {
-            let event: Event = match item {
-                Open::Text(id) => tagged(TextMessageEnd::new(id), owner, |e, o| e.in_subagent(o)),
-                Open::Tool(id) => tagged(ToolCallEnd::new(id), owner, |e, o| e.in_subagent(o)),
-                Open::ReasoningMessage(id) => {
+        while let Some((kind, id, owner)) = self.open.pop() {
+            let event: Event = match kind {
+                SpanKind::Text => tagged(TextMessageEnd::new(id), owner, |e, o| e.in_subagent(o)),
+                SpanKind::ToolCall => tagged(ToolCallEnd::new(id), owner, |e, o| e.in_subagent(o)),
+                SpanKind::ReasoningMessage => {
                     tagged(ReasoningMessageEnd::new(id), owner, |e, o| e.in_subagent(o))
                 }
-                Open::ReasoningSpan(id) => {
+                SpanKind::Reasoning => {
                     tagged(ReasoningEnd::new(id), owner, |e, o| e.in_subagent(o))
                 }
-                Open::Step(name) => tagged(StepFinished::new(name), owner, |e, o| e.in_subagent(o)),
-                Open::Subagent(id) => SubagentFinished::new(id).into(),
+                SpanKind::Step => tagged(StepFinished::new(id), owner, |e, o| e.in_subagent(o)),
+                SpanKind::Subagent => SubagentFinished::new(id).into(),
             };
             out.push(event);
         }

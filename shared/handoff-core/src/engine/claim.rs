@@ -233,6 +233,7 @@ pub(crate) async fn claim(
             events: Vec::new(),
             snapshot_pages: None,
             requested_by: Some(Owner::from(principal)),
+            cuts: Vec::new(),
         };
         let run_expiry = Some(now + inner.config.run_ttl_ms);
         let mut writes = vec![

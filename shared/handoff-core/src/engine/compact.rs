@@ -1,13 +1,26 @@
-//! Compaction of a run's event log: consecutive deltas of one item are merged.
+//! Compaction of a run's event log: consecutive deltas of one item are merged, and
+//! where they were cut is remembered, so a replay streams the very same events (and
+//! the same SSE ids) as the live run did.
 
 use agui_protocol::Event;
+
+use crate::records::DeltaCuts;
 
 /// Merges consecutive `TEXT_MESSAGE_CONTENT`, `TOOL_CALL_ARGS` and
 /// `REASONING_MESSAGE_CONTENT` events of the same item, keeping the first
 /// fragment's envelope. Replaying the compacted log yields the same messages.
 pub fn compact(events: Vec<Event>) -> Vec<Event> {
+    compact_with_cuts(events).0
+}
+
+/// [`compact`], plus the byte length of every fragment of each merged event, for
+/// [`expand`].
+pub fn compact_with_cuts(events: Vec<Event>) -> (Vec<Event>, Vec<DeltaCuts>) {
     let mut out: Vec<Event> = Vec::with_capacity(events.len());
+    let mut cuts: Vec<DeltaCuts> = Vec::new();
     for event in events {
+        let previous_len = out.last().and_then(delta).map(str::len);
+        let previous_at = out.last().and_then(|e| e.base().timestamp);
         let merged = match (out.last_mut(), &event) {
             (Some(Event::TextMessageContent(prev)), Event::TextMessageContent(next))
                 if prev.message_id == next.message_id
@@ -34,28 +47,144 @@ pub fn compact(events: Vec<Event>) -> Vec<Event> {
         };
         if !merged {
             out.push(event);
+            continue;
+        }
+        let index = (out.len() - 1) as u32;
+        let added = delta(&event).map_or(0, str::len) as u32;
+        // The merged event keeps its first fragment's timestamp; later ones are offsets.
+        let first_at = previous_at.unwrap_or(0);
+        let offset = event
+            .base()
+            .timestamp
+            .map_or(0, |at| at.saturating_sub(first_at));
+        match cuts.last_mut() {
+            Some(c) if c.index == index => {
+                c.lengths.push(added);
+                c.offsets_ms.push(offset);
+            }
+            _ => cuts.push(DeltaCuts {
+                index,
+                lengths: vec![previous_len.unwrap_or(0) as u32, added],
+                offsets_ms: vec![0, offset],
+            }),
+        }
+    }
+    for c in &mut cuts {
+        if c.offsets_ms.iter().all(|&o| o == 0) {
+            c.offsets_ms.clear();
+        }
+    }
+    (out, cuts)
+}
+
+/// Undoes [`compact_with_cuts`]: each merged event is split back into the fragments it
+/// streamed as (each with the merged event's envelope). Cuts that do not fit the event
+/// (a record from another version) leave it whole.
+pub fn expand(events: Vec<Event>, cuts: &[DeltaCuts]) -> Vec<Event> {
+    if cuts.is_empty() {
+        return events;
+    }
+    let extra: usize = cuts.iter().map(|c| c.lengths.len()).sum();
+    let mut out = Vec::with_capacity(events.len() + extra);
+    let mut cuts = cuts.iter().peekable();
+    for (index, event) in events.into_iter().enumerate() {
+        let here = cuts.next_if(|c| c.index as usize == index);
+        match here.and_then(|c| split(&event, c)) {
+            Some(pieces) => out.extend(pieces),
+            None => out.push(event),
         }
     }
     out
 }
 
+fn delta(event: &Event) -> Option<&str> {
+    match event {
+        Event::TextMessageContent(e) => Some(&e.delta),
+        Event::ToolCallArgs(e) => Some(&e.delta),
+        Event::ReasoningMessageContent(e) => Some(&e.delta),
+        _ => None,
+    }
+}
+
+fn split(event: &Event, cuts: &DeltaCuts) -> Option<Vec<Event>> {
+    let whole = delta(event)?;
+    let lengths = &cuts.lengths;
+    let fits = lengths.iter().map(|&l| l as usize).sum::<usize>() == whole.len()
+        && (cuts.offsets_ms.is_empty() || cuts.offsets_ms.len() == lengths.len());
+    if !fits {
+        return None;
+    }
+    let first_at = event.base().timestamp;
+    let mut pieces = Vec::with_capacity(lengths.len());
+    let mut start = 0;
+    for (n, &length) in lengths.iter().enumerate() {
+        let end = start + length as usize;
+        let piece = whole.get(start..end)?.to_owned();
+        let mut fragment = event.clone();
+        match &mut fragment {
+            Event::TextMessageContent(e) => e.delta = piece,
+            Event::ToolCallArgs(e) => e.delta = piece,
+            Event::ReasoningMessageContent(e) => e.delta = piece,
+            _ => return None,
+        }
+        if let (Some(at), Some(offset)) = (first_at, cuts.offsets_ms.get(n)) {
+            fragment.base_mut().timestamp = Some(at + offset);
+        }
+        pieces.push(fragment);
+        start = end;
+    }
+    Some(pieces)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use agui_protocol::event::{TextMessageContent, TextMessageEnd, TextMessageStart};
+    use agui_protocol::event::{
+        TextMessageContent, TextMessageEnd, TextMessageStart, ToolCallArgs,
+    };
 
-    #[test]
-    fn merges_text_deltas_of_one_message_only() {
-        let events: Vec<Event> = vec![
+    fn stream() -> Vec<Event> {
+        vec![
             TextMessageStart::new("m").into(),
-            TextMessageContent::new("m", "Hel").into(),
-            TextMessageContent::new("m", "lo").into(),
+            Event::from(TextMessageContent::new("m", "Hel")).with_timestamp(1_000),
+            Event::from(TextMessageContent::new("m", "lo, ")).with_timestamp(1_040),
+            Event::from(TextMessageContent::new("m", "世界")).with_timestamp(1_090),
             TextMessageEnd::new("m").into(),
             TextMessageStart::new("n").into(),
             TextMessageContent::new("n", "x").into(),
-        ];
-        let compacted = compact(events);
-        assert_eq!(compacted.len(), 5);
-        assert_eq!(compacted[1], TextMessageContent::new("m", "Hello").into());
+            ToolCallArgs::new("c", "{\"a\":").into(),
+            ToolCallArgs::new("c", "1}").into(),
+        ]
+    }
+
+    #[test]
+    fn merges_text_deltas_of_one_message_only() {
+        let compacted = compact(stream());
+        assert_eq!(compacted.len(), 6);
+        let merged = Event::from(TextMessageContent::new("m", "Hello, 世界")).with_timestamp(1_000);
+        assert_eq!(compacted[1], merged);
+        assert_eq!(compacted[5], ToolCallArgs::new("c", "{\"a\":1}").into());
+    }
+
+    #[test]
+    fn expanding_the_compacted_log_gives_back_the_stream() {
+        let (compacted, cuts) = compact_with_cuts(stream());
+        assert_eq!(cuts.len(), 2);
+        assert_eq!(cuts[0].lengths, vec![3, 4, 6]);
+        assert_eq!(cuts[0].offsets_ms, vec![0, 40, 90]);
+        assert!(
+            cuts[1].offsets_ms.is_empty(),
+            "equal timestamps need no offsets"
+        );
+        assert_eq!(expand(compacted, &cuts), stream());
+    }
+
+    #[test]
+    fn cuts_that_do_not_fit_leave_the_event_whole() {
+        let (compacted, mut cuts) = compact_with_cuts(stream());
+        cuts[0].lengths = vec![3, 5, 5]; // inside a multi-byte character
+        let expanded = expand(compacted.clone(), &cuts);
+        assert_eq!(expanded[1], compacted[1]);
+        assert_eq!(expanded.len(), stream().len() - 2);
     }
 }

@@ -9,14 +9,14 @@ use serde_json::json;
 
 use super::Inner;
 use super::claim::Claimed;
-use super::compact::compact;
+use super::compact::compact_with_cuts;
 use super::history;
 use crate::agent::Finish;
 use crate::context::RunContext;
 use crate::error::CoreError;
 use crate::records::{
-    self, AnswerAudit, LastRun, PendingInterrupt, ResumeRecord, RunRecord, RunStatus, THREAD_KEY,
-    ThreadRecord, ThreadStatus, run_key,
+    self, AnswerAudit, DeltaCuts, LastRun, PendingInterrupt, ResumeRecord, RunRecord, RunStatus,
+    THREAD_KEY, ThreadRecord, ThreadStatus, run_key,
 };
 use crate::store::{Condition, StoreError, Write};
 use crate::time_fmt::parse_ms;
@@ -80,9 +80,19 @@ pub(crate) async fn finish_run(
         }),
         ..claimed.thread.clone()
     };
-    let mut log = ctx_log(ctx);
+    let (mut log, cuts) = ctx_log(ctx);
     log.push(finished.clone());
-    match commit_finish(inner, ctx, claimed, thread, status, log, Ending::Consumed).await {
+    match commit_finish(
+        inner,
+        ctx,
+        claimed,
+        thread,
+        status,
+        (log, cuts),
+        Ending::Consumed,
+    )
+    .await
+    {
         Ok(()) => ctx.emit_engine(finished),
         Err(error) => {
             if !matches!(error, CoreError::LeaseLost) {
@@ -128,9 +138,10 @@ pub(crate) async fn stop_run(
         if let Some(last) = thread.last_run.as_mut() {
             last.status = status;
         }
-        let mut log = ctx_log(ctx);
+        let (mut log, cuts) = ctx_log(ctx);
         log.push(event.clone());
-        let committed = commit_finish(inner, ctx, claimed, thread, status, log, ending).await;
+        let committed =
+            commit_finish(inner, ctx, claimed, thread, status, (log, cuts), ending).await;
         if let Err(commit_error) = committed {
             tracing::error!(error = %commit_error, "could not record the failed run");
             if !matches!(commit_error, CoreError::LeaseLost) {
@@ -234,8 +245,9 @@ async fn release_lease(inner: &Inner, ctx: &RunContext, claimed: &Claimed) {
     }
 }
 
-fn ctx_log(ctx: &RunContext) -> Vec<Event> {
-    compact(ctx.log().to_vec())
+/// The run's log as stored: compacted, with where its deltas were cut.
+fn ctx_log(ctx: &RunContext) -> (Vec<Event>, Vec<DeltaCuts>) {
+    compact_with_cuts(ctx.log().to_vec())
 }
 
 /// Largest run record copied into its resume record.
@@ -259,7 +271,7 @@ async fn commit_finish(
     claimed: &Claimed,
     mut thread: ThreadRecord,
     status: RunStatus,
-    mut events: Vec<Event>,
+    (mut events, cuts): (Vec<Event>, Vec<DeltaCuts>),
     ending: Ending,
 ) -> Result<(), CoreError> {
     let now = inner.runtime.now_ms();
@@ -281,6 +293,7 @@ async fn commit_finish(
         events,
         snapshot_pages,
         requested_by: Some(claimed.requested_by.clone()),
+        cuts,
     };
     let run_expiry = Some(now + inner.config.run_ttl_ms);
     let run_bytes = records::encode(&run);

@@ -172,13 +172,16 @@ pub(crate) fn strip_snapshot(events: &mut [Event], history: &[Message]) -> bool 
     stripped
 }
 
-/// Fills a stored run's referenced `MESSAGES_SNAPSHOT` back in for a replay.
+/// Makes a stored run's log replayable as it streamed: its merged deltas cut back into
+/// their fragments, its referenced `MESSAGES_SNAPSHOT` filled back in.
 pub(crate) async fn hydrate(
     inner: &Inner,
     partition: &str,
     run: &mut RunRecord,
     now: u64,
 ) -> Result<(), CoreError> {
+    let cuts = std::mem::take(&mut run.cuts);
+    run.events = super::compact::expand(std::mem::take(&mut run.events), &cuts);
     let Some(pages) = run.snapshot_pages else {
         return Ok(());
     };

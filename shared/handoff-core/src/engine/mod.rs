@@ -28,7 +28,7 @@ use crate::runtime::Runtime;
 use crate::schema::SchemaValidator;
 use crate::store::Store;
 
-pub use compact::compact;
+pub use compact::{compact, compact_with_cuts, expand};
 pub use stop::StopOutcome;
 
 /// Tunables. Defaults suit Lambda and Workers alike.

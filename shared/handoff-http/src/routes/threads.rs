@@ -9,7 +9,9 @@ use http::{Extensions, HeaderMap, StatusCode, Uri};
 
 use super::{a2ui_history, principal};
 use crate::AppState;
-use crate::body::{Encoding, sse_response};
+use agui_protocol::span::rejoin;
+
+use crate::body::{Encoding, sse_response_numbered};
 use crate::error::ApiError;
 
 pub(crate) async fn get_thread(
@@ -69,15 +71,35 @@ pub(crate) async fn replay_run(
     }
     let encoding = Encoding::negotiate(&headers, uri.query(), Encoding::AgUi);
     let history = a2ui_history(&app, &principal, encoding, &thread_id).await?;
-    let stream = Box::pin(futures::stream::iter(events));
-    Ok(sse_response(
-        stream,
+    // A reconnecting client names the last frame it got: it gets the join prelude and
+    // everything after (ids are positions in the run, the same on every replay).
+    let frames = rejoin(&events, last_event_id(&headers)?);
+    Ok(sse_response_numbered(
+        Box::pin(futures::stream::iter(frames)),
         encoding,
         app.engine.agent_name(),
         &history,
         app.engine.runtime().clone(),
         app.config.keep_alive_ms,
     ))
+}
+
+/// The `Last-Event-ID` header: the id of the last frame the client has (0 without one).
+fn last_event_id(headers: &HeaderMap) -> Result<u64, ApiError> {
+    let Some(value) = headers.get("last-event-id") else {
+        return Ok(0);
+    };
+    let value = value.to_str().unwrap_or_default().trim();
+    if value.is_empty() {
+        return Ok(0);
+    }
+    value.parse().map_err(|_| {
+        ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "INVALID_LAST_EVENT_ID",
+            "Last-Event-ID must be the id of a frame of this run (a non-negative integer)",
+        )
+    })
 }
 
 pub(crate) async fn health(State(app): State<AppState>) -> Response {
