@@ -15,6 +15,7 @@ import { buildResumeArray } from "@ag-ui/client";
 import { runOfficial } from "./lib/official.mjs";
 import {
   assertAbandonedRunCompletes,
+  assertReconnectFollowsALiveRun,
   assertReconnectRejoinsTheRun,
   assertStopEndsTheRun,
   assertKeepAlivesInQuietPeriods,
@@ -953,6 +954,14 @@ describe("reconnecting with Last-Event-ID", { timeout: TEST_TIMEOUT }, () => {
   test("a finished run rejoins at any frame, valid from its first frame for the official client", async () => {
     const server = await pool.start({ label: "rejoin" });
     await assertReconnectRejoinsTheRun(server, "A8201");
+  });
+
+  test("a client that dropped mid-run rejoins the live run through another process on the same store", async () => {
+    const dataDir = makeDataDir();
+    const env = { DEMO_TOKEN_DELAY_MS: "150" };
+    const a = await pool.start({ dataDir, label: "follow-runner", env });
+    const b = await pool.start({ dataDir, label: "follow-reader", env });
+    await assertReconnectFollowsALiveRun(a, "A8202", { reader: b });
   });
 });
 

@@ -8,7 +8,7 @@ import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { buildResumeArray } from "@ag-ui/client";
 import { assertBinaries, postJson, request, sseEvents, sseFrames, waitFor } from "./lib/devserver.mjs";
-import { assertAbandonedRunCompletes, assertReconnectRejoinsTheRun, assertStopEndsTheRun, assertCleanOfficialRun, assertKeepAlivesInQuietPeriods, assertNoPanics, assertOversizedBodiesRefusedCleanly, assertStreamsIncrementally, assertStrict, describeRun, ledger, officialRefundInterrupt, officialRun, rawRefundInterrupt, uid, userMessage } from "./lib/flows.mjs";
+import { assertAbandonedRunCompletes, assertReconnectFollowsALiveRun, assertReconnectRejoinsTheRun, assertStopEndsTheRun, assertCleanOfficialRun, assertKeepAlivesInQuietPeriods, assertNoPanics, assertOversizedBodiesRefusedCleanly, assertStreamsIncrementally, assertStrict, describeRun, ledger, officialRefundInterrupt, officialRun, rawRefundInterrupt, uid, userMessage } from "./lib/flows.mjs";
 import { makeStateDir, startWorker, stopAllWorkers } from "./lib/worker.mjs";
 
 const TIMEOUT = 300_000;
@@ -276,6 +276,10 @@ describe("Workers: A2UI, Superagent and streaming", { timeout: TIMEOUT }, () => 
 
   test("Last-Event-ID rejoins a finished run at any frame", async () => {
     await assertReconnectRejoinsTheRun(slow, "W4008");
+  });
+
+  test("a client that dropped mid-run rejoins the live run with Last-Event-ID", async () => {
+    await assertReconnectFollowsALiveRun(slow, "W4009");
   });
 
   test("POST /threads/{id}/runs/{runId}/stop ends the run cancelled and releases the thread", async () => {

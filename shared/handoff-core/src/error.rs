@@ -107,6 +107,10 @@ pub enum CoreError {
     /// in the tool results of calls the run could not complete.
     #[error("the run was stopped on request")]
     Stopped,
+    /// A followed run stopped without finishing: its instance went away and its lease
+    /// lapsed (or another run took the thread). In-stream only, for reconnecting readers.
+    #[error("the run stopped without finishing (its instance went away); rehydrate the thread")]
+    RunAbandoned,
     /// The agent raised an interrupt with the id of one its run answered; that would
     /// replay the answer forever. Interrupt ids must be fresh.
     #[error("interrupt {0} was raised again by the run that answered it")]
@@ -149,6 +153,7 @@ impl CoreError {
             CoreError::LeaseLost => "LEASE_LOST",
             CoreError::DeadlineExceeded => "DEADLINE_EXCEEDED",
             CoreError::Stopped => "RUN_STOPPED",
+            CoreError::RunAbandoned => "RUN_ABANDONED",
             CoreError::InterruptIdReused(_) => "INTERRUPT_ID_REUSED",
             CoreError::Agent(_) => "AGENT_ERROR",
             CoreError::AgentPanicked => "AGENT_PANICKED",
@@ -171,7 +176,8 @@ impl CoreError {
             | CoreError::ThreadChanged(_)
             | CoreError::ThreadBusy { .. }
             | CoreError::RunIdConflict(_)
-            | CoreError::Stopped => 409,
+            | CoreError::Stopped
+            | CoreError::RunAbandoned => 409,
             CoreError::InterruptExpired { .. } | CoreError::ResumePayloadInvalid { .. } => 422,
             CoreError::Store(StoreError::Unavailable(_))
             | CoreError::LeaseLost

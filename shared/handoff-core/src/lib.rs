@@ -17,7 +17,9 @@ pub use access::{Access, Authorizer, OwnerPolicy, Verdict};
 pub use agent::{Agent, AgentError, Finish, Readiness};
 pub use context::RunContext;
 pub use decision::Decision;
-pub use engine::{Engine, EngineConfig, RunOptions, RunStream, StopOutcome, ThreadView};
+pub use engine::{
+    Engine, EngineConfig, FrameStream, RunOptions, RunStream, StopOutcome, ThreadView,
+};
 pub use error::CoreError;
 pub use principal::{Owner, Principal};
 pub use runtime::{Clock, IdGen, Runtime, Sleep, Spawn};

@@ -7,6 +7,7 @@
 //! | `run#{runId}` | [`RunRecord`]: input hash, status, compacted event log | created at claim, finalized at finish |
 //! | `resume#{sha256}` | [`ResumeRecord`]: the run that applies this answer (and, once finished, a copy of its run record) | created with the claim it belongs to, completed at finish, deleted if the run errs |
 //! | `effect#{key}` | [`EffectRecord`]: started / done, fence, result | around the side effect |
+//! | `live#{runId}@{startedAtMs}#{n:06}` | [`LiveBatch`]: the events a running run emitted since its last batch | every `live_flush_ms` while the run runs (once each, must be absent); read by reconnecting clients until the run record is final |
 //! | `stop#{runId}` | [`StopRequest`]: who asked a running run to stop | by `POST …/stop`; read by the run's stop poll |
 
 use agui_protocol::{Event, Interrupt, Message, MessageId, RunId};
@@ -35,6 +36,15 @@ pub fn run_key(run_id: &str) -> String {
 /// Key of a resume record.
 pub fn resume_key(hash: &str) -> String {
     format!("resume#{hash}")
+}
+/// Prefix of a run attempt's live journal (a run id re-executed after a failed finish
+/// starts a new journal).
+pub fn live_prefix(run_id: &str, started_at_ms: u64) -> String {
+    format!("live#{run_id}@{started_at_ms}#")
+}
+/// Key of batch `n` of a run attempt's live journal.
+pub fn live_key(run_id: &str, started_at_ms: u64, n: u32) -> String {
+    format!("{}{n:06}", live_prefix(run_id, started_at_ms))
 }
 /// Key of a stop request.
 pub fn stop_key(run_id: &str) -> String {
@@ -282,6 +292,16 @@ pub struct EffectRecord {
     /// The recorded result.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result: Option<Value>,
+}
+
+/// Events a running run emitted, journaled for clients that reconnect mid-run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LiveBatch {
+    /// The id (1-based position in the run) of the first event.
+    pub first: u64,
+    /// The events, as streamed.
+    pub events: Vec<Event>,
 }
 
 /// A request to stop a running run, left where whichever instance runs it polls.

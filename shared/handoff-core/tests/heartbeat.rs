@@ -17,8 +17,9 @@ const LEASE: u64 = 10_000;
 fn short_lease() -> EngineConfig {
     EngineConfig {
         lease_ms: LEASE,
-        // Only the lease's timers here (stop polls have their own tests).
+        // Only the lease's timers here (stop polls and the journal have their own tests).
         stop_poll_ms: 0,
+        live_flush_ms: 0,
         ..EngineConfig::default()
     }
 }

@@ -14,6 +14,7 @@ use serde_json::json;
 use support::*;
 
 const STOP_POLL_MS: u64 = 1_000;
+const LIVE_FLUSH_MS: u64 = 250;
 
 const SECRET: &str = "postgres://admin:hunter2@10.0.0.7/ledger";
 
@@ -155,8 +156,11 @@ fn the_deadline_stops_the_agent_margin_early_closes_open_items_and_finishes_canc
 
         let mut events = until_blocked(&mut stream);
         // The engine armed exactly one timer, for the deadline minus the margin.
-        // The stop timer, beside the stop-request poll.
-        assert_eq!(h.sleep.requested(), vec![60_000 - margin, STOP_POLL_MS]);
+        // The stop timer, beside the stop-request poll and the live journal.
+        assert_eq!(
+            h.sleep.requested(),
+            vec![60_000 - margin, STOP_POLL_MS, LIVE_FLUSH_MS]
+        );
 
         h.sleep.fire();
         events.extend(stream.collect::<Vec<_>>().await);
@@ -257,8 +261,11 @@ fn a_custom_margin_is_honoured() {
             )
             .await;
         let mut events = until_blocked(&mut stream);
-        // The stop timer, beside the stop-request poll.
-        assert_eq!(h.sleep.requested(), vec![9_750, STOP_POLL_MS]);
+        // The stop timer, beside the stop-request poll and the live journal.
+        assert_eq!(
+            h.sleep.requested(),
+            vec![9_750, STOP_POLL_MS, LIVE_FLUSH_MS]
+        );
         h.sleep.fire();
         events.extend(stream.collect::<Vec<_>>().await);
         assert_valid_stream(&events, &input);
@@ -282,8 +289,11 @@ fn a_short_budget_caps_the_margin_at_a_fifth() {
             )
             .await;
         let mut events = until_blocked(&mut stream);
-        // The stop timer, beside the stop-request poll.
-        assert_eq!(h.sleep.requested(), vec![2_400, STOP_POLL_MS]);
+        // The stop timer, beside the stop-request poll and the live journal.
+        assert_eq!(
+            h.sleep.requested(),
+            vec![2_400, STOP_POLL_MS, LIVE_FLUSH_MS]
+        );
         h.sleep.fire();
         events.extend(stream.collect::<Vec<_>>().await);
         assert_valid_stream(&events, &input);

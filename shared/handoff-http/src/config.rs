@@ -41,8 +41,9 @@ impl Host {
         }
     }
 
-    /// The engine settings of `host`, overridden by `HANDOFF_LEASE_MS` and
-    /// `HANDOFF_STOP_POLL_MS` (0: stop requests reach only runs on the same instance).
+    /// The engine settings of `host`, overridden by `HANDOFF_LEASE_MS`,
+    /// `HANDOFF_STOP_POLL_MS` (0: stop requests reach only runs on the same instance) and
+    /// `HANDOFF_LIVE_FLUSH_MS` (0: no live journal; reconnects rejoin finished runs only).
     pub fn engine_config(self, lookup: impl Fn(&str) -> Option<String>) -> EngineConfig {
         let defaults = EngineConfig::default();
         EngineConfig {
@@ -53,6 +54,9 @@ impl Host {
             stop_poll_ms: lookup("HANDOFF_STOP_POLL_MS")
                 .and_then(|v| v.parse().ok())
                 .unwrap_or(defaults.stop_poll_ms),
+            live_flush_ms: lookup("HANDOFF_LIVE_FLUSH_MS")
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(defaults.live_flush_ms),
             ..defaults
         }
     }

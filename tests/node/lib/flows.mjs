@@ -236,6 +236,55 @@ export async function assertReconnectRejoinsTheRun(server, orderId) {
 }
 
 /**
+ * A client drops a slow refund run on `runner` mid-text and reconnects to `reader`
+ * (another instance on the same store) with `Last-Event-ID`: it is joined to the live
+ * run (prelude, the journal, then new frames as they come) up to the run's end; what it
+ * had plus what it got (by id) equals the run's recorded stream, and the rejoined stream
+ * alone is valid for the official client.
+ */
+export async function assertReconnectFollowsALiveRun(runner, orderId, { reader = runner } = {}) {
+  const threadId = uid("thread-follow");
+  const runId = uid("run");
+  const abort = new AbortController();
+  const res = await fetch(`${runner.url}/agent`, {
+    method: "POST",
+    headers: { "content-type": "application/json", accept: "text/event-stream" },
+    body: JSON.stringify({ threadId, runId, messages: [userMessage(`Refund order ${orderId}`)] }),
+    signal: abort.signal,
+  });
+  assert.equal(res.status, 200);
+  const body = res.body.getReader();
+  let text = "";
+  // Two words in, the connection drops (cut at a frame boundary, as a client keeps only whole frames).
+  while ((text.match(/TEXT_MESSAGE_CONTENT/g) ?? []).length < 2) {
+    const { value, done } = await body.read();
+    assert.ok(!done, "the stream ended before any text");
+    text += Buffer.from(value).toString("utf8");
+  }
+  abort.abort();
+  await body.cancel().catch(() => {});
+  const had = sseFrames(Buffer.from(text.slice(0, text.lastIndexOf("\n\n") + 2)));
+  assert.ok(!had.some((f) => f.data?.includes("RUN_FINISHED")), "the run ended before the client dropped");
+  const lastId = Number(had.at(-1).id);
+
+  const rejoined = await request(`${reader.url}/threads/${threadId}/runs/${runId}/events`, {
+    headers: { "last-event-id": String(lastId) },
+  });
+  assert.equal(rejoined.status, 200, rejoined.text);
+  const frames = sseFrames(rejoined.bytes).filter((f) => f.data !== undefined);
+  assert.match(frames.at(-1).data, /"type":"RUN_FINISHED"/, "the rejoined stream did not reach the run's end");
+  await assertStrict(rejoined.bytes, { threadId, runId }, "the stream rejoined mid-run");
+  const official = await runOfficial(rejoined.bytes, { threadId, runId });
+  assert.equal(official.accepted, true, describeRun(official));
+  assert.deepEqual(official.warnings, [], describeRun(official));
+
+  const whole = await request(`${reader.url}/threads/${threadId}/runs/${runId}/events`);
+  const pairs = (list) => list.map((f) => [f.id, f.data]);
+  const merged = [...had, ...frames.filter((f) => Number(f.id) > lastId)];
+  assert.deepEqual(pairs(merged), pairs(sseFrames(whole.bytes)), "dropped and rejoined is not the run's stream");
+}
+
+/**
  * `POST /threads/{id}/runs/{runId}/stop` sent to `stopper` (another instance on the
  * same store, or the same one) while a slow refund run streams from `server`: the
  * stream ends `RUN_FINISHED{outcome: cancelled}` (valid for the official client), the

@@ -22,6 +22,21 @@ use fence::{EffectLedger, Fence};
 use messages::MessageLog;
 use tracker::OpenItems;
 
+/// A run's event log, readable by the live-journal writer while the agent runs.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct SharedLog(Arc<std::sync::Mutex<Vec<Event>>>);
+
+impl SharedLog {
+    pub(crate) fn push(&self, event: Event) {
+        self.lock().push(event);
+    }
+    pub(crate) fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Event>> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
 /// Everything the engine hands an agent for one run.
 ///
 /// Emitting is synchronous (events are queued to the client in order); storage
@@ -41,7 +56,7 @@ pub struct RunContext {
     decisions: Vec<Decision>,
     sink: UnboundedSender<Event>,
     open: OpenItems,
-    log: Vec<Event>,
+    log: SharedLog,
     fatal: Option<CoreError>,
 }
 
@@ -85,7 +100,7 @@ impl RunContext {
             decisions: parts.decisions,
             sink: parts.sink,
             open: OpenItems::default(),
-            log: Vec::new(),
+            log: SharedLog::default(),
             fatal: None,
         }
     }
@@ -195,8 +210,14 @@ impl RunContext {
         }
     }
 
-    pub(crate) fn log(&self) -> &[Event] {
-        &self.log
+    /// Everything this run emitted, in order.
+    pub(crate) fn log(&self) -> std::sync::MutexGuard<'_, Vec<Event>> {
+        self.log.lock()
+    }
+
+    /// The log, shared with the engine's live-journal writer.
+    pub(crate) fn shared_log(&self) -> SharedLog {
+        self.log.clone()
     }
 
     pub(crate) fn take_fatal(&mut self) -> Option<CoreError> {

@@ -14,6 +14,7 @@ use super::claim::Claimed;
 use super::finish::{finish_run, stop_run};
 use super::history;
 use super::lease::{self, Stop};
+use super::live;
 use super::stop::{self, StopBoard};
 use super::{Inner, RunOptions, RunStream};
 use crate::agent::Finish;
@@ -92,10 +93,24 @@ async fn execute(inner: &Inner, ctx: &mut RunContext, options: RunOptions, claim
         &mut ticket,
     )
     .map(|()| Stop::Requested);
+    let journal = live::journal(
+        inner,
+        &partition,
+        &run_id,
+        claimed.started_at_ms,
+        ctx.shared_log(),
+    );
+    // The journal never ends; beside it, a stop request does.
+    let background = async {
+        match select(Box::pin(stop_requested), Box::pin(journal)).await {
+            Either::Left((stop, _)) => stop,
+            Either::Right(((), stop)) => stop.await,
+        }
+    };
     let agent = inner.agent.clone();
     let outcome = {
         let run = AssertUnwindSafe(agent.run(ctx)).catch_unwind();
-        let stop = select(&mut watcher, Box::pin(stop_requested));
+        let stop = select(&mut watcher, Box::pin(background));
         match select(run, stop).await {
             Either::Left((result, _)) => Ok(result),
             Either::Right((Either::Left((stop, _)) | Either::Right((stop, _)), _)) => Err(stop),

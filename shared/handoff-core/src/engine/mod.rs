@@ -7,6 +7,7 @@ mod finish;
 mod hash;
 mod history;
 mod lease;
+mod live;
 mod stop;
 mod validate;
 
@@ -29,6 +30,7 @@ use crate::schema::SchemaValidator;
 use crate::store::Store;
 
 pub use compact::{compact, compact_with_cuts, expand};
+pub use live::FrameStream;
 pub use stop::StopOutcome;
 
 /// Tunables. Defaults suit Lambda and Workers alike.
@@ -53,6 +55,10 @@ pub struct EngineConfig {
     /// How often a running run looks for a stop request sent to another instance
     /// (one small read each time; 0: only requests to this instance stop it).
     pub stop_poll_ms: u64,
+    /// How often a running run journals its new events for clients that reconnect on
+    /// another instance, and how often such a client polls (0: no journal; a client then
+    /// rejoins once the run has finished).
+    pub live_flush_ms: u64,
 }
 
 impl Default for EngineConfig {
@@ -67,6 +73,7 @@ impl Default for EngineConfig {
             history_ttl_ms: 365 * DAY,
             busy_retry_after_ms: 1_000,
             stop_poll_ms: 1_000,
+            live_flush_ms: 250,
         }
     }
 }
@@ -314,6 +321,53 @@ impl Engine {
         thread_id: &str,
         run_id: &str,
     ) -> Result<Option<(RunRecord, Vec<Event>)>, CoreError> {
+        let Some((partition, mut record)) = self.read_run(principal, thread_id, run_id).await?
+        else {
+            return Ok(None);
+        };
+        let now = self.inner.runtime.now_ms();
+        history::hydrate(&self.inner, &partition, &mut record, now).await?;
+        let events = record.events.clone();
+        Ok(Some((record, events)))
+    }
+
+    /// The frames of a run after the frame `last_id` (0: all), for a client that
+    /// (re)connects: the join prelude and what followed, then, while the run is still
+    /// running on whichever instance, its events as they are journaled, up to its
+    /// terminal event. `None` if the thread has no such run; access as for
+    /// [`Engine::run_events`].
+    pub async fn follow_run(
+        &self,
+        principal: &Principal,
+        thread_id: &str,
+        run_id: &str,
+        last_id: u64,
+    ) -> Result<Option<FrameStream>, CoreError> {
+        let Some((partition, mut record)) = self.read_run(principal, thread_id, run_id).await?
+        else {
+            return Ok(None);
+        };
+        if record.status.is_final() {
+            let now = self.inner.runtime.now_ms();
+            history::hydrate(&self.inner, &partition, &mut record, now).await?;
+        }
+        let run_id = agui_protocol::RunId::from(run_id.to_owned());
+        Ok(Some(live::follow(
+            self.inner.clone(),
+            partition,
+            run_id,
+            record,
+            last_id,
+        )))
+    }
+
+    /// A run's record as stored, if `principal` may read it.
+    async fn read_run(
+        &self,
+        principal: &Principal,
+        thread_id: &str,
+        run_id: &str,
+    ) -> Result<Option<(String, RunRecord)>, CoreError> {
         let partition = principal.partition(thread_id)?;
         let now = self.inner.runtime.now_ms();
         let store = &self.inner.store;
@@ -329,11 +383,6 @@ impl Engine {
             self.inner
                 .authorize(principal, Some(&thread), Access::Read)?;
         }
-        let Some(mut record) = run else {
-            return Ok(None);
-        };
-        history::hydrate(&self.inner, &partition, &mut record, now).await?;
-        let events = record.events.clone();
-        Ok(Some((record, events)))
+        Ok(run.map(|record| (partition, record)))
     }
 }

@@ -459,7 +459,7 @@ impl Harness {
 /// Polls `stream` without blocking until it is pending with nothing left to do
 /// (no wake-up arrived during the poll) or ended; returns what it yielded and
 /// whether it ended.
-pub fn drain_ready(stream: &mut RunStream) -> (Vec<Event>, bool) {
+pub fn drain_ready<S: futures::Stream + Unpin>(stream: &mut S) -> (Vec<S::Item>, bool) {
     struct Flag(AtomicBool);
     impl futures::task::ArcWake for Flag {
         fn wake_by_ref(arc_self: &Arc<Self>) {

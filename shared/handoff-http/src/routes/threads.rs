@@ -4,13 +4,10 @@ use axum::Json;
 use axum::extract::{Path, State};
 use axum::response::{IntoResponse, Response};
 use handoff_core::CoreError;
-use handoff_core::records::RunStatus;
 use http::{Extensions, HeaderMap, StatusCode, Uri};
 
 use super::{a2ui_history, principal};
 use crate::AppState;
-use agui_protocol::span::rejoin;
-
 use crate::body::{Encoding, sse_response_numbered};
 use crate::error::ApiError;
 
@@ -45,6 +42,9 @@ pub(crate) async fn get_thread(
     }
 }
 
+/// `GET /threads/{threadId}/runs/{runId}/events`: the run's frames, rejoined after the
+/// `Last-Event-ID` the client sends (0 without one). A finished run is answered from its
+/// record; a running one is followed on whichever instance runs it, to its end.
 pub(crate) async fn replay_run(
     State(app): State<AppState>,
     extensions: Extensions,
@@ -53,29 +53,18 @@ pub(crate) async fn replay_run(
     uri: Uri,
 ) -> Result<Response, ApiError> {
     let principal = principal(&extensions)?;
-    let Some((record, events)) = app
+    let last_id = last_event_id(&headers)?;
+    let Some(frames) = app
         .engine
-        .run_events(&principal, &thread_id, &run_id)
+        .follow_run(&principal, &thread_id, &run_id, last_id)
         .await?
     else {
         return Err(CoreError::RunNotFound.into());
     };
-    if record.status == RunStatus::Running {
-        let mut error = ApiError::new(
-            StatusCode::CONFLICT,
-            "RUN_IN_PROGRESS",
-            "the run has not finished; its log is written when it does",
-        );
-        error.retry_after_ms = Some(1_000);
-        return Err(error);
-    }
     let encoding = Encoding::negotiate(&headers, uri.query(), Encoding::AgUi);
     let history = a2ui_history(&app, &principal, encoding, &thread_id).await?;
-    // A reconnecting client names the last frame it got: it gets the join prelude and
-    // everything after (ids are positions in the run, the same on every replay).
-    let frames = rejoin(&events, last_event_id(&headers)?);
     Ok(sse_response_numbered(
-        Box::pin(futures::stream::iter(frames)),
+        frames,
         encoding,
         app.engine.agent_name(),
         &history,
