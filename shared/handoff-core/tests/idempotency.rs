@@ -243,6 +243,62 @@ async fn two_hundred_concurrent_identical_resumes_execute_the_effect_once() {
 }
 
 #[test]
+fn a_resume_reusing_the_interrupted_runs_id_is_a_new_run_and_its_retry_a_replay() {
+    block_on(async {
+        let probe = Probe::new();
+        let h = Harness::new(RefundAgent::new(probe.clone()));
+        let raised = interrupted(&h, "t").await;
+        // CopilotKit answers under the interrupted run's id.
+        let answer = resume_input("t", "r1", vec![approve(&raised[0])]);
+        let events = h.run(&answer).await;
+        assert_eq!(outcome(&events), &RunFinishedOutcome::success());
+        assert_eq!(probe.calls(), 1);
+        assert_eq!(h.thread("t").await.status, ThreadStatus::Idle);
+        let (record, _) = h.run_record("t", "r1").await.unwrap();
+        assert_eq!(
+            record.status,
+            RunStatus::Succeeded,
+            "the record is the resume's"
+        );
+
+        // A byte-identical retry is still a replay; nothing executes again.
+        let runs = probe.runs.load(Ordering::SeqCst);
+        let retried = h.run(&answer).await;
+        assert_eq!(shape(&retried), shape(&events));
+        assert_eq!(probe.calls(), 1);
+        assert_eq!(
+            probe.runs.load(Ordering::SeqCst),
+            runs,
+            "the agent ran again"
+        );
+
+        // Other reuses of the id are still conflicts: a new message, another answer.
+        for input in [
+            user_input("t", "r1", "something else"),
+            resume_input("t", "r1", vec![deny(&raised[0])]),
+        ] {
+            assert_eq!(h.reject(&input).await.code(), "RUN_ID_CONFLICT");
+        }
+    });
+}
+
+#[test]
+fn a_resume_may_reuse_only_the_id_of_the_run_that_raised_the_interrupts() {
+    block_on(async {
+        let h = Harness::new(RefundAgent::new(Probe::new()));
+        // r0 raised an interrupt that was answered; r1 raised the one pending now.
+        let first = interrupts(&h.run(&user_input("t", "r0", "refund order 6")).await);
+        h.run(&resume_input("t", "r0b", vec![approve(&first[0])]))
+            .await;
+        let raised = interrupts(&h.run(&user_input("t", "r1", "refund order 7")).await);
+        let err = h
+            .reject(&resume_input("t", "r0", vec![approve(&raised[0])]))
+            .await;
+        assert_eq!(err.code(), "RUN_ID_CONFLICT");
+    });
+}
+
+#[test]
 fn interleaved_identical_resumes_on_one_thread_execute_the_effect_once() {
     block_on(async {
         const N: usize = 200;

@@ -87,24 +87,38 @@ pub(crate) async fn claim(
         if let Some(item) = &items[1] {
             let run: RunRecord = records::decode(item)?;
             if run.input_hash != hash {
-                return Err(CoreError::RunIdConflict(input.run_id.to_string()));
-            }
-            may_replay(inner, principal, stored, &run)?;
-            if run.status.is_final() || !abandoned(stored, &input.run_id, now) {
-                return replay_or_busy(inner, partition, run, &input.run_id, &input.run_id, stored)
+                // A resume may reuse the id of the run whose interrupts it answers
+                // (CopilotKit does): a new run under that id, whose record replaces the
+                // interrupted run's. Anything else reusing an id is a client bug.
+                if !answers_run(stored, entries, &run, &input.run_id) {
+                    return Err(CoreError::RunIdConflict(input.run_id.to_string()));
+                }
+                run_condition = Condition::Version(item.version);
+            } else {
+                may_replay(inner, principal, stored, &run)?;
+                if run.status.is_final() || !abandoned(stored, &input.run_id, now) {
+                    return replay_or_busy(
+                        inner,
+                        partition,
+                        run,
+                        &input.run_id,
+                        &input.run_id,
+                        stored,
+                    )
                     .await;
+                }
+                // Re-executing it now would rewrite history after the thread moved on.
+                if stored
+                    .and_then(|t| t.last_run.as_ref())
+                    .is_some_and(|last| last.run_id != input.run_id)
+                {
+                    return Err(CoreError::ThreadChanged(format!(
+                        "run {} was abandoned and a newer run has since used the thread",
+                        input.run_id
+                    )));
+                }
+                run_condition = Condition::Version(item.version);
             }
-            // Re-executing it now would rewrite history after the thread moved on.
-            if stored
-                .and_then(|t| t.last_run.as_ref())
-                .is_some_and(|last| last.run_id != input.run_id)
-            {
-                return Err(CoreError::ThreadChanged(format!(
-                    "run {} was abandoned and a newer run has since used the thread",
-                    input.run_id
-                )));
-            }
-            run_condition = Condition::Version(item.version);
         }
         if let Some(item) = items.get(2).and_then(Option::as_ref) {
             let answer: ResumeRecord = records::decode(item)?;
@@ -338,6 +352,19 @@ fn busy(inner: &Inner, run_id: &RunId, lease_end: u64, now: u64) -> CoreError {
             .min(lease_end.saturating_sub(now))
             .max(1),
     }
+}
+
+/// Whether a resume (`entries`) under `run_id` answers the interrupts that the stored run
+/// of that id raised and the thread still waits on.
+fn answers_run(
+    thread: Option<&ThreadRecord>,
+    entries: &[agui_protocol::ResumeEntry],
+    run: &RunRecord,
+    run_id: &RunId,
+) -> bool {
+    !entries.is_empty()
+        && run.status == RunStatus::Interrupted
+        && thread.is_some_and(|t| t.pending.iter().any(|p| p.run_id == *run_id))
 }
 
 /// A finished run is replayed (under the requester's runId); a running one is busy.
