@@ -9,7 +9,7 @@ import { spawnSync } from "node:child_process";
 import path from "node:path";
 import { BIN_DIR, assertBinaries, postJson, request, sseEvents } from "./lib/devserver.mjs";
 import { startFaultProxy } from "./lib/faultproxy.mjs";
-import { assertCleanOfficialRun, assertStreamsIncrementally, assertStrict, ledger, officialRefundInterrupt, officialRun, uid, userMessage } from "./lib/flows.mjs";
+import { assertCleanOfficialRun, assertReconnectFollowsALiveRun, assertReconnectRejoinsTheRun, assertStopEndsTheRun, assertStreamsIncrementally, assertStrict, ledger, officialRefundInterrupt, officialRun, uid, userMessage } from "./lib/flows.mjs";
 import { startLambda, startMoto, stopAll } from "./lib/lambda.mjs";
 
 const TIMEOUT = 900_000;
@@ -88,6 +88,14 @@ describe("AWS Lambda (cargo lambda watch + moto_server)", { timeout: TIMEOUT }, 
     assert.equal(res.status, 200, res.text);
     await assertStrict(res.bytes, { threadId, runId });
     await allowed.kill();
+  });
+
+  test("frames carry ids: a client rejoins a finished or a live run with Last-Event-ID; a stop ends a run cancelled", { timeout: TIMEOUT }, async () => {
+    const lambda = await startLambda({ moto, table, label: "lambda-rejoin", env: { DEMO_TOKEN_DELAY_MS: String(TOKEN_DELAY_MS) } });
+    await assertReconnectRejoinsTheRun(lambda, "L3010");
+    await assertReconnectFollowsALiveRun(lambda, "L3011");
+    await assertStopEndsTheRun(lambda, "L3012");
+    await lambda.kill();
   });
 
   test("SSE arrives incrementally through the function URL (not buffered)", { timeout: TIMEOUT }, async () => {
