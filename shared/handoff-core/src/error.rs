@@ -115,6 +115,17 @@ pub enum CoreError {
     /// replay the answer forever. Interrupt ids must be fresh.
     #[error("interrupt {0} was raised again by the run that answered it")]
     InterruptIdReused(String),
+    /// The agent (or a library it calls, like a model provider) failed for a reason it
+    /// names with a stable code and a message safe to show (see `RunContext::fail`).
+    #[error("{message}")]
+    Reported {
+        /// Stable SCREAMING_SNAKE code, e.g. `MODEL_RATE_LIMITED`.
+        code: &'static str,
+        /// Safe to show a client.
+        message: String,
+        /// Whether the same request may succeed later.
+        retryable: bool,
+    },
     /// The agent returned an error. The detail is logged, not sent.
     #[error("the agent failed")]
     Agent(String),
@@ -155,6 +166,7 @@ impl CoreError {
             CoreError::Stopped => "RUN_STOPPED",
             CoreError::RunAbandoned => "RUN_ABANDONED",
             CoreError::InterruptIdReused(_) => "INTERRUPT_ID_REUSED",
+            CoreError::Reported { code, .. } => code,
             CoreError::Agent(_) => "AGENT_ERROR",
             CoreError::AgentPanicked => "AGENT_PANICKED",
             CoreError::StatePatch(_) => "STATE_PATCH_FAILED",
@@ -181,7 +193,11 @@ impl CoreError {
             CoreError::InterruptExpired { .. } | CoreError::ResumePayloadInvalid { .. } => 422,
             CoreError::Store(StoreError::Unavailable(_))
             | CoreError::LeaseLost
-            | CoreError::DeadlineExceeded => 503,
+            | CoreError::DeadlineExceeded
+            | CoreError::Reported {
+                retryable: true, ..
+            } => 503,
+            CoreError::Reported { .. } => 502,
             CoreError::Agent(_)
             | CoreError::SchemaValidationUnavailable
             | CoreError::InterruptIdReused(_)
@@ -200,6 +216,10 @@ impl CoreError {
                 | CoreError::LeaseLost
                 | CoreError::DeadlineExceeded
                 | CoreError::Store(StoreError::Unavailable(_))
+                | CoreError::Reported {
+                    retryable: true,
+                    ..
+                }
         )
     }
 

@@ -220,6 +220,31 @@ impl RunContext {
         self.log.clone()
     }
 
+    /// Fails the run with a stable `code` and a `message` safe to show the client (the
+    /// run ends `RUN_ERROR{code, message}`); `detail` is logged only. Return the result
+    /// from [`crate::Agent::run`]:
+    ///
+    /// ```
+    /// # use handoff_core::{AgentError, Finish, RunContext};
+    /// # fn f(ctx: &mut RunContext) -> Result<Finish, AgentError> {
+    /// Err(ctx.fail_with("MODEL_RATE_LIMITED", "the model is busy; retry shortly", true, "429 from the provider"))
+    /// # }
+    /// ```
+    pub fn fail_with(
+        &mut self,
+        code: &'static str,
+        message: impl Into<String>,
+        retryable: bool,
+        detail: impl std::fmt::Display,
+    ) -> crate::AgentError {
+        self.fatal.get_or_insert(CoreError::Reported {
+            code,
+            message: message.into(),
+            retryable,
+        });
+        crate::AgentError(format!("{code}: {detail}"))
+    }
+
     pub(crate) fn take_fatal(&mut self) -> Option<CoreError> {
         self.fatal.take()
     }

@@ -1,0 +1,42 @@
+//! Model providers for Handoff agents, without I/O.
+//!
+//! A model answers a turn as a stream of server-sent events in its provider's dialect.
+//! This crate turns both dialects into one vocabulary and that into AG-UI:
+//!
+//! - [`openai`]: OpenAI-compatible Chat Completions with `stream: true` (OpenAI, Azure
+//!   OpenAI, Groq, vLLM, Ollama, LM Studio, Workers AI): the request body and a
+//!   [`openai::ChunkParser`] for `data:` chunks (text, index-keyed tool call fragments,
+//!   reasoning, `finish_reason`, usage, error frames).
+//! - [`anthropic`]: Anthropic Messages streaming: the request body and an
+//!   [`anthropic::EventParser`] (`message_start`, `content_block_*` with text, input JSON
+//!   and thinking deltas, `message_delta`, `ping`, `error`).
+//! - [`ModelDelta`]: what both parsers produce.
+//! - [`TurnEmitter`]: streams deltas into a run as they arrive (`TEXT_MESSAGE_*`,
+//!   `TOOL_CALL_*` with arguments forwarded as they come, `REASONING_*`) and returns the
+//!   assembled turn.
+//! - [`ModelError`]: provider and HTTP failures with the stable codes a run ends with
+//!   (`MODEL_RATE_LIMITED`, `MODEL_UNAVAILABLE`, `MODEL_ERROR`); the provider's own text
+//!   is logged, never sent to the client.
+//!
+//! ```
+//! use handoff_llm::{ModelDelta, openai::ChunkParser};
+//!
+//! let mut parser = ChunkParser::default();
+//! let deltas = parser
+//!     .parse(r#"{"choices":[{"index":0,"delta":{"content":"Hel"}}]}"#)
+//!     .unwrap();
+//! assert_eq!(deltas, vec![ModelDelta::Text("Hel".into())]);
+//! assert!(parser.parse("[DONE]").unwrap().is_empty());
+//! ```
+
+pub mod anthropic;
+mod delta;
+mod emit;
+mod error;
+pub mod openai;
+pub mod sse;
+
+pub use delta::{FinishReason, ModelDelta, Usage};
+pub use emit::{ModelToolCall, ModelTurn, TurnEmitter};
+pub use error::ModelError;
+pub use sse::ProviderStream;
