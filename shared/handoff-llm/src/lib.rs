@@ -29,13 +29,17 @@
 //! assert!(parser.parse("[DONE]").unwrap().is_empty());
 //! ```
 
+mod agent;
 pub mod anthropic;
+mod client;
 mod delta;
 mod emit;
 mod error;
 pub mod openai;
 pub mod sse;
 
+pub use agent::{BackendTool, LlmAgent, approval_schema};
+pub use client::{ByteStream, ModelClient, ModelRequest, Provider};
 pub use delta::{FinishReason, ModelDelta, Usage};
 pub use emit::{ModelToolCall, ModelTurn, TurnEmitter};
 pub use error::ModelError;

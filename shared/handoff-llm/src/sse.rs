@@ -18,6 +18,12 @@ pub struct ProviderStream<P> {
     parser: P,
 }
 
+impl<P: FrameParser + ?Sized> FrameParser for Box<P> {
+    fn frame(&mut self, event: Option<&str>, data: &str) -> Parsed {
+        (**self).frame(event, data)
+    }
+}
+
 impl<P: FrameParser> ProviderStream<P> {
     /// A stream read with `parser`.
     pub fn new(parser: P) -> Self {

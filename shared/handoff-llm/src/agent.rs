@@ -1,0 +1,256 @@
+//! The model ↔ tool loop as an [`Agent`].
+//!
+//! Each step sends the thread's stored history (not the client's copy: a resumed run on
+//! another instance continues the same conversation) and the tools to the model, streams
+//! its turn into the run, then acts on its tool calls:
+//! - a **backend tool** runs through `ctx.effect` (once across retries and instances),
+//!   its result goes out as `TOOL_CALL_RESULT` and back to the model;
+//! - an **approval-required** backend tool becomes an interrupt (`reason: "tool_call"`,
+//!   its `toolCallId`, a `responseSchema` for approve / deny / edited arguments); the
+//!   resume runs it once (or not), then the loop goes on;
+//! - a **frontend tool** (from `RunAgentInput.tools`) ends the run with
+//!   `pendingToolCallIds`; the client's next run carries its result.
+//!
+//! A step limit ends a runaway loop `cancelled`.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use agui_protocol::{Interrupt, Message, Tool, ToolCallId};
+use async_trait::async_trait;
+use futures::StreamExt;
+use futures::future::BoxFuture;
+use handoff_core::{Agent, AgentError, Finish, RunContext};
+use serde_json::{Value, json};
+
+use crate::client::{ModelClient, ModelRequest, Provider};
+use crate::emit::{ModelTurn, TurnEmitter};
+use crate::sse::ProviderStream;
+
+type Handler =
+    Arc<dyn Fn(Value, String) -> BoxFuture<'static, Result<Value, String>> + Send + Sync>;
+
+/// A tool the agent executes itself.
+#[derive(Clone)]
+pub struct BackendTool {
+    spec: Tool,
+    needs_approval: bool,
+    handler: Handler,
+}
+
+impl BackendTool {
+    /// A tool named `name` whose arguments follow the JSON Schema `parameters`;
+    /// `handler` gets the arguments and the idempotency key to hand downstream.
+    pub fn new<F, Fut>(name: &str, description: &str, parameters: Value, handler: F) -> Self
+    where
+        F: Fn(Value, String) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Value, String>> + Send + 'static,
+    {
+        let spec = serde_json::from_value(json!({
+            "name": name, "description": description, "parameters": parameters,
+        }))
+        .expect("a tool spec always deserializes");
+        BackendTool {
+            spec,
+            needs_approval: false,
+            handler: Arc::new(move |args, key| Box::pin(handler(args, key))),
+        }
+    }
+
+    /// Each call waits for a human's approval (an interrupt) before it runs.
+    #[must_use]
+    pub fn requiring_approval(mut self) -> Self {
+        self.needs_approval = true;
+        self
+    }
+}
+
+/// What an approval answer may carry.
+pub fn approval_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "approved": { "type": "boolean" },
+            "editedArgs": { "type": "object" }
+        },
+        "required": ["approved"]
+    })
+}
+
+/// An agent that is a model with tools.
+pub struct LlmAgent {
+    name: String,
+    provider: Provider,
+    client: Arc<dyn ModelClient>,
+    system: Option<String>,
+    tools: Vec<BackendTool>,
+    max_steps: usize,
+}
+
+impl LlmAgent {
+    /// `name` served by `provider` through the host's `client`.
+    pub fn new(name: &str, provider: Provider, client: Arc<dyn ModelClient>) -> Self {
+        LlmAgent {
+            name: name.to_owned(),
+            provider,
+            client,
+            system: None,
+            tools: Vec::new(),
+            max_steps: 8,
+        }
+    }
+    /// The system prompt.
+    #[must_use]
+    pub fn system(mut self, prompt: &str) -> Self {
+        self.system = Some(prompt.to_owned());
+        self
+    }
+    /// A backend tool.
+    #[must_use]
+    pub fn tool(mut self, tool: BackendTool) -> Self {
+        self.tools.push(tool);
+        self
+    }
+    /// Model turns per run before the run ends `cancelled` (default 8).
+    #[must_use]
+    pub fn max_steps(mut self, steps: usize) -> Self {
+        self.max_steps = steps.max(1);
+        self
+    }
+
+    async fn turn(
+        &self,
+        ctx: &mut RunContext,
+        request: ModelRequest,
+    ) -> Result<ModelTurn, AgentError> {
+        let mut body = match self.client.stream(request).await {
+            Ok(body) => body,
+            Err(error) => return Err(error.fail_run(ctx)),
+        };
+        let mut stream = ProviderStream::new(self.provider.parser());
+        let mut emitter = TurnEmitter::new();
+        while let Some(chunk) = body.next().await {
+            let deltas = chunk.and_then(|bytes| stream.feed(&bytes));
+            let applied = deltas
+                .and_then(|deltas| deltas.into_iter().try_for_each(|d| emitter.apply(ctx, d)));
+            if let Err(error) = applied {
+                emitter.finish(ctx);
+                return Err(error.fail_run(ctx));
+            }
+        }
+        Ok(emitter.finish(ctx))
+    }
+
+    async fn execute(
+        &self,
+        ctx: &mut RunContext,
+        call: &ToolCallId,
+        tool: &BackendTool,
+        args: Value,
+    ) -> Result<Value, AgentError> {
+        let handler = tool.handler.clone();
+        let key = format!("tool-{call}");
+        ctx.effect(&key, move |idempotency_key| handler(args, idempotency_key))
+            .await
+    }
+
+    /// Acts on the answers to approval interrupts this run resumes.
+    async fn apply_answers(&self, ctx: &mut RunContext) -> Result<(), AgentError> {
+        for decision in ctx.decisions().to_vec() {
+            let Some(call) = decision.tool_call_id().cloned() else {
+                continue;
+            };
+            let Some((name, arguments)) = find_call(ctx.messages(), &call) else {
+                continue;
+            };
+            let tool = self.tools.iter().find(|t| t.spec.name == name);
+            let content = match tool {
+                _ if decision.is_cancelled() => json!({ "status": "cancelled" }),
+                _ if !decision.approved() => {
+                    json!({ "status": "denied", "message": "the user declined this call" })
+                }
+                None => json!({ "error": format!("unknown tool {name}") }),
+                Some(tool) => {
+                    let args = match decision.edited_args() {
+                        Some(edited) => edited.clone(),
+                        None => serde_json::from_str(&arguments).unwrap_or(Value::Null),
+                    };
+                    self.execute(ctx, &call, tool, args).await?
+                }
+            };
+            ctx.tool_result(&call, content.to_string());
+        }
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl Agent for LlmAgent {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    async fn run(&self, ctx: &mut RunContext) -> Result<Finish, AgentError> {
+        self.apply_answers(ctx).await?;
+        let frontend: Vec<Tool> = ctx.input().tool_list().to_vec();
+        let mut specs: Vec<Tool> = self.tools.iter().map(|t| t.spec.clone()).collect();
+        specs.extend(frontend.iter().cloned());
+        let mut usage = crate::Usage::default();
+        for _ in 0..self.max_steps {
+            let request =
+                self.provider
+                    .request(self.system.as_deref(), ctx.messages(), &specs, None);
+            let turn = self.turn(ctx, request).await?;
+            usage.add(turn.usage);
+            let mut interrupts = Vec::new();
+            let mut client_calls = false;
+            for call in &turn.tool_calls {
+                match self.tools.iter().find(|t| t.spec.name == call.name) {
+                    Some(tool) if tool.needs_approval => interrupts.push(
+                        Interrupt::new(format!("int-{}", call.id), "tool_call")
+                            .with_message(format!("Allow {} with {}?", call.name, call.arguments))
+                            .with_tool_call(call.id.clone())
+                            .with_response_schema(approval_schema()),
+                    ),
+                    Some(tool) => {
+                        let result = match serde_json::from_str::<Value>(&call.arguments) {
+                            Ok(args) => self.execute(ctx, &call.id, tool, args).await?,
+                            // The model gets to fix its own malformed arguments.
+                            Err(e) => json!({ "error": format!("arguments are not JSON: {e}") }),
+                        };
+                        ctx.tool_result(&call.id, result.to_string());
+                    }
+                    None if frontend.iter().any(|t| t.name == call.name) => client_calls = true,
+                    None => {
+                        let error = json!({ "error": format!("unknown tool {}", call.name) });
+                        ctx.tool_result(&call.id, error.to_string());
+                    }
+                }
+            }
+            let done = turn.tool_calls.is_empty() || client_calls || !interrupts.is_empty();
+            if done {
+                ctx.custom("handoff:usage", json!({ "inputTokens": usage.input_tokens, "outputTokens": usage.output_tokens }));
+                return Ok(if interrupts.is_empty() {
+                    Finish::done()
+                } else {
+                    Finish::Interrupt(interrupts)
+                });
+            }
+        }
+        tracing::warn!(agent = %self.name, steps = self.max_steps, "step limit reached; cancelling the run");
+        Ok(Finish::Cancelled)
+    }
+}
+
+/// The name and arguments of tool call `id` in the history.
+fn find_call(messages: &[Message], id: &ToolCallId) -> Option<(String, String)> {
+    messages.iter().rev().find_map(|m| match m {
+        Message::Assistant(a) => a
+            .tool_calls
+            .iter()
+            .flatten()
+            .find(|c| c.id == *id)
+            .map(|c| (c.function.name.clone(), c.function.arguments.clone())),
+        _ => None,
+    })
+}

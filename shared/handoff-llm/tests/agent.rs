@@ -1,0 +1,267 @@
+//! The tool loop over a scripted OpenAI-compatible model (no model runs offline): a
+//! backend tool runs once, an approval-required one becomes an interrupt whose resume
+//! runs it once, a frontend tool ends the run pending, a runaway loop ends cancelled.
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use agui_protocol::verify::{VerifyOptions, verify_events};
+use agui_protocol::{Event, RunAgentInput, RunFinishedOutcome};
+use async_trait::async_trait;
+use futures::StreamExt;
+use futures::executor::block_on;
+use handoff_core::runtime::{ManualClock, NeverSleep, Runtime, SequentialIds};
+use handoff_core::store::memory::MemoryStore;
+use handoff_core::{Engine, RunOptions};
+use handoff_llm::{
+    BackendTool, ByteStream, LlmAgent, ModelClient, ModelError, ModelRequest, Provider,
+};
+use serde_json::{Value, json};
+
+/// Answers each request with the next scripted turn and keeps the requests.
+#[derive(Default)]
+struct Scripted {
+    turns: Mutex<VecDeque<String>>,
+    requests: Mutex<Vec<ModelRequest>>,
+}
+
+#[async_trait]
+impl ModelClient for Scripted {
+    async fn stream(&self, request: ModelRequest) -> Result<ByteStream, ModelError> {
+        self.requests.lock().unwrap().push(request);
+        let body = self
+            .turns
+            .lock()
+            .unwrap()
+            .pop_front()
+            .unwrap_or_else(|| text_turn("(no more script)"));
+        // Delivered in small pieces, as a network would.
+        let pieces: Vec<Result<Vec<u8>, ModelError>> =
+            body.as_bytes().chunks(9).map(|c| Ok(c.to_vec())).collect();
+        Ok(Box::pin(futures::stream::iter(pieces)))
+    }
+}
+
+fn chunk(delta: Value, finish: Option<&str>) -> String {
+    let chunk = json!({ "choices": [{ "index": 0, "delta": delta, "finish_reason": finish }] });
+    format!("data: {chunk}\n\n")
+}
+
+fn text_turn(text: &str) -> String {
+    chunk(json!({ "content": text }), None) + &chunk(json!({}), Some("stop")) + "data: [DONE]\n\n"
+}
+
+fn call_turn(name: &str, args: &str) -> String {
+    let (head, tail) = args.split_at(args.len() / 2);
+    chunk(
+        json!({ "tool_calls": [{ "index": 0, "id": "call_1", "function": { "name": name, "arguments": head } }] }),
+        None,
+    ) + &chunk(
+        json!({ "tool_calls": [{ "index": 0, "function": { "arguments": tail } }] }),
+        None,
+    ) + &chunk(json!({}), Some("tool_calls"))
+        + "data: [DONE]\n\n"
+}
+
+struct Setup {
+    engine: Engine,
+    model: Arc<Scripted>,
+    refunds: Arc<AtomicUsize>,
+}
+
+fn setup(turns: Vec<String>, max_steps: usize) -> Setup {
+    let model = Arc::new(Scripted::default());
+    model.turns.lock().unwrap().extend(turns);
+    let refunds = Arc::new(AtomicUsize::new(0));
+    let counter = refunds.clone();
+    let provider = Provider::OpenAi {
+        base_url: "http://127.0.0.1:11434/v1".into(),
+        api_key: "sk-test".into(),
+        model: "test".into(),
+    };
+    let agent =
+        LlmAgent::new("refunds", provider, model.clone())
+            .system("You handle refunds.")
+            .max_steps(max_steps)
+            .tool(BackendTool::new(
+                "get_order",
+                "Look an order up",
+                json!({ "type": "object" }),
+                |args, _key| async move {
+                    Ok(json!({ "orderId": args["orderId"], "amountCents": 4000 }))
+                },
+            ))
+            .tool(
+                BackendTool::new(
+                    "refund_order",
+                    "Refund an order",
+                    json!({ "type": "object" }),
+                    move |args, key| {
+                        let counter = counter.clone();
+                        async move {
+                            counter.fetch_add(1, Ordering::SeqCst);
+                            Ok(json!({ "refunded": args["amountCents"], "idempotencyKey": key }))
+                        }
+                    },
+                )
+                .requiring_approval(),
+            );
+    let runtime = Runtime::new(
+        ManualClock::new(1_764_421_200_000),
+        SequentialIds::new("t"),
+        NeverSleep,
+    );
+    let engine = Engine::new(agent, Arc::new(MemoryStore::new()), runtime);
+    Setup {
+        engine,
+        model,
+        refunds,
+    }
+}
+
+fn input(value: Value) -> RunAgentInput {
+    serde_json::from_value(value).unwrap()
+}
+
+fn run(engine: &Engine, input: &RunAgentInput) -> Vec<Event> {
+    let events = block_on(async {
+        let stream = engine
+            .start(input.clone(), RunOptions::default())
+            .await
+            .expect("accepted");
+        stream.collect::<Vec<_>>().await
+    });
+    verify_events(&events, VerifyOptions::strict().with_input(input.clone()))
+        .expect("valid stream");
+    events
+}
+
+fn outcome(events: &[Event]) -> RunFinishedOutcome {
+    match events.last() {
+        Some(Event::RunFinished(f)) => f.outcome.clone().unwrap(),
+        other => panic!("no RUN_FINISHED: {other:?}"),
+    }
+}
+
+#[test]
+fn a_backend_tool_runs_an_approval_interrupts_and_the_resume_refunds_once() {
+    let s = setup(
+        vec![
+            call_turn("get_order", r#"{"orderId":"A1024"}"#),
+            call_turn("refund_order", r#"{"orderId":"A1024","amountCents":4000}"#),
+            text_turn("Refunded 40.00."),
+        ],
+        8,
+    );
+    let first = input(json!({ "threadId": "t1", "runId": "r1",
+        "messages": [{ "id": "m1", "role": "user", "content": "Refund order A1024" }] }));
+    let events = run(&s.engine, &first);
+    let RunFinishedOutcome::Interrupt { interrupts, .. } = outcome(&events) else {
+        panic!("expected an interrupt");
+    };
+    assert_eq!(interrupts[0].reason, "tool_call");
+    assert!(interrupts[0].response_schema.is_some());
+    assert_eq!(
+        s.refunds.load(Ordering::SeqCst),
+        0,
+        "refunded before approval"
+    );
+
+    // The second model request carried the stored history: the call and its result.
+    let requests = s.model.requests.lock().unwrap().clone();
+    let messages = requests[1].body["messages"].as_array().unwrap().clone();
+    let roles: Vec<&str> = messages
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles, ["system", "user", "assistant", "tool"]);
+    assert!(messages[3]["content"].as_str().unwrap().contains("4000"));
+    assert!(
+        !format!("{:?}", requests[0]).contains("sk-test"),
+        "the key leaked into Debug"
+    );
+
+    let answer = json!({ "threadId": "t1", "runId": "r2", "messages": [],
+        "resume": [{ "interruptId": interrupts[0].id, "status": "resolved", "payload": { "approved": true } }] });
+    let events = run(&s.engine, &input(answer.clone()));
+    assert_eq!(outcome(&events), RunFinishedOutcome::success());
+    assert_eq!(s.refunds.load(Ordering::SeqCst), 1);
+    // A replayed answer executes nothing again.
+    let mut again = answer;
+    again["runId"] = json!("r3");
+    run(&s.engine, &input(again));
+    assert_eq!(s.refunds.load(Ordering::SeqCst), 1);
+}
+
+#[test]
+fn a_denied_call_is_not_executed_and_the_model_hears_so() {
+    let s = setup(
+        vec![
+            call_turn("refund_order", r#"{"amountCents":1}"#),
+            text_turn("Understood."),
+        ],
+        8,
+    );
+    let first = input(json!({ "threadId": "t1", "runId": "r1",
+        "messages": [{ "id": "m1", "role": "user", "content": "Refund it" }] }));
+    let RunFinishedOutcome::Interrupt { interrupts, .. } = outcome(&run(&s.engine, &first)) else {
+        panic!("expected an interrupt");
+    };
+    let deny = input(json!({ "threadId": "t1", "runId": "r2", "messages": [],
+        "resume": [{ "interruptId": interrupts[0].id, "status": "resolved", "payload": { "approved": false } }] }));
+    assert_eq!(
+        outcome(&run(&s.engine, &deny)),
+        RunFinishedOutcome::success()
+    );
+    assert_eq!(s.refunds.load(Ordering::SeqCst), 0);
+    let last = s
+        .model
+        .requests
+        .lock()
+        .unwrap()
+        .last()
+        .unwrap()
+        .body
+        .clone();
+    let tool = last["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "tool")
+        .unwrap()
+        .clone();
+    assert!(tool["content"].as_str().unwrap().contains("denied"));
+}
+
+#[test]
+fn a_frontend_tool_call_ends_the_run_pending_on_the_client() {
+    let s = setup(vec![call_turn("show_receipt", r#"{"id":1}"#)], 8);
+    let first = input(json!({ "threadId": "t1", "runId": "r1",
+        "messages": [{ "id": "m1", "role": "user", "content": "Show me" }],
+        "tools": [{ "name": "show_receipt", "description": "Shows a receipt", "parameters": { "type": "object" } }] }));
+    match outcome(&run(&s.engine, &first)) {
+        RunFinishedOutcome::Success {
+            pending_tool_call_ids,
+        } => {
+            assert_eq!(pending_tool_call_ids.map(|p| p.len()), Some(1))
+        }
+        other => panic!("expected success with a pending call, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_runaway_loop_stops_at_the_step_limit_cancelled() {
+    let turns = (0..5)
+        .map(|_| call_turn("get_order", r#"{"orderId":"A1"}"#))
+        .collect();
+    let s = setup(turns, 3);
+    let first = input(json!({ "threadId": "t1", "runId": "r1",
+        "messages": [{ "id": "m1", "role": "user", "content": "Loop" }] }));
+    assert_eq!(
+        outcome(&run(&s.engine, &first)),
+        RunFinishedOutcome::Cancelled
+    );
+    assert_eq!(s.model.requests.lock().unwrap().len(), 3);
+}
