@@ -208,11 +208,11 @@ describe("Workers: bad input is a 4xx before any stream", { timeout: TIMEOUT }, 
       resume: [{ interruptId: "int-unknown", status: "resolved", payload: { approved: true } }],
     });
     assert.ok([400, 409].includes(stranger.status), stranger.text);
+    // A resume may reuse the interrupted run's id (CopilotKit does); a new message may not.
     const reused = await postJson(`${worker.url}/agent`, {
       threadId: first.threadId,
       runId: first.runId,
-      messages: [],
-      resume: [{ interruptId: first.interrupt.id, status: "resolved", payload: { approved: true } }],
+      messages: [userMessage("something else")],
     });
     assertApiError(reused, 409, "RUN_ID_CONFLICT", "a reused runId");
     const view = await request(`${worker.url}/threads/${first.threadId}`);

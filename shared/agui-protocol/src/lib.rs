@@ -10,6 +10,7 @@ pub mod interrupt;
 pub mod lenient;
 pub mod message;
 pub mod patch;
+pub mod proto;
 pub mod span;
 pub mod sse;
 pub mod verify;

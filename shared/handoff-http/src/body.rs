@@ -1,11 +1,12 @@
 //! Turning an event stream into a streamed HTTP body: AG-UI SSE, A2UI or
-//! legacy framing, with keep-alive comments during quiet periods.
+//! legacy framing, with keep-alive comments during quiet periods; or AG-UI
+//! protobuf, length-prefixed and without keep-alives (it has no comments).
 
 use std::convert::Infallible;
 
 use agui_protocol::a2ui::A2uiEncoder;
-use agui_protocol::sse;
 use agui_protocol::{Event, Message, a2ui};
+use agui_protocol::{proto, sse};
 use axum::body::Body;
 use axum::response::Response;
 use bytes::Bytes;
@@ -24,24 +25,49 @@ pub enum Encoding {
     A2ui,
     /// Superagent legacy mode (raw text tokens, `[DONE]`).
     Legacy,
+    /// AG-UI protobuf messages, each after a 4-byte big-endian length.
+    Proto,
 }
 
 impl Encoding {
-    /// A2UI when the request asks for it (`X-A2UI: true` or `?a2ui=true`), else `default`.
+    /// A2UI when the request asks for it (`X-A2UI: true` or `?a2ui=true`); else,
+    /// where `default` is AG-UI, protobuf when `Accept` names its media type; else `default`.
     pub fn negotiate(headers: &HeaderMap, query: Option<&str>, default: Encoding) -> Encoding {
         let header = headers.get(a2ui::HEADER).and_then(|v| v.to_str().ok());
         if a2ui::requested(header, query) {
             Encoding::A2ui
+        } else if default == Encoding::AgUi && accepts_proto(headers) {
+            Encoding::Proto
         } else {
             default
         }
     }
+
+    /// Whether frames name tools of earlier runs, so the route must load the
+    /// thread's history (A2UI and legacy do; AG-UI in either encoding never).
+    pub fn needs_history(self) -> bool {
+        matches!(self, Encoding::A2ui | Encoding::Legacy)
+    }
+}
+
+/// Any `Accept` value lists the protobuf media type (parameters and case aside).
+fn accepts_proto(headers: &HeaderMap) -> bool {
+    headers
+        .get_all(http::header::ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|range| {
+            let media = range.split(';').next().unwrap_or_default().trim();
+            media.eq_ignore_ascii_case(proto::MEDIA_TYPE)
+        })
 }
 
 enum Framer {
     /// AG-UI frames carry their event's id (its 1-based position in the run).
     AgUi,
     A2ui(Box<A2uiEncoder>, bool),
+    Proto,
 }
 
 impl Framer {
@@ -50,12 +76,14 @@ impl Framer {
             Framer::AgUi => sse::encode_with_id(event, id),
             Framer::A2ui(encoder, false) => encoder.encode(event, now_ms),
             Framer::A2ui(encoder, true) => encoder.encode_legacy(event, now_ms),
+            Framer::Proto => proto::encode_frame(event),
         }
     }
 }
 
 /// An SSE response (200, event-stream headers) streaming a run's `events` from its
-/// first, in `encoding`; AG-UI frames are numbered `id: 1`, `2`, …
+/// first, in `encoding`; AG-UI frames are numbered `id: 1`, `2`, … (With
+/// [`Encoding::Proto`] it is a protobuf stream instead, which carries no ids.)
 ///
 /// `history` lets A2UI frames name tools called in earlier runs of the thread.
 pub fn sse_response(
@@ -104,22 +132,33 @@ pub fn sse_response_numbered(
         Encoding::AgUi => Framer::AgUi,
         Encoding::A2ui => Framer::A2ui(a2ui(), false),
         Encoding::Legacy => Framer::A2ui(a2ui(), true),
+        Encoding::Proto => Framer::Proto,
     };
+    // A protobuf stream has no comment frame: it waits without keep-alives.
+    let keep_alive = encoding != Encoding::Proto;
     let stream = futures::stream::unfold(
         (events, framer, runtime),
         move |(mut events, mut framer, runtime)| async move {
             loop {
-                let tick = runtime.sleep.sleep(keep_alive_ms);
-                match select(events.next(), tick).await {
-                    Either::Left((Some((id, event)), _)) => {
+                // `None`: quiet for `keep_alive_ms`; `Some(None)`: the run's stream ended.
+                let next = if keep_alive {
+                    match select(events.next(), runtime.sleep.sleep(keep_alive_ms)).await {
+                        Either::Left((next, _)) => Some(next),
+                        Either::Right(((), _)) => None,
+                    }
+                } else {
+                    Some(events.next().await)
+                };
+                match next {
+                    Some(Some((id, event))) => {
                         let bytes = framer.frame(id, &event, runtime.now_ms());
                         if !bytes.is_empty() {
                             return Some((bytes, (events, framer, runtime)));
                         }
                     }
-                    Either::Left((None, _)) => return None,
+                    Some(None) => return None,
                     // Quiet for a while: a comment keeps proxies and clients from timing out.
-                    Either::Right(((), _)) => {
+                    None => {
                         return Some((
                             Bytes::from_static(sse::KEEP_ALIVE),
                             (events, framer, runtime),
@@ -137,5 +176,41 @@ pub fn sse_response_numbered(
             .headers_mut()
             .insert(name, HeaderValue::from_static(value));
     }
+    if encoding == Encoding::Proto {
+        response.headers_mut().insert(
+            http::header::CONTENT_TYPE,
+            HeaderValue::from_static(proto::MEDIA_TYPE),
+        );
+    }
     response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn accept(value: &str) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        headers.insert(http::header::ACCEPT, HeaderValue::from_str(value).unwrap());
+        headers
+    }
+
+    #[test]
+    fn proto_is_chosen_by_accept_where_ag_ui_is_the_default() {
+        let ag_ui = |h: &HeaderMap, q| Encoding::negotiate(h, q, Encoding::AgUi);
+        assert_eq!(ag_ui(&accept(proto::MEDIA_TYPE), None), Encoding::Proto);
+        let listed = accept("text/event-stream, Application/VND.ag-ui.event+proto;q=0.9");
+        assert_eq!(ag_ui(&listed, None), Encoding::Proto);
+        assert_eq!(ag_ui(&accept("text/event-stream"), None), Encoding::AgUi);
+        assert_eq!(ag_ui(&HeaderMap::new(), None), Encoding::AgUi);
+        // A2UI selection wins, and the legacy routes keep their own framing.
+        assert_eq!(
+            ag_ui(&accept(proto::MEDIA_TYPE), Some("a2ui=true")),
+            Encoding::A2ui
+        );
+        assert_eq!(
+            Encoding::negotiate(&accept(proto::MEDIA_TYPE), None, Encoding::Legacy),
+            Encoding::Legacy
+        );
+    }
 }

@@ -70,6 +70,23 @@ pub struct HttpConfig {
     pub body_limit: usize,
     /// Quiet time before an SSE keep-alive comment (`HANDOFF_KEEP_ALIVE_MS`, default 15 s).
     pub keep_alive_ms: u64,
+    /// Where the CopilotKit runtime protocol is served (`HANDOFF_COPILOTKIT_BASE`, default
+    /// [`COPILOTKIT_BASE`]): a path starting with `/`, no trailing `/`; `""` serves it at
+    /// the root.
+    pub copilotkit_base: String,
+}
+
+/// The default [`HttpConfig::copilotkit_base`].
+pub const COPILOTKIT_BASE: &str = "/copilotkit";
+
+/// `value` as a base path: one leading `/`, no trailing `/` (`"/"` and `""` give `""`).
+pub(crate) fn normalize_base(value: &str) -> String {
+    let trimmed = value.trim().trim_matches('/');
+    if trimmed.is_empty() {
+        String::new()
+    } else {
+        format!("/{trimmed}")
+    }
 }
 
 impl Default for HttpConfig {
@@ -77,13 +94,15 @@ impl Default for HttpConfig {
         HttpConfig {
             body_limit: Host::DevServer.default_body_limit(),
             keep_alive_ms: 15_000,
+            copilotkit_base: COPILOTKIT_BASE.to_owned(),
         }
     }
 }
 
 impl HttpConfig {
     /// The settings of `host`, overridden by the environment (hosts pass a lookup
-    /// of their variables): `HANDOFF_BODY_LIMIT`, `HANDOFF_KEEP_ALIVE_MS`.
+    /// of their variables): `HANDOFF_BODY_LIMIT`, `HANDOFF_KEEP_ALIVE_MS`,
+    /// `HANDOFF_COPILOTKIT_BASE`.
     pub fn for_host(host: Host, lookup: impl Fn(&str) -> Option<String>) -> Self {
         HttpConfig {
             body_limit: lookup("HANDOFF_BODY_LIMIT")
@@ -92,6 +111,9 @@ impl HttpConfig {
             keep_alive_ms: lookup("HANDOFF_KEEP_ALIVE_MS")
                 .and_then(|v| v.parse().ok())
                 .unwrap_or(HttpConfig::default().keep_alive_ms),
+            copilotkit_base: normalize_base(
+                &lookup("HANDOFF_COPILOTKIT_BASE").unwrap_or_else(|| COPILOTKIT_BASE.to_owned()),
+            ),
         }
     }
 }
@@ -130,5 +152,20 @@ mod tests {
             6_000_000,
             "unparsable: the default"
         );
+    }
+
+    #[test]
+    fn the_copilotkit_base_path_is_normalized() {
+        let base = |value: Option<&str>| {
+            let lookup = |key: &str| {
+                value
+                    .filter(|_| key == "HANDOFF_COPILOTKIT_BASE")
+                    .map(str::to_owned)
+            };
+            HttpConfig::for_host(Host::DevServer, lookup).copilotkit_base
+        };
+        assert_eq!(base(None), "/copilotkit");
+        assert_eq!(base(Some("api/ck/")), "/api/ck");
+        assert_eq!(base(Some("/")), "");
     }
 }

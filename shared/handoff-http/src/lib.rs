@@ -4,8 +4,9 @@
 //! |---|---|
 //! | `POST /agent` | AG-UI run over SSE; A2UI with `X-A2UI: true` or `?a2ui=true` |
 //! | `GET /threads/{threadId}` | pending interrupts, state, messages, last run (rehydrate after a reload) |
-//! | `GET /threads/{threadId}/runs/{runId}/events` | a finished run replayed as SSE |
+//! | `GET /threads/{threadId}/runs/{runId}/events` | a run's frames; `Last-Event-ID` rejoins after a frame, a running run is followed to its end |
 //! | `POST /api/v1/chat/stream`, `POST /api/v1/chat/resume` | Superagent-compatible chat (legacy framing unless A2UI is asked for) |
+//! | `GET {base}/info`, `POST {base}/agent/{agentId}/run`, `…/connect`, `…/stop/{threadId}`, `POST {base}` (envelope) | CopilotKit runtime protocol, `{base}` = [`HttpConfig::copilotkit_base`] |
 //! | `GET /healthz` | liveness |
 //!
 //! **Extension point**: [`router_with_thread_extras`] takes a [`ThreadExtras`]
@@ -37,6 +38,7 @@ mod cors;
 mod error;
 mod routes;
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use axum::Router;
@@ -46,7 +48,7 @@ use handoff_core::Engine;
 
 pub use auth::{AuthError, AuthHook, Authenticator, NoAuth, Principal};
 pub use body::{Encoding, sse_response, sse_response_numbered};
-pub use config::{Host, HostDeadline, HttpConfig};
+pub use config::{COPILOTKIT_BASE, Host, HostDeadline, HttpConfig};
 pub use cors::{CORS_MAX_AGE, CORS_ORIGINS_VAR, CorsConfigError, CorsOrigins, finish_preflight};
 pub use error::ApiError;
 
@@ -61,6 +63,19 @@ pub struct AppState {
     pub thread_extras: Option<ThreadExtrasHook>,
     /// Who is calling.
     pub auth: AuthHook,
+    /// Agents served next to `engine` (by id) on the CopilotKit routes.
+    pub agents: Arc<BTreeMap<String, AgentEntry>>,
+    /// The description of `engine` on the CopilotKit routes.
+    pub description: Option<String>,
+}
+
+/// An agent served by id on the CopilotKit routes besides the primary engine.
+#[derive(Clone, Debug)]
+pub struct AgentEntry {
+    /// Its engine.
+    pub engine: Engine,
+    /// What `GET {base}/info` says it does.
+    pub description: Option<String>,
 }
 
 /// Adds host-specific fields to the `GET /threads/{threadId}` answer.
@@ -116,6 +131,8 @@ impl Routes {
                 config,
                 thread_extras: None,
                 auth: AuthHook::default(),
+                agents: Arc::default(),
+                description: None,
             },
         }
     }
@@ -134,10 +151,36 @@ impl Routes {
         self
     }
 
+    /// Serves `engine` as agent `id` on the CopilotKit routes too (the primary engine is
+    /// served as its `agent_name()`); `description` is what `GET {base}/info` lists.
+    #[must_use]
+    pub fn agent(
+        mut self,
+        id: impl Into<String>,
+        engine: Engine,
+        description: Option<String>,
+    ) -> Self {
+        Arc::make_mut(&mut self.state.agents).insert(
+            id.into(),
+            AgentEntry {
+                engine,
+                description,
+            },
+        );
+        self
+    }
+
+    /// The description of the primary engine on `GET {base}/info`.
+    #[must_use]
+    pub fn description(mut self, description: impl Into<String>) -> Self {
+        self.state.description = Some(description.into());
+        self
+    }
+
     /// The router.
     pub fn build(self) -> Router {
         let state = self.state;
-        let protected = Router::new()
+        let protected = routes::copilotkit::register(Router::new(), &state.config.copilotkit_base)
             .route("/agent", post(routes::agent::run_agent))
             .route("/threads/{thread_id}", get(routes::threads::get_thread))
             .route(

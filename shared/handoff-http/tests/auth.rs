@@ -107,10 +107,29 @@ async fn no_credentials_is_a_401_with_a_challenge_and_writes_nothing() {
     );
     let nothing = store.get("t1", &["thread"], 0).await.unwrap();
     assert_eq!(nothing, vec![None]);
-    for uri in ["/threads/t1", "/threads/t1/runs/r1/events"] {
+    for uri in [
+        "/threads/t1",
+        "/threads/t1/runs/r1/events",
+        "/copilotkit/info",
+    ] {
         let (status, _, _) = send(&app, "GET", uri, None, "").await;
         assert_eq!(status, StatusCode::UNAUTHORIZED, "{uri}");
     }
+    for uri in [
+        "/copilotkit/agent/refund-demo/run",
+        "/copilotkit/agent/refund-demo/connect",
+        "/copilotkit/agent/refund-demo/stop/t1",
+        "/copilotkit",
+    ] {
+        let (status, _, _) = send(&app, "POST", uri, None, REFUND).await;
+        assert_eq!(status, StatusCode::UNAUTHORIZED, "{uri}");
+    }
+    let nothing = store.get("t1", &["thread"], 0).await.unwrap();
+    assert_eq!(
+        nothing,
+        vec![None],
+        "no CopilotKit route ran unauthenticated"
+    );
     let (status, _, _) = send(&app, "GET", "/healthz", None, "").await;
     assert_eq!(status, StatusCode::OK, "liveness needs no credentials");
 }

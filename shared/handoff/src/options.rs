@@ -18,6 +18,10 @@ pub(crate) struct HostOptions {
     pub(crate) authenticator: Option<Arc<dyn Authenticator>>,
     pub(crate) authorizer: Option<Arc<dyn Authorizer>>,
     pub(crate) schema_validator: Option<Arc<dyn SchemaValidator>>,
+    /// More agents for the CopilotKit routes: id, agent, description.
+    pub(crate) agents: Vec<(String, Arc<dyn Agent>, Option<String>)>,
+    /// Their engines, built with the primary one.
+    pub(crate) agent_engines: Vec<(String, Engine, Option<String>)>,
 }
 
 impl Default for HostOptions {
@@ -30,6 +34,8 @@ impl Default for HostOptions {
             authenticator: None,
             authorizer: None,
             schema_validator: None,
+            agents: Vec::new(),
+            agent_engines: Vec::new(),
         }
     }
 }
@@ -48,14 +54,25 @@ impl HostOptions {
             .engine
             .take()
             .unwrap_or_else(|| host.engine_config(vars));
-        let mut engine = Engine::with_config(agent, store, runtime, config);
-        if let Some(authorizer) = self.authorizer.take() {
-            engine = engine.with_authorizer(authorizer);
-        }
-        if let Some(validator) = self.schema_validator.take() {
-            engine = engine.with_schema_validator(Some(validator));
-        }
-        engine
+        let authorizer = self.authorizer.take();
+        let validator = self.schema_validator.take();
+        let build = |agent: Arc<dyn Agent>| {
+            let mut engine =
+                Engine::with_config(agent, store.clone(), runtime.clone(), config.clone());
+            if let Some(authorizer) = &authorizer {
+                engine = engine.with_authorizer(authorizer.clone());
+            }
+            if let Some(validator) = &validator {
+                engine = engine.with_schema_validator(Some(validator.clone()));
+            }
+            engine
+        };
+        // The other agents share the store, settings and policies of the primary one.
+        self.agent_engines = std::mem::take(&mut self.agents)
+            .into_iter()
+            .map(|(id, agent, description)| (id, build(agent), description))
+            .collect();
+        build(agent)
     }
 
     /// The Handoff routes behind `authenticator`, the host's own routes, and CORS
@@ -73,6 +90,9 @@ impl HostOptions {
         let mut routes = Routes::new(engine, http).authenticator(authenticator);
         if let Some(extras) = self.thread_extras {
             routes = routes.thread_extras(extras);
+        }
+        for (id, engine, description) in self.agent_engines {
+            routes = routes.agent(id, engine, description);
         }
         let app = routes.build().merge(self.routes);
         Ok(
@@ -173,6 +193,22 @@ macro_rules! host_setters {
             self
         }
 
+        /// Serves `agent` as agent `id` on the CopilotKit routes (`{base}/agent/{id}/…`,
+        /// listed by `{base}/info` with `description`) next to the host's agent. It shares
+        /// the host's store, settings and policies, so its thread ids must not collide with
+        /// other agents' (CopilotKit mints UUIDs).
+        pub fn copilotkit_agent(
+            mut self,
+            id: impl Into<String>,
+            agent: impl handoff_core::Agent,
+            description: Option<String>,
+        ) -> Self {
+            self.options
+                .agents
+                .push((id.into(), std::sync::Arc::new(agent), description));
+            self
+        }
+
         /// What callers may do, instead of [`handoff_core::OwnerPolicy`].
         pub fn authorizer(
             mut self,
@@ -184,3 +220,87 @@ macro_rules! host_setters {
     };
 }
 pub(crate) use host_setters;
+
+#[cfg(all(test, feature = "server"))]
+mod tests {
+    use std::io::{Read, Write};
+
+    use handoff_core::runtime::{ManualClock, NeverSleep, SequentialIds};
+    use handoff_core::store::memory::MemoryStore;
+    use handoff_core::{AgentError, Finish, RunContext};
+
+    use super::*;
+
+    struct Says(&'static str);
+
+    #[async_trait::async_trait]
+    impl Agent for Says {
+        fn name(&self) -> &str {
+            self.0
+        }
+
+        async fn run(&self, ctx: &mut RunContext) -> Result<Finish, AgentError> {
+            ctx.say(&format!("{} here", self.0));
+            Ok(Finish::done())
+        }
+    }
+
+    /// One HTTP/1.1 exchange with `addr`, the whole answer as text.
+    fn exchange(addr: std::net::SocketAddr, request: String) -> String {
+        let mut stream = std::net::TcpStream::connect(addr).unwrap();
+        stream.write_all(request.as_bytes()).unwrap();
+        let mut answer = String::new();
+        stream.read_to_string(&mut answer).unwrap();
+        answer
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn copilotkit_agents_are_served_next_to_the_host_agent() {
+        let mut options = HostOptions::default();
+        options.agents.push((
+            "billing".to_owned(),
+            Arc::new(Says("billing")),
+            Some("Billing questions".to_owned()),
+        ));
+        let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+        let runtime = Runtime::new(
+            ManualClock::new(1_764_421_200_000),
+            SequentialIds::new("h"),
+            NeverSleep,
+        );
+        let vars = |_: &str| None;
+        let engine = options.engine(
+            Host::DevServer,
+            Arc::new(Says("main")),
+            store,
+            runtime,
+            vars,
+        );
+        let app = options
+            .app(Host::DevServer, engine, Arc::new(NoAuth), vars)
+            .unwrap();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move { axum::serve(listener, app).await });
+
+        let get = "GET /copilotkit/info HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n";
+        let info = tokio::task::spawn_blocking(move || exchange(addr, get.to_owned()))
+            .await
+            .unwrap();
+        assert!(info.starts_with("HTTP/1.1 200"), "{info}");
+        for expected in [r#""main":{"#, r#""billing":{"#, "Billing questions"] {
+            assert!(info.contains(expected), "{expected} in {info}");
+        }
+        let body = r#"{"threadId":"t1","runId":"r1","messages":[{"id":"m1","role":"user","content":"hi"}]}"#;
+        let post = format!(
+            "POST /copilotkit/agent/billing/run HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\
+             Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        let run = tokio::task::spawn_blocking(move || exchange(addr, post))
+            .await
+            .unwrap();
+        assert!(run.contains("billing here"), "the billing agent ran: {run}");
+        assert!(!run.contains("main here"), "{run}");
+    }
+}

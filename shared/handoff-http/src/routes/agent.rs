@@ -53,7 +53,7 @@ pub(crate) async fn start_run(
         "run requested"
     );
     // A new run's history is its input; a resumed run's calls were made in earlier runs.
-    let history = if input.resume_entries().is_empty() && encoding != Encoding::AgUi {
+    let history = if input.resume_entries().is_empty() && encoding.needs_history() {
         input.messages.clone()
     } else {
         a2ui_history(app, &options.principal, encoding, &input.thread_id).await?
@@ -73,7 +73,7 @@ pub(crate) async fn start_run(
     Ok(response)
 }
 
-fn check_ids(input: &RunAgentInput) -> Result<(), ApiError> {
+pub(crate) fn check_ids(input: &RunAgentInput) -> Result<(), ApiError> {
     for (name, value) in [
         ("threadId", input.thread_id.as_str()),
         ("runId", input.run_id.as_str()),

@@ -1,6 +1,7 @@
 //! Route handlers.
 
 pub(crate) mod agent;
+pub(crate) mod copilotkit;
 pub(crate) mod json_body;
 pub(crate) mod runs;
 pub(crate) mod superagent;
@@ -27,14 +28,14 @@ pub(crate) fn principal(extensions: &http::Extensions) -> Result<Principal, ApiE
 }
 
 /// The thread's stored history when `encoding` needs it: A2UI frames name the
-/// tools of results whose calls were made in earlier runs. AG-UI never does.
+/// tools of results whose calls were made in earlier runs. AG-UI (SSE or protobuf) never does.
 pub(crate) async fn a2ui_history(
     app: &AppState,
     principal: &Principal,
     encoding: Encoding,
     thread_id: &str,
 ) -> Result<Vec<Message>, ApiError> {
-    if encoding == Encoding::AgUi {
+    if !encoding.needs_history() {
         return Ok(Vec::new());
     }
     Ok(app
