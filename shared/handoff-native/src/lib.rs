@@ -9,6 +9,8 @@
 //! ```
 
 pub mod a2a;
+#[cfg(feature = "llm")]
+pub mod llm;
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
