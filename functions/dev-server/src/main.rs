@@ -7,11 +7,16 @@
 //! pushes come to `POST|GET /a2a/push/{configId}` under `HANDOFF_PUBLIC_URL` (default: the
 //! listening URL); `GET /threads/{id}` lists the thread's A2A tasks as `a2aTasks`.
 //! `HANDOFF_A2A_*` tune the receiver and outbound calls (see `handoff::a2a`).
+//! `DEMO_LLM=openai|anthropic` lets a model drive the refund flow (`OPENAI_API_KEY` /
+//! `OPENAI_BASE_URL`, `ANTHROPIC_API_KEY` / `ANTHROPIC_BASE_URL`, `DEMO_LLM_MODEL`); without
+//! a key the scripted demo runs.
 
 use std::sync::Arc;
 
 use handoff::a2a::{TaskSnapshots, client_from_env, receiver_from_env};
+use handoff::llm::UreqModels;
 use handoff::server::{EnvStore, Server};
+use handoff_demo::llm::{Demo, provider_from_lookup, refund_agent};
 use handoff_demo::{DemoAgent, FraudReview, http::curl_example};
 
 #[tokio::main]
@@ -25,8 +30,21 @@ async fn main() -> Result<(), handoff::server::Error> {
     let callback_url = env("HANDOFF_PUBLIC_URL").unwrap_or_else(|| url.clone());
     let fraud =
         FraudReview::from_lookup(env, receiver.clone(), client_from_env(), Some(callback_url))?;
-    let agent = DemoAgent::from_lookup(store.shared(), env, fraud);
-    let routes = handoff_demo::http::routes(agent.ledger().clone(), runtime.clone())
+    let scripted = DemoAgent::from_lookup(store.shared(), env, fraud);
+    let ledger = scripted.ledger().clone();
+    let agent = match provider_from_lookup(env) {
+        Some(provider) => {
+            let client = Arc::new(UreqModels::new());
+            Demo::Llm(Box::new(refund_agent(
+                ledger.clone(),
+                runtime.clone(),
+                provider,
+                client,
+            )))
+        }
+        None => Demo::Scripted(scripted),
+    };
+    let routes = handoff_demo::http::routes(ledger, runtime.clone())
         .merge(handoff::a2a::routes(receiver.clone()));
     Server::new(agent)
         .env_store(store)

@@ -37,6 +37,7 @@ mod fraud;
 #[cfg(feature = "http")]
 pub mod http;
 mod ledger;
+pub mod llm;
 mod orders;
 
 use std::sync::Arc;

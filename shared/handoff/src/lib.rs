@@ -145,6 +145,14 @@ mod options;
 
 #[cfg(feature = "a2a")]
 pub mod a2a;
+/// Model-backed agents ([`handoff_llm`]): providers, the tool loop ([`llm::LlmAgent`]) and,
+/// on native hosts, [`llm::UreqModels`], the model client to hand it.
+#[cfg(feature = "llm")]
+pub mod llm {
+    pub use handoff_llm::*;
+    #[cfg(any(feature = "server", feature = "lambda"))]
+    pub use handoff_native::llm::UreqModels;
+}
 #[cfg(feature = "lambda")]
 pub mod lambda;
 #[cfg(feature = "server")]
