@@ -11,6 +11,7 @@ import { BIN_DIR, assertBinaries, postJson, request, sseEvents } from "./lib/dev
 import { startFaultProxy } from "./lib/faultproxy.mjs";
 import { assertCleanOfficialRun, assertReconnectFollowsALiveRun, assertReconnectRejoinsTheRun, assertStopEndsTheRun, assertStreamsIncrementally, assertStrict, ledger, officialRefundInterrupt, officialRun, uid, userMessage } from "./lib/flows.mjs";
 import { startLambda, startMoto, stopAll } from "./lib/lambda.mjs";
+import { assertLlmRefundFlow, refundScript, standIn } from "./lib/model-standin.mjs";
 
 const TIMEOUT = 900_000;
 const TOKEN_DELAY_MS = 120;
@@ -96,6 +97,17 @@ describe("AWS Lambda (cargo lambda watch + moto_server)", { timeout: TIMEOUT }, 
     await assertReconnectFollowsALiveRun(lambda, "L3011");
     await assertStopEndsTheRun(lambda, "L3012");
     await lambda.kill();
+  });
+
+  test("DEMO_LLM=openai: a model drives the refund; the approved refund runs once", { timeout: TIMEOUT }, async () => {
+    const model = await standIn(refundScript("L3013"));
+    const lambda = await startLambda({
+      moto, table, label: "lambda-llm",
+      env: { DEMO_LLM: "openai", OPENAI_BASE_URL: model.url, OPENAI_API_KEY: "sk-stand-in", DEMO_LLM_MODEL: "stand-in-1" },
+    });
+    await assertLlmRefundFlow(lambda, model, "L3013");
+    await lambda.kill();
+    await model.close();
   });
 
   test("SSE arrives incrementally through the function URL (not buffered)", { timeout: TIMEOUT }, async () => {

@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import { buildResumeArray } from "@ag-ui/client";
 import { assertBinaries, postJson, request, sseEvents, sseFrames, waitFor } from "./lib/devserver.mjs";
 import { assertAbandonedRunCompletes, assertReconnectFollowsALiveRun, assertReconnectRejoinsTheRun, assertStopEndsTheRun, assertCleanOfficialRun, assertKeepAlivesInQuietPeriods, assertNoPanics, assertOversizedBodiesRefusedCleanly, assertStreamsIncrementally, assertStrict, describeRun, ledger, officialRefundInterrupt, officialRun, rawRefundInterrupt, uid, userMessage } from "./lib/flows.mjs";
+import { assertLlmRefundFlow, refundScript, standIn } from "./lib/model-standin.mjs";
 import { makeStateDir, startWorker, stopAllWorkers } from "./lib/worker.mjs";
 
 const TIMEOUT = 300_000;
@@ -284,6 +285,16 @@ describe("Workers: A2UI, Superagent and streaming", { timeout: TIMEOUT }, () => 
 
   test("POST /threads/{id}/runs/{runId}/stop ends the run cancelled and releases the thread", async () => {
     await assertStopEndsTheRun(slow, "W4007");
+  });
+
+  test("DEMO_LLM=openai: a model drives the refund through fetch; the approved refund runs once", async () => {
+    const model = await standIn(refundScript("W4010"));
+    const llm = await startWorker({
+      vars: { ...VARS, DEMO_LLM: "openai", OPENAI_BASE_URL: model.url, OPENAI_API_KEY: "sk-stand-in", DEMO_LLM_MODEL: "stand-in-1" },
+      label: "llm",
+    });
+    await assertLlmRefundFlow(llm, model, "W4010");
+    await model.close();
   });
 
   test("pauses carry `: keep-alive` comments from Workers timers", async () => {

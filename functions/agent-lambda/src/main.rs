@@ -9,11 +9,15 @@
 //! (`DEMO_FRAUD_AGENT_JWKS_URL`, `HANDOFF_A2A_ALLOW_LOOPBACK` as on the dev server),
 //! whose pushes go to the webhook function (`functions/a2a-webhook-lambda`) at
 //! `HANDOFF_A2A_WEBHOOK_URL`, which writes them into the same table.
+//! `DEMO_LLM=openai|anthropic` (+ `OPENAI_*` / `ANTHROPIC_*`, `DEMO_LLM_MODEL`) lets a model
+//! drive the refund flow.
 
 use std::sync::Arc;
 
 use handoff::a2a::{TaskSnapshots, client_from_env, receiver_from_env};
 use handoff::lambda::Lambda;
+use handoff::llm::UreqModels;
+use handoff_demo::llm::{Demo, provider_from_lookup, refund_agent};
 use handoff_demo::{DemoAgent, FraudReview};
 
 #[tokio::main]
@@ -28,8 +32,21 @@ async fn main() -> Result<(), handoff::lambda::Error> {
     let receiver = receiver_from_env(store.clone(), runtime.clone());
     let webhook_url = env("HANDOFF_A2A_WEBHOOK_URL");
     let fraud = FraudReview::from_lookup(env, receiver.clone(), client_from_env(), webhook_url)?;
-    let agent = DemoAgent::from_lookup(store.clone(), env, fraud);
-    let routes = handoff_demo::http::routes(agent.ledger().clone(), runtime.clone());
+    let scripted = DemoAgent::from_lookup(store.clone(), env, fraud);
+    let ledger = scripted.ledger().clone();
+    let agent = match provider_from_lookup(env) {
+        Some(provider) => {
+            let client = Arc::new(UreqModels::new());
+            Demo::Llm(Box::new(refund_agent(
+                ledger.clone(),
+                runtime.clone(),
+                provider,
+                client,
+            )))
+        }
+        None => Demo::Scripted(scripted),
+    };
+    let routes = handoff_demo::http::routes(ledger, runtime.clone());
     Lambda::new(agent)
         .store(store)
         .runtime(runtime)

@@ -1,7 +1,8 @@
 //! The demo agent on Cloudflare Workers (host settings and bindings: see
 //! `handoff::worker`; `wrangler.toml` binds `PARTITIONS` and `BLOBS`).
 //!
-//! Demo settings: `DEMO_INTERRUPT_TTL_SECS`, `DEMO_TOKEN_DELAY_MS`; A2A:
+//! Demo settings: `DEMO_INTERRUPT_TTL_SECS`, `DEMO_TOKEN_DELAY_MS`; `DEMO_LLM=openai|anthropic`
+//! with `OPENAI_*` / `ANTHROPIC_*` and `DEMO_LLM_MODEL` (a model drives the refund flow); A2A:
 //! `DEMO_FRAUD_AGENT_URL` (refunds delegate a fraud review),
 //! `DEMO_FRAUD_AGENT_JWKS_URL`, `HANDOFF_PUBLIC_URL` (webhook base, default the
 //! request's origin), `HANDOFF_A2A_ALLOW_LOOPBACK` and the receiver's
@@ -13,7 +14,9 @@ mod test_routes;
 use std::sync::Arc;
 
 use handoff::a2a::TaskSnapshots;
+use handoff::llm::FetchModels;
 use handoff::worker::{Worker, var};
+use handoff_demo::llm::{Demo, provider_from_lookup, refund_agent};
 use handoff_demo::{DemoAgent, FraudReview};
 use worker::{Context, Env, HttpRequest, event};
 
@@ -39,8 +42,21 @@ async fn fetch(
     let callback_url = vars("HANDOFF_PUBLIC_URL").unwrap_or_else(|| handoff::worker::origin(&req));
     let fraud = FraudReview::from_lookup(vars, receiver.clone(), client, Some(callback_url))
         .map_err(worker::Error::RustError)?;
-    let agent = DemoAgent::from_lookup(host.shared_store(), vars, fraud);
-    let routes = handoff_demo::http::routes(agent.ledger().clone(), host.runtime())
+    let scripted = DemoAgent::from_lookup(host.shared_store(), vars, fraud);
+    let ledger = scripted.ledger().clone();
+    let agent = match provider_from_lookup(vars) {
+        Some(provider) => {
+            let model = refund_agent(
+                ledger.clone(),
+                host.runtime(),
+                provider,
+                Arc::new(FetchModels),
+            );
+            Demo::Llm(Box::new(model))
+        }
+        None => Demo::Scripted(scripted),
+    };
+    let routes = handoff_demo::http::routes(ledger, host.runtime())
         .merge(handoff::a2a::routes(receiver.clone()))
         .merge(test_routes);
     let host = host

@@ -146,9 +146,11 @@ mod options;
 #[cfg(feature = "a2a")]
 pub mod a2a;
 /// Model-backed agents ([`handoff_llm`]): providers, the tool loop ([`llm::LlmAgent`]) and,
-/// on native hosts, [`llm::UreqModels`], the model client to hand it.
+/// the model client to hand it: `UreqModels` on native hosts, `FetchModels` on Workers.
 #[cfg(feature = "llm")]
 pub mod llm {
+    #[cfg(feature = "worker")]
+    pub use crate::worker::FetchModels;
     pub use handoff_llm::*;
     #[cfg(any(feature = "server", feature = "lambda"))]
     pub use handoff_native::llm::UreqModels;

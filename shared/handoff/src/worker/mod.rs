@@ -27,6 +27,8 @@
 //! being cut off mid-commit.
 
 mod fetch;
+#[cfg(feature = "llm")]
+mod models;
 mod runtime;
 mod schema;
 
@@ -48,6 +50,8 @@ use crate::options::{HostOptions, authenticator_from_env, host_setters};
 pub use fetch::{FetchHttp, RandomTokens};
 /// The Durable Object class that owns each partition: re-export it from your crate.
 pub use handoff_store_cloudflare::PartitionObject;
+#[cfg(feature = "llm")]
+pub use models::FetchModels;
 pub use runtime::{RandomIds, WaitUntil, WorkerClock, WorkerSleep};
 pub use schema::WorkerSchema;
 
