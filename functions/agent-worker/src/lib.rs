@@ -16,7 +16,7 @@ use std::sync::Arc;
 use handoff::a2a::TaskSnapshots;
 use handoff::llm::FetchModels;
 use handoff::worker::{Worker, var};
-use handoff_demo::llm::{Demo, provider_from_lookup, refund_agent};
+use handoff_demo::llm::choose;
 use handoff_demo::{DemoAgent, FraudReview};
 use worker::{Context, Env, HttpRequest, event};
 
@@ -44,18 +44,7 @@ async fn fetch(
         .map_err(worker::Error::RustError)?;
     let scripted = DemoAgent::from_lookup(host.shared_store(), vars, fraud);
     let ledger = scripted.ledger().clone();
-    let agent = match provider_from_lookup(vars) {
-        Some(provider) => {
-            let model = refund_agent(
-                ledger.clone(),
-                host.runtime(),
-                provider,
-                Arc::new(FetchModels),
-            );
-            Demo::Llm(Box::new(model))
-        }
-        None => Demo::Scripted(scripted),
-    };
+    let agent = choose(scripted, host.runtime(), vars, || Arc::new(FetchModels));
     let routes = handoff_demo::http::routes(ledger, host.runtime())
         .merge(handoff::a2a::routes(receiver.clone()))
         .merge(test_routes);

@@ -16,7 +16,7 @@ use std::sync::Arc;
 use handoff::a2a::{TaskSnapshots, client_from_env, receiver_from_env};
 use handoff::llm::UreqModels;
 use handoff::server::{EnvStore, Server};
-use handoff_demo::llm::{Demo, provider_from_lookup, refund_agent};
+use handoff_demo::llm::choose;
 use handoff_demo::{DemoAgent, FraudReview, http::curl_example};
 
 #[tokio::main]
@@ -32,18 +32,9 @@ async fn main() -> Result<(), handoff::server::Error> {
         FraudReview::from_lookup(env, receiver.clone(), client_from_env(), Some(callback_url))?;
     let scripted = DemoAgent::from_lookup(store.shared(), env, fraud);
     let ledger = scripted.ledger().clone();
-    let agent = match provider_from_lookup(env) {
-        Some(provider) => {
-            let client = Arc::new(UreqModels::new());
-            Demo::Llm(Box::new(refund_agent(
-                ledger.clone(),
-                runtime.clone(),
-                provider,
-                client,
-            )))
-        }
-        None => Demo::Scripted(scripted),
-    };
+    let agent = choose(scripted, runtime.clone(), env, || {
+        Arc::new(UreqModels::new())
+    });
     let routes = handoff_demo::http::routes(ledger, runtime.clone())
         .merge(handoff::a2a::routes(receiver.clone()));
     Server::new(agent)

@@ -18,45 +18,6 @@ use handoff_core::{Agent, AgentError, Finish, RunContext, RunOptions, StoreError
 use serde_json::{Value, json};
 use support::*;
 
-/// Asks for approval of a refund; the approved resume refunds through `ctx.effect`,
-/// whose first downstream call waits for `hold` (a slow payment API).
-struct SlowRefund {
-    probe: Arc<Probe>,
-    hold: Gate,
-}
-
-#[async_trait]
-impl Agent for SlowRefund {
-    async fn run(&self, ctx: &mut RunContext) -> Result<Finish, AgentError> {
-        if !ctx.is_resume() {
-            let call = ctx.tool_call("refund", &json!({ "amount": 40 }));
-            let interrupt = Interrupt::new(format!("int-{call}"), "tool_call")
-                .with_tool_call(call)
-                .with_response_schema(approval_schema());
-            return Ok(Finish::interrupt(interrupt));
-        }
-        let decision = ctx.decisions()[0].clone();
-        let call = decision.tool_call_id().cloned().ok_or("no tool call")?;
-        if !decision.approved() {
-            ctx.tool_result(&call, "denied");
-            return Ok(Finish::done());
-        }
-        let (probe, hold) = (self.probe.clone(), self.hold.clone());
-        let receipt: Value = ctx
-            .effect(&format!("refund-{call}"), move |key| async move {
-                let n = probe.effect_calls.fetch_add(1, Ordering::SeqCst) + 1;
-                lock(&probe.keys).push(key);
-                if n == 1 {
-                    hold.wait().await;
-                }
-                Ok::<_, String>(json!({ "refundId": format!("rf-{n}") }))
-            })
-            .await?;
-        ctx.tool_result(&call, receipt.to_string());
-        Ok(Finish::done())
-    }
-}
-
 async fn stored_thread(h: &Harness) -> ThreadRecord {
     let item = h.item("t", "thread").await.expect("thread record");
     serde_json::from_slice(&item.value).unwrap()

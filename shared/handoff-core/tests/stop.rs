@@ -5,19 +5,12 @@
 
 mod support;
 
-use std::sync::Arc;
-use std::sync::atomic::Ordering;
-
-use agui_protocol::{Interrupt, RunFinishedOutcome};
-use async_trait::async_trait;
+use agui_protocol::RunFinishedOutcome;
 use futures::StreamExt;
 use futures::executor::block_on;
 use handoff_core::records::{RunStatus, ThreadRecord, ThreadStatus};
-use handoff_core::{
-    Agent, AgentError, Condition, EngineConfig, Finish, Principal, RunContext, RunOptions,
-    StopOutcome, Store, Write,
-};
-use serde_json::{Value, json};
+use handoff_core::{Condition, EngineConfig, Principal, RunOptions, StopOutcome, Store, Write};
+use serde_json::json;
 use support::*;
 
 async fn stored_thread(h: &Harness) -> ThreadRecord {
@@ -149,43 +142,6 @@ fn stopping_an_unknown_run_or_someone_elses_is_refused() {
         let (more, ended) = drain_ready(&mut stream);
         assert!(!ended, "a refused stop stopped the run\n{}", dump(&more));
     });
-}
-
-/// Asks for approval of a refund; the approved resume refunds through `ctx.effect`,
-/// whose first downstream call waits for `hold`.
-struct SlowRefund {
-    probe: Arc<Probe>,
-    hold: Gate,
-}
-
-#[async_trait]
-impl Agent for SlowRefund {
-    async fn run(&self, ctx: &mut RunContext) -> Result<Finish, AgentError> {
-        if !ctx.is_resume() {
-            let call = ctx.tool_call("refund", &json!({ "amount": 40 }));
-            let interrupt = Interrupt::new(format!("int-{call}"), "tool_call")
-                .with_tool_call(call)
-                .with_response_schema(approval_schema());
-            return Ok(Finish::interrupt(interrupt));
-        }
-        let call = ctx.decisions()[0]
-            .tool_call_id()
-            .cloned()
-            .ok_or("no call")?;
-        let (probe, hold) = (self.probe.clone(), self.hold.clone());
-        let receipt: Value = ctx
-            .effect(&format!("refund-{call}"), move |key| async move {
-                let n = probe.effect_calls.fetch_add(1, Ordering::SeqCst) + 1;
-                lock(&probe.keys).push(key);
-                if n == 1 {
-                    hold.wait().await;
-                }
-                Ok::<_, String>(json!({ "refundId": format!("rf-{n}") }))
-            })
-            .await?;
-        ctx.tool_result(&call, receipt.to_string());
-        Ok(Finish::done())
-    }
 }
 
 #[test]

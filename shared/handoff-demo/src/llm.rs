@@ -72,6 +72,23 @@ fn order_arg(args: &Value) -> Result<String, String> {
         .ok_or_else(|| "orderId is required".to_owned())
 }
 
+/// The demo a host serves: model-driven when `DEMO_LLM` names a provider with a key
+/// (`client` then reaches the model), else `scripted`.
+pub fn choose(
+    scripted: DemoAgent,
+    runtime: Runtime,
+    lookup: impl Fn(&str) -> Option<String>,
+    client: impl FnOnce() -> Arc<dyn ModelClient>,
+) -> Demo {
+    match provider_from_lookup(lookup) {
+        Some(provider) => {
+            let ledger = scripted.ledger().clone();
+            Demo::Llm(Box::new(refund_agent(ledger, runtime, provider, client())))
+        }
+        None => Demo::Scripted(scripted),
+    }
+}
+
 /// The demo a host serves: scripted, or model-driven when `DEMO_LLM` names a provider.
 pub enum Demo {
     /// The scripted refund / return agent.

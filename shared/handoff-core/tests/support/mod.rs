@@ -905,3 +905,42 @@ pub fn until_blocked(stream: &mut RunStream) -> Vec<Event> {
 
 /// Boxes a future for a `'static` spawn.
 pub type Task<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
+
+/// Asks for approval of a refund; the approved resume refunds through `ctx.effect`,
+/// whose first downstream call waits for `hold` (a slow payment API).
+pub struct SlowRefund {
+    pub probe: Arc<Probe>,
+    pub hold: Gate,
+}
+
+#[async_trait]
+impl Agent for SlowRefund {
+    async fn run(&self, ctx: &mut RunContext) -> Result<Finish, AgentError> {
+        if !ctx.is_resume() {
+            let call = ctx.tool_call("refund", &json!({ "amount": 40 }));
+            let interrupt = Interrupt::new(format!("int-{call}"), "tool_call")
+                .with_tool_call(call)
+                .with_response_schema(approval_schema());
+            return Ok(Finish::interrupt(interrupt));
+        }
+        let decision = ctx.decisions()[0].clone();
+        let call = decision.tool_call_id().cloned().ok_or("no tool call")?;
+        if !decision.approved() {
+            ctx.tool_result(&call, "denied");
+            return Ok(Finish::done());
+        }
+        let (probe, hold) = (self.probe.clone(), self.hold.clone());
+        let receipt: Value = ctx
+            .effect(&format!("refund-{call}"), move |key| async move {
+                let n = probe.effect_calls.fetch_add(1, Ordering::SeqCst) + 1;
+                lock(&probe.keys).push(key);
+                if n == 1 {
+                    hold.wait().await;
+                }
+                Ok::<_, String>(json!({ "refundId": format!("rf-{n}") }))
+            })
+            .await?;
+        ctx.tool_result(&call, receipt.to_string());
+        Ok(Finish::done())
+    }
+}
