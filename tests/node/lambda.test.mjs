@@ -11,7 +11,8 @@ import { BIN_DIR, assertBinaries, postJson, request, sseEvents } from "./lib/dev
 import { startFaultProxy } from "./lib/faultproxy.mjs";
 import { assertCleanOfficialRun, assertReconnectFollowsALiveRun, assertReconnectRejoinsTheRun, assertStopEndsTheRun, assertStreamsIncrementally, assertStrict, ledger, officialRefundInterrupt, officialRun, uid, userMessage } from "./lib/flows.mjs";
 import { startLambda, startMoto, stopAll } from "./lib/lambda.mjs";
-import { assertLlmRefundFlow, refundScript, standIn } from "./lib/model-standin.mjs";
+import { assertLlmRefundFlow, llmEnv, refundScript, standIn } from "./lib/model-standin.mjs";
+import * as ck from "./lib/copilotkit-flows.mjs";
 
 const TIMEOUT = 900_000;
 const TOKEN_DELAY_MS = 120;
@@ -103,7 +104,7 @@ describe("AWS Lambda (cargo lambda watch + moto_server)", { timeout: TIMEOUT }, 
     const model = await standIn(refundScript("L3013"));
     const lambda = await startLambda({
       moto, table, label: "lambda-llm",
-      env: { DEMO_LLM: "openai", OPENAI_BASE_URL: model.url, OPENAI_API_KEY: "sk-stand-in", DEMO_LLM_MODEL: "stand-in-1" },
+      env: llmEnv(model),
     });
     await assertLlmRefundFlow(lambda, model, "L3013");
     await lambda.kill();
@@ -249,5 +250,42 @@ describe("AWS Lambda: DynamoDB faults mid-run (fault proxy in front of moto_serv
     assertRunError(bytes, "LEASE_LOST");
     assert.deepEqual((await view(threadId)).pendingInterrupts, []);
     assert.doesNotMatch(lambda.logs(50_000), /panicked/);
+  });
+});
+
+// The CopilotKit flows of copilotkit.test.mjs, from @copilotkit/core to the function URL's /copilotkit routes.
+describe("AWS Lambda: CopilotKit runtime protocol with @copilotkit/core", { timeout: TIMEOUT }, () => {
+  let moto;
+  let lambda;
+  let slow;
+  const table = `handoff_ck_${Date.now()}`;
+  before(async () => {
+    moto = await startMoto();
+    lambda = await startLambda({ moto, table, label: "lambda-ck" });
+    slow = await startLambda({ moto, table, label: "lambda-ck-slow", env: { DEMO_TOKEN_DELAY_MS: String(TOKEN_DELAY_MS) } });
+  });
+  after(async () => {
+    const outputs = [lambda, slow].filter(Boolean).map((l) => l.proc.logs(Infinity));
+    await stopAll();
+    for (const output of outputs) assert.doesNotMatch(output, /panicked/, output.slice(-4000));
+  });
+
+  test("CopilotKit: discovery over GET /info; unknown agents and methods are JSON 4xx", { timeout: TIMEOUT }, async () => {
+    await ck.assertDiscovery(lambda);
+    await ck.assertUnknownsRefused(lambda);
+  });
+  test("CopilotKit: a run ends on the interrupt, resolved through the interrupt API, one refund", { timeout: TIMEOUT }, () =>
+    ck.assertRunResolvedThroughInterruptApi(lambda, "L3020"));
+  test("CopilotKit: connect after a reload re-presents history, state and the pending interrupt", { timeout: TIMEOUT }, () =>
+    ck.assertReconnectAfterReload(lambda, "L3021"));
+  test("CopilotKit: connect joins a live run and follows it to its end", { timeout: TIMEOUT }, () =>
+    ck.assertConnectJoinsLiveRun(slow, "L3022"));
+  test("CopilotKit: stopAgent cancels the run; a REST stop mid-stream ends it cancelled", { timeout: TIMEOUT }, async () => {
+    await ck.assertStopAgentCancels(slow, "L3023");
+    await ck.assertRestStopWhileStreaming(slow, "L3024");
+  });
+  test("CopilotKit: single-route envelope; connect on a thread that never ran is empty", { timeout: TIMEOUT }, async () => {
+    await ck.assertSingleRouteMode(lambda, "L3025");
+    await ck.assertConnectToNewThreadIsEmpty(lambda);
   });
 });

@@ -1,48 +1,98 @@
-// The demo's LLM mode (DEMO_LLM=openai) on the dev server, against a local
-// OpenAI-compatible stand-in (no model runs offline; the stand-in streams scripted
-// Chat Completions chunks the way the API does). The model looks the order up, proposes
-// the refund, the approval interrupt comes from the tool's policy, and the approved
-// refund moves the ledger once; a provider 429 ends the run MODEL_RATE_LIMITED.
+// The demo's LLM mode on the dev server against local provider stand-ins streaming in
+// each provider's wire format (no model runs offline): the refund where the model looks
+// the order up and proposes the refund, approved on another process, refunds once and
+// the model's answer streams (OpenAI-compatible and Anthropic); parallel tool calls;
+// mid-stream error events, a 429 with retry-after and a dropped connection end the run
+// with stable codes and the provider's words withheld. Every stream passes the strict
+// verifier and the official client.
 import { describe, test, after } from "node:test";
 import assert from "node:assert/strict";
-import { assertLlmRefundFlow, refundScript, standIn } from "./lib/model-standin.mjs";
-import { postJson, sseEvents, startDevServer, stopAllServers } from "./lib/devserver.mjs";
-import { assertStrict, uid, userMessage } from "./lib/flows.mjs";
+import { makeDataDir, postJson, sseEvents, startDevServer, stopAllServers } from "./lib/devserver.mjs";
+import { assertStrict, describeRun, ledger, uid, userMessage } from "./lib/flows.mjs";
+import { assertLlmRefundFlow, dialects, llmEnv, refundScript, standIn } from "./lib/model-standin.mjs";
+import { runOfficial } from "./lib/official.mjs";
 
-const TIMEOUT = 120_000;
+const TIMEOUT = 180_000;
+const { openai } = dialects;
 
-describe("LLM mode (DEMO_LLM=openai) against an OpenAI-compatible stand-in", { timeout: TIMEOUT }, () => {
+/** One run on `server`; returns its events after checking the stream everywhere. */
+async function runOnce(server, text) {
+  const threadId = uid("thread-llm");
+  const runId = uid("run");
+  const res = await postJson(`${server.url}/agent`, { threadId, runId, messages: [userMessage(text)] });
+  assert.equal(res.status, 200, res.text);
+  await assertStrict(res.bytes, { threadId, runId });
+  const official = await runOfficial(res.bytes, { threadId, runId });
+  assert.equal(official.accepted, true, describeRun(official));
+  return { events: sseEvents(res.bytes), text: res.text };
+}
+
+describe("LLM mode (DEMO_LLM) against provider stand-ins", { timeout: TIMEOUT }, () => {
   after(stopAllServers);
 
-  test("the model looks the order up, the refund waits for approval, the approved refund runs once", async () => {
+  test("OpenAI-compatible: propose, approve on another process, one refund, the answer streams", async () => {
     const model = await standIn(refundScript("L9001"));
-    const server = await startDevServer({
-      label: "llm",
-      env: { DEMO_LLM: "openai", OPENAI_BASE_URL: model.url, OPENAI_API_KEY: "sk-stand-in", DEMO_LLM_MODEL: "stand-in-1" },
-    });
-    await assertLlmRefundFlow(server, model, "L9001");
-    assert.doesNotMatch(server.logs(), /sk-stand-in/, "the key reached the logs");
+    const dataDir = makeDataDir();
+    const a = await startDevServer({ label: "llm-a", dataDir, env: llmEnv(model) });
+    const b = await startDevServer({ label: "llm-b", dataDir, env: llmEnv(model) });
+    await assertLlmRefundFlow(a, model, "L9001", { approver: b });
+    for (const server of [a, b]) assert.doesNotMatch(server.logs(), /sk-stand-in/, "the key reached the logs");
     await model.close();
   });
 
-  test("a provider 429 ends the run MODEL_RATE_LIMITED, the provider's words withheld", async () => {
+  test("Anthropic Messages: the same flow from named events", async () => {
+    const model = await standIn(refundScript("L9003", "anthropic"));
+    const server = await startDevServer({ label: "llm-anthropic", env: llmEnv(model, "anthropic") });
+    await assertLlmRefundFlow(server, model, "L9003", { provider: "anthropic" });
+    await model.close();
+  });
+
+  test("parallel tool calls in one turn each run and answer their own call", async () => {
     const model = await standIn([
+      openai.tools([["get_order", JSON.stringify({ orderId: "L9004" })], ["get_order", JSON.stringify({ orderId: "L9005" })]]),
+      openai.text("Both orders are fine."),
+    ]);
+    const server = await startDevServer({ label: "llm-parallel", env: llmEnv(model) });
+    const { events } = await runOnce(server, "Compare orders L9004 and L9005");
+    const starts = events.filter((e) => e.type === "TOOL_CALL_START").map((e) => e.toolCallId);
+    const results = events.filter((e) => e.type === "TOOL_CALL_RESULT");
+    assert.equal(starts.length, 2);
+    assert.deepEqual(results.map((r) => r.toolCallId), starts);
+    assert.match(results[1].content, /L9005/);
+    assert.equal(events.at(-1).outcome?.type, "success");
+    assert.ok(events.some((e) => e.type === "CUSTOM" && e.name === "handoff:usage" && e.value.inputTokens === 50));
+    await model.close();
+  });
+
+  test("a mid-stream error event, a 429 with retry-after and a dropped connection end the run with stable codes", async () => {
+    const model = await standIn([
+      [openai.chunk({ content: "Let me" }), `data: ${JSON.stringify({ error: { message: "shard-7 exploded", type: "server_error" } })}\n\n`],
       (res) => {
         res.writeHead(429, { "content-type": "application/json", "retry-after": "7" });
         res.end(JSON.stringify({ error: { message: "org-secret-42 is over its quota", type: "requests" } }));
       },
+      (res) => {
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        res.write(openai.chunk({ content: "Half a" }));
+        setTimeout(() => res.socket.destroy(), 20);
+      },
     ]);
-    const server = await startDevServer({ label: "llm-429", env: { DEMO_LLM: "openai", OPENAI_BASE_URL: model.url, OPENAI_API_KEY: "sk-x" } });
-    const threadId = uid("thread-llm");
-    const runId = uid("run");
-    const res = await postJson(`${server.url}/agent`, { threadId, runId, messages: [userMessage("Refund order L9002")] });
-    assert.equal(res.status, 200, res.text);
-    await assertStrict(res.bytes, { threadId, runId });
-    const last = sseEvents(res.bytes).at(-1);
-    assert.equal(last.type, "RUN_ERROR");
-    assert.equal(last.code, "MODEL_RATE_LIMITED");
-    assert.match(last.message, /retry in 7 s/);
-    assert.doesNotMatch(res.text, /org-secret-42/);
+    const server = await startDevServer({ label: "llm-errors", env: llmEnv(model) });
+    const expected = [
+      ["MODEL_UNAVAILABLE", /shard-7/],
+      ["MODEL_RATE_LIMITED", /org-secret-42/],
+      ["MODEL_UNAVAILABLE", /Half a.*broke/],
+    ];
+    for (const [code, secret] of expected) {
+      const { events, text } = await runOnce(server, "Refund order L9006");
+      const last = events.at(-1);
+      assert.equal(last.type, "RUN_ERROR", JSON.stringify(last));
+      assert.equal(last.code, code);
+      assert.doesNotMatch(JSON.stringify(last), secret);
+      if (code === "MODEL_RATE_LIMITED") assert.match(last.message, /retry in 7 s/);
+      assert.doesNotMatch(text, /org-secret-42|shard-7/);
+    }
+    assert.equal((await ledger(server, "L9006")).refunds, 0);
     await model.close();
   });
 });

@@ -9,7 +9,8 @@ import assert from "node:assert/strict";
 import { buildResumeArray } from "@ag-ui/client";
 import { assertBinaries, postJson, request, sseEvents, sseFrames, waitFor } from "./lib/devserver.mjs";
 import { assertAbandonedRunCompletes, assertReconnectFollowsALiveRun, assertReconnectRejoinsTheRun, assertStopEndsTheRun, assertCleanOfficialRun, assertKeepAlivesInQuietPeriods, assertNoPanics, assertOversizedBodiesRefusedCleanly, assertStreamsIncrementally, assertStrict, describeRun, ledger, officialRefundInterrupt, officialRun, rawRefundInterrupt, uid, userMessage } from "./lib/flows.mjs";
-import { assertLlmRefundFlow, refundScript, standIn } from "./lib/model-standin.mjs";
+import { assertLlmRefundFlow, llmEnv, refundScript, standIn } from "./lib/model-standin.mjs";
+import * as ck from "./lib/copilotkit-flows.mjs";
 import { makeStateDir, startWorker, stopAllWorkers } from "./lib/worker.mjs";
 
 const TIMEOUT = 300_000;
@@ -290,7 +291,7 @@ describe("Workers: A2UI, Superagent and streaming", { timeout: TIMEOUT }, () => 
   test("DEMO_LLM=openai: a model drives the refund through fetch; the approved refund runs once", async () => {
     const model = await standIn(refundScript("W4010"));
     const llm = await startWorker({
-      vars: { ...VARS, DEMO_LLM: "openai", OPENAI_BASE_URL: model.url, OPENAI_API_KEY: "sk-stand-in", DEMO_LLM_MODEL: "stand-in-1" },
+      vars: { ...VARS, ...llmEnv(model) },
       label: "llm",
     });
     await assertLlmRefundFlow(llm, model, "W4010");
@@ -601,5 +602,38 @@ describe("Workers: KV writes per turn as a thread grows to 1,000 messages (defau
     assert.ok(messages >= 1000, `grew to ${messages}`);
     assert.equal(new Set(longAnswers).size, 1, `a long answer's KV puts do not depend on the history: ${longAnswers}`);
     assertNoPanics(worker);
+  });
+});
+
+// The CopilotKit flows of copilotkit.test.mjs, from @copilotkit/core to the Worker's /copilotkit routes.
+describe("Workers: CopilotKit runtime protocol with @copilotkit/core", { timeout: TIMEOUT }, () => {
+  let worker;
+  let slow;
+  before(async () => {
+    [worker, slow] = await Promise.all([
+      startWorker({ vars: VARS, label: "copilotkit" }),
+      startWorker({ vars: { ...VARS, DEMO_TOKEN_DELAY_MS: "150" }, label: "copilotkit-slow" }),
+    ]);
+  });
+  after(() => {
+    for (const w of [worker, slow]) if (w) assertNoPanics(w);
+  });
+
+  test("CopilotKit: discovery over GET /info; unknown agents and methods are JSON 4xx", async () => {
+    await ck.assertDiscovery(worker);
+    await ck.assertUnknownsRefused(worker);
+  });
+  test("CopilotKit: a run ends on the interrupt, resolved through the interrupt API, one refund", () =>
+    ck.assertRunResolvedThroughInterruptApi(worker, "W4020"));
+  test("CopilotKit: connect after a reload re-presents history, state and the pending interrupt", () =>
+    ck.assertReconnectAfterReload(worker, "W4021"));
+  test("CopilotKit: connect joins a live run and follows it to its end", () => ck.assertConnectJoinsLiveRun(slow, "W4022"));
+  test("CopilotKit: stopAgent cancels the run; a REST stop mid-stream ends it cancelled", async () => {
+    await ck.assertStopAgentCancels(slow, "W4023");
+    await ck.assertRestStopWhileStreaming(slow, "W4024");
+  });
+  test("CopilotKit: single-route envelope; connect on a thread that never ran is empty", async () => {
+    await ck.assertSingleRouteMode(worker, "W4025");
+    await ck.assertConnectToNewThreadIsEmpty(worker);
   });
 });

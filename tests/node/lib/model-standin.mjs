@@ -1,23 +1,56 @@
-// A local stand-in for an OpenAI-compatible Chat Completions endpoint (no model runs
-// offline): each request is answered with the next scripted turn, streamed as the API
-// streams (`data:` chunks, tool call arguments in fragments, usage, `[DONE]`).
+// Local stand-ins for model providers (no model runs offline). Each request is answered
+// with the next scripted turn, streamed in the provider's documented wire format:
+// OpenAI-compatible Chat Completions (`data:` chunks, index-keyed tool call fragments,
+// a usage chunk, `[DONE]`) or Anthropic Messages (named events, `input_json_delta`
+// fragments, `message_delta` usage). A turn may also be a function that answers by hand
+// (an HTTP error, a connection dropped mid-stream).
 import assert from "node:assert/strict";
 import http from "node:http";
 import { postJson, sseEvents } from "./devserver.mjs";
-import { assertStrict, ledger, uid, userMessage } from "./flows.mjs";
+import { assertStrict, describeRun, ledger, uid, userMessage } from "./flows.mjs";
+import { runOfficial } from "./official.mjs";
 
-const chunk = (delta, finish = null) => `data: ${JSON.stringify({ choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
-export const toolTurn = (name, args) => [
-  chunk({ tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name, arguments: "" } }] }),
-  // Arguments in fragments, as models stream them.
-  ...args.match(/.{1,7}/g).map((piece) => chunk({ tool_calls: [{ index: 0, function: { arguments: piece } }] })),
-  chunk({}, "tool_calls"),
-  `data: ${JSON.stringify({ choices: [], usage: { prompt_tokens: 50, completion_tokens: 9 } })}\n\n`,
-  "data: [DONE]\n\n",
-];
-export const textTurn = (text) => [...text.split(" ").map((w, i) => chunk({ content: (i ? " " : "") + w })), chunk({}, "stop"), "data: [DONE]\n\n"];
+const pieces = (text) => text.match(/.{1,7}/gs) ?? [];
 
-/** An OpenAI-compatible endpoint answering each request with the next scripted turn. */
+const openai = {
+  chunk: (delta, finish = null) => `data: ${JSON.stringify({ choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`,
+  /** `calls`: [[name, argsJson], …], several in one turn (parallel tool calls). */
+  tools(calls) {
+    const frames = [];
+    calls.forEach(([name, args], index) => {
+      frames.push(openai.chunk({ tool_calls: [{ index, id: `call_${index}`, type: "function", function: { name, arguments: "" } }] }));
+      for (const piece of pieces(args)) frames.push(openai.chunk({ tool_calls: [{ index, function: { arguments: piece } }] }));
+    });
+    frames.push(openai.chunk({}, "tool_calls"));
+    frames.push(`data: ${JSON.stringify({ choices: [], usage: { prompt_tokens: 50, completion_tokens: 9 } })}\n\n`);
+    frames.push("data: [DONE]\n\n");
+    return frames;
+  },
+  text: (text) => [...text.split(" ").map((w, i) => openai.chunk({ content: (i ? " " : "") + w })), openai.chunk({}, "stop"), "data: [DONE]\n\n"],
+};
+
+const event = (name, body) => `event: ${name}\ndata: ${JSON.stringify({ type: name, ...body })}\n\n`;
+const anthropic = {
+  start: () => event("message_start", { message: { id: "msg_1", type: "message", role: "assistant", content: [], usage: { input_tokens: 50, output_tokens: 1 } } }),
+  end: (reason) => [event("message_delta", { delta: { stop_reason: reason }, usage: { output_tokens: 9 } }), event("message_stop", {})],
+  tools(calls) {
+    const frames = [anthropic.start(), event("ping", {})];
+    calls.forEach(([name, args], index) => {
+      frames.push(event("content_block_start", { index, content_block: { type: "tool_use", id: `toolu_${index}`, name, input: {} } }));
+      for (const piece of pieces(args)) frames.push(event("content_block_delta", { index, delta: { type: "input_json_delta", partial_json: piece } }));
+      frames.push(event("content_block_stop", { index }));
+    });
+    return [...frames, ...anthropic.end("tool_use")];
+  },
+  text(text) {
+    const words = text.split(" ").map((w, i) => event("content_block_delta", { index: 0, delta: { type: "text_delta", text: (i ? " " : "") + w } }));
+    return [anthropic.start(), event("content_block_start", { index: 0, content_block: { type: "text", text: "" } }), ...words, event("content_block_stop", { index: 0 }), ...anthropic.end("end_turn")];
+  },
+};
+
+export const dialects = { openai, anthropic };
+
+/** A provider endpoint answering each request with the next of `turns`. */
 export async function standIn(turns) {
   const requests = [];
   const server = http.createServer(async (req, res) => {
@@ -27,28 +60,54 @@ export async function standIn(turns) {
     const turn = turns[requests.length - 1];
     if (typeof turn === "function") return turn(res);
     res.writeHead(200, { "content-type": "text/event-stream" });
-    for (const frame of turn ?? textTurn("(script ended)")) {
+    for (const frame of turn ?? openai.text("(script ended)")) {
       res.write(frame);
       await new Promise((r) => setTimeout(r, 3));
     }
     res.end();
   });
   await new Promise((r) => server.listen(0, "127.0.0.1", r));
-  return { url: `http://127.0.0.1:${server.address().port}/v1`, requests, close: () => new Promise((r) => server.close(r)) };
+  const base = `http://127.0.0.1:${server.address().port}`;
+  return { base, url: `${base}/v1`, requests, close: () => new Promise((r) => server.close(r)) };
 }
 
+/** The host settings that point the demo's LLM mode at `model`. */
+export function llmEnv(model, provider = "openai") {
+  return provider === "openai"
+    ? { DEMO_LLM: "openai", OPENAI_BASE_URL: model.url, OPENAI_API_KEY: "sk-stand-in", DEMO_LLM_MODEL: "stand-in-1" }
+    : { DEMO_LLM: "anthropic", ANTHROPIC_BASE_URL: model.base, ANTHROPIC_API_KEY: "sk-stand-in", DEMO_LLM_MODEL: "stand-in-1" };
+}
+
+/** The model's turns of the refund flow for `orderId` (1500 cents). */
+export function refundScript(orderId, provider = "openai") {
+  const d = dialects[provider];
+  return [
+    d.tools([["get_order", JSON.stringify({ orderId })]]),
+    d.tools([["refund_order", JSON.stringify({ orderId, amountCents: 1500 })]]),
+    d.text(`Refunded 15.00 for order ${orderId}.`),
+  ];
+}
+
+/** A stream valid for the strict verifier and the official client. */
+async function assertValidEverywhere(bytes, ids, what) {
+  await assertStrict(bytes, ids, what);
+  const official = await runOfficial(bytes, ids);
+  assert.equal(official.accepted, true, `${what}: ${describeRun(official)}`);
+  assert.deepEqual(official.warnings, [], `${what}: ${describeRun(official)}`);
+}
 
 /**
- * The refund flow in the demo's LLM mode on `server`, whose model is `model` (a stand-in
- * scripted with the three turns of `refundScript(orderId)`, key `sk-stand-in`): the model
- * looks the order up, the refund waits for approval, the approved refund runs once.
+ * The refund flow in the demo's LLM mode on `server` (model `model`, scripted with
+ * `refundScript(orderId, provider)`): the model looks the order up, the refund waits for
+ * approval, the approval (sent to `approver`: another process on the same store, or the
+ * same) runs the refund once, and the model's final answer streams.
  */
-export async function assertLlmRefundFlow(server, model, orderId) {
+export async function assertLlmRefundFlow(server, model, orderId, { provider = "openai", approver = server } = {}) {
   const threadId = uid("thread-llm");
   const runId = uid("run");
   const first = await postJson(`${server.url}/agent`, { threadId, runId, messages: [userMessage(`Please refund order ${orderId}`)] });
   assert.equal(first.status, 200, first.text);
-  await assertStrict(first.bytes, { threadId, runId });
+  await assertValidEverywhere(first.bytes, { threadId, runId }, "the proposing run");
   const events = sseEvents(first.bytes);
   const lookedUp = events.find((e) => e.type === "TOOL_CALL_RESULT");
   assert.match(lookedUp.content, new RegExp(`"orderId":"${orderId}"`), "get_order ran and its result went out");
@@ -60,32 +119,37 @@ export async function assertLlmRefundFlow(server, model, orderId) {
   assert.ok(interrupt.responseSchema, "the approval says what an answer looks like");
   assert.equal((await ledger(server, orderId)).refunds, 0, "refunded before approval");
 
-  // What the provider got: the key in the header, the model, the stored history.
-  assert.equal(model.requests[0].headers.authorization, "Bearer sk-stand-in");
-  assert.equal(model.requests[0].url, "/v1/chat/completions");
-  assert.equal(model.requests[0].body.model, "stand-in-1");
-  assert.equal(model.requests[0].body.stream, true);
-  const second = model.requests[1].body.messages;
-  assert.deepEqual(second.map((m) => m.role), ["system", "user", "assistant", "tool"]);
+  // What the provider got: the key, the model, the stored history.
+  const sent = model.requests[0];
+  if (provider === "openai") {
+    assert.equal(sent.url, "/v1/chat/completions");
+    assert.equal(sent.headers.authorization, "Bearer sk-stand-in");
+    assert.deepEqual(model.requests[1].body.messages.map((m) => m.role), ["system", "user", "assistant", "tool"]);
+  } else {
+    assert.equal(sent.url, "/v1/messages");
+    assert.equal(sent.headers["x-api-key"], "sk-stand-in");
+    assert.ok(sent.headers["anthropic-version"]);
+    const turns = model.requests[1].body.messages;
+    assert.deepEqual(turns.map((m) => m.role), ["user", "assistant", "user"]);
+    assert.equal(turns[2].content[0].type, "tool_result");
+  }
+  assert.equal(sent.body.model, "stand-in-1");
+  assert.equal(sent.body.stream, true);
 
   const resumeId = uid("run");
-  const resumed = await postJson(`${server.url}/agent`, {
+  const resumed = await postJson(`${approver.url}/agent`, {
     threadId, runId: resumeId, messages: [],
     resume: [{ interruptId: interrupt.id, status: "resolved", payload: { approved: true } }],
   });
   assert.equal(resumed.status, 200, resumed.text);
-  await assertStrict(resumed.bytes, { threadId, runId: resumeId });
-  assert.equal(sseEvents(resumed.bytes).at(-1).outcome?.type, "success");
-  const account = await ledger(server, orderId);
+  await assertValidEverywhere(resumed.bytes, { threadId, runId: resumeId }, "the approved run");
+  const answer = sseEvents(resumed.bytes);
+  assert.equal(answer.at(-1).outcome?.type, "success");
+  const said = answer.filter((e) => e.type === "TEXT_MESSAGE_CONTENT").map((e) => e.delta).join("");
+  assert.equal(said, `Refunded 15.00 for order ${orderId}.`, "the model's final answer did not stream");
+  const account = await ledger(approver, orderId);
   assert.equal(account.refunds, 1);
   assert.equal(account.refundedCents, 1500);
-  const third = model.requests[2].body.messages;
-  assert.match(third.at(-1).content, /"status":"refunded"/, "the model heard the refund's result");
+  const heard = model.requests[2].body.messages.at(-1);
+  assert.match(JSON.stringify(heard), /\\"status\\":\\"refunded\\"/, "the model heard the refund's result");
 }
-
-/** The model's turns of the refund flow for `orderId` (1500 cents). */
-export const refundScript = (orderId) => [
-  toolTurn("get_order", JSON.stringify({ orderId })),
-  toolTurn("refund_order", JSON.stringify({ orderId, amountCents: 1500 })),
-  textTurn(`Refunded 15.00 for order ${orderId}.`),
-];
