@@ -3,7 +3,9 @@
 //! Each step sends the thread's stored history (not the client's copy: a resumed run on
 //! another instance continues the same conversation) and the tools to the model, streams
 //! its turn into the run, then acts on its tool calls:
-//! - a **backend tool** runs through `ctx.effect` (once across retries and instances),
+//! - a **backend tool**'s arguments are checked against its JSON Schema (a mismatch goes
+//!   back to the model, nothing runs), then it runs through `ctx.effect` (once across
+//!   retries and instances),
 //!   its result goes out as `TOOL_CALL_RESULT` and back to the model;
 //! - an **approval-required** backend tool becomes an interrupt (`reason: "tool_call"`,
 //!   its `toolCallId`, a `responseSchema` for approve / deny / edited arguments); the
@@ -20,6 +22,7 @@ use agui_protocol::{Interrupt, Message, Tool, ToolCallId};
 use async_trait::async_trait;
 use futures::StreamExt;
 use futures::future::BoxFuture;
+use handoff_core::schema::SchemaFailure;
 use handoff_core::{Agent, AgentError, Finish, RunContext};
 use serde_json::{Value, json};
 
@@ -171,11 +174,14 @@ impl LlmAgent {
                 }
                 None => json!({ "error": format!("unknown tool {name}") }),
                 Some(tool) => {
-                    let args = match decision.edited_args() {
-                        Some(edited) => edited.clone(),
-                        None => serde_json::from_str(&arguments).unwrap_or(Value::Null),
+                    let raw = match decision.edited_args() {
+                        Some(edited) => edited.to_string(),
+                        None => arguments,
                     };
-                    self.execute(ctx, &call, tool, args).await?
+                    match checked_args(ctx, tool, &raw) {
+                        Ok(args) => self.execute(ctx, &call, tool, args).await?,
+                        Err(problem) => json!({ "error": problem }),
+                    }
                 }
             };
             ctx.tool_result(&call, content.to_string());
@@ -206,19 +212,30 @@ impl Agent for LlmAgent {
             let mut client_calls = false;
             for call in &turn.tool_calls {
                 match self.tools.iter().find(|t| t.spec.name == call.name) {
-                    Some(tool) if tool.needs_approval => interrupts.push(
-                        Interrupt::new(format!("int-{}", call.id), "tool_call")
-                            .with_message(format!("Allow {} with {}?", call.name, call.arguments))
-                            .with_tool_call(call.id.clone())
-                            .with_response_schema(approval_schema()),
-                    ),
                     Some(tool) => {
-                        let result = match serde_json::from_str::<Value>(&call.arguments) {
-                            Ok(args) => self.execute(ctx, &call.id, tool, args).await?,
-                            // The model gets to fix its own malformed arguments.
-                            Err(e) => json!({ "error": format!("arguments are not JSON: {e}") }),
+                        // Arguments that do not fit the tool's schema neither run nor reach a
+                        // human: the model hears why and may fix them.
+                        let args = match checked_args(ctx, tool, &call.arguments) {
+                            Ok(args) => args,
+                            Err(problem) => {
+                                ctx.tool_result(&call.id, json!({ "error": problem }).to_string());
+                                continue;
+                            }
                         };
-                        ctx.tool_result(&call.id, result.to_string());
+                        if tool.needs_approval {
+                            interrupts.push(
+                                Interrupt::new(format!("int-{}", call.id), "tool_call")
+                                    .with_message(format!(
+                                        "Allow {} with {}?",
+                                        call.name, call.arguments
+                                    ))
+                                    .with_tool_call(call.id.clone())
+                                    .with_response_schema(approval_schema()),
+                            );
+                        } else {
+                            let result = self.execute(ctx, &call.id, tool, args).await?;
+                            ctx.tool_result(&call.id, result.to_string());
+                        }
                     }
                     None if frontend.iter().any(|t| t.name == call.name) => client_calls = true,
                     None => {
@@ -240,6 +257,25 @@ impl Agent for LlmAgent {
         tracing::warn!(agent = %self.name, steps = self.max_steps, "step limit reached; cancelling the run");
         Ok(Finish::Cancelled)
     }
+}
+
+/// The model's arguments for `tool`, parsed and checked against its schema.
+fn checked_args(ctx: &RunContext, tool: &BackendTool, raw: &str) -> Result<Value, String> {
+    let args: Value =
+        serde_json::from_str(raw).map_err(|e| format!("arguments are not JSON: {e}"))?;
+    let schema = tool
+        .spec
+        .parameters
+        .clone()
+        .unwrap_or_else(|| json!({ "type": "object" }));
+    ctx.check_schema(&schema, &args)
+        .map_err(|failure| match failure {
+            SchemaFailure::Invalid(why) => {
+                format!("arguments do not match the tool's schema: {why}")
+            }
+            SchemaFailure::Unusable(why) => format!("arguments could not be checked: {why}"),
+        })?;
+    Ok(args)
 }
 
 /// The name and arguments of tool call `id` in the history.

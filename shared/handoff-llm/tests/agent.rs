@@ -87,7 +87,7 @@ fn setup(turns: Vec<String>, max_steps: usize) -> Setup {
             .tool(BackendTool::new(
                 "get_order",
                 "Look an order up",
-                json!({ "type": "object" }),
+                json!({ "type": "object", "required": ["orderId"] }),
                 |args, _key| async move {
                     Ok(json!({ "orderId": args["orderId"], "amountCents": 4000 }))
                 },
@@ -264,4 +264,35 @@ fn a_runaway_loop_stops_at_the_step_limit_cancelled() {
         RunFinishedOutcome::Cancelled
     );
     assert_eq!(s.model.requests.lock().unwrap().len(), 3);
+}
+
+#[test]
+fn arguments_that_break_the_tool_schema_go_back_to_the_model_and_nothing_runs() {
+    let s = setup(
+        vec![
+            call_turn("refund_order", r#"not json"#),
+            call_turn("get_order", r#"{"order":"A1024"}"#),
+            text_turn("Sorry, I need the order id."),
+        ],
+        8,
+    );
+    let first = input(json!({ "threadId": "t1", "runId": "r1",
+        "messages": [{ "id": "m1", "role": "user", "content": "Refund it" }] }));
+    let events = run(&s.engine, &first);
+    assert_eq!(
+        outcome(&events),
+        RunFinishedOutcome::success(),
+        "no approval asked for broken arguments"
+    );
+    let requests = s.model.requests.lock().unwrap().clone();
+    let tool_messages: Vec<String> = requests[2].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(tool_messages[0].contains("not JSON"), "{tool_messages:?}");
+    assert!(tool_messages[1].contains("schema"), "{tool_messages:?}");
+    assert_eq!(s.refunds.load(Ordering::SeqCst), 0);
 }

@@ -17,6 +17,7 @@ use crate::decision::Decision;
 use crate::error::CoreError;
 use crate::principal::Principal;
 use crate::runtime::Runtime;
+use crate::schema::{SchemaFailure, SchemaValidator};
 use crate::store::Store;
 use fence::{EffectLedger, Fence};
 use messages::MessageLog;
@@ -55,6 +56,7 @@ pub struct RunContext {
     messages: MessageLog,
     decisions: Vec<Decision>,
     sink: UnboundedSender<Event>,
+    validator: Option<Arc<dyn SchemaValidator>>,
     open: OpenItems,
     log: SharedLog,
     fatal: Option<CoreError>,
@@ -82,6 +84,7 @@ pub(crate) struct ContextParts {
     pub(crate) messages: Vec<Message>,
     pub(crate) decisions: Vec<Decision>,
     pub(crate) sink: UnboundedSender<Event>,
+    pub(crate) validator: Option<Arc<dyn SchemaValidator>>,
 }
 
 impl RunContext {
@@ -99,6 +102,7 @@ impl RunContext {
             messages: MessageLog::new(parts.messages),
             decisions: parts.decisions,
             sink: parts.sink,
+            validator: parts.validator,
             open: OpenItems::default(),
             log: SharedLog::default(),
             fatal: None,
@@ -218,6 +222,18 @@ impl RunContext {
     /// The log, shared with the engine's live-journal writer.
     pub(crate) fn shared_log(&self) -> SharedLog {
         self.log.clone()
+    }
+
+    /// Checks `value` against the JSON Schema `schema` with the engine's validator (the
+    /// one that checks interrupt answers), e.g. a model's tool arguments before they run.
+    /// Without a validator it fails closed ([`SchemaFailure::Unusable`]).
+    pub fn check_schema(&self, schema: &Value, value: &Value) -> Result<(), SchemaFailure> {
+        match &self.validator {
+            Some(validator) => validator.validate(schema, value),
+            None => Err(SchemaFailure::Unusable(
+                "no JSON Schema validator is configured".to_owned(),
+            )),
+        }
     }
 
     /// Fails the run with a stable `code` and a `message` safe to show the client (the

@@ -43,6 +43,7 @@ pub(crate) fn spawn_run(
             messages: Vec::new(),
             decisions: claimed.decisions.clone(),
             sink,
+            validator: inner.validator.clone(),
         });
         execute(&inner, &mut ctx, options, &mut claimed).await;
     };
