@@ -203,9 +203,13 @@ impl Agent for LlmAgent {
         specs.extend(frontend.iter().cloned());
         let mut usage = crate::Usage::default();
         for _ in 0..self.max_steps {
+            // The model call may take what is left of the invocation, not more.
+            let timeout = ctx
+                .deadline_ms()
+                .map(|d| d.saturating_sub(ctx.now_ms()).max(1));
             let request =
                 self.provider
-                    .request(self.system.as_deref(), ctx.messages(), &specs, None);
+                    .request(self.system.as_deref(), ctx.messages(), &specs, timeout);
             let turn = self.turn(ctx, request).await?;
             usage.add(turn.usage);
             let mut interrupts = Vec::new();

@@ -296,3 +296,95 @@ fn arguments_that_break_the_tool_schema_go_back_to_the_model_and_nothing_runs() 
     assert!(tool_messages[1].contains("schema"), "{tool_messages:?}");
     assert_eq!(s.refunds.load(Ordering::SeqCst), 0);
 }
+
+#[test]
+fn an_approver_may_edit_the_arguments_and_the_edit_is_what_runs() {
+    let s = setup(
+        vec![
+            call_turn("refund_order", r#"{"orderId":"A1024","amountCents":4000}"#),
+            text_turn("Done."),
+        ],
+        8,
+    );
+    let first = input(json!({ "threadId": "t1", "runId": "r1",
+        "messages": [{ "id": "m1", "role": "user", "content": "Refund A1024" }] }));
+    let RunFinishedOutcome::Interrupt { interrupts, .. } = outcome(&run(&s.engine, &first)) else {
+        panic!("expected an interrupt");
+    };
+    let edited = json!({ "orderId": "A1024", "amountCents": 1000 });
+    let answer = input(json!({ "threadId": "t1", "runId": "r2", "messages": [],
+        "resume": [{ "interruptId": interrupts[0].id, "status": "resolved",
+                     "payload": { "approved": true, "editedArgs": edited } }] }));
+    let events = run(&s.engine, &answer);
+    let result = events.iter().find_map(|e| match e {
+        Event::ToolCallResult(r) => Some(r.content.text()),
+        _ => None,
+    });
+    assert!(
+        result.unwrap().contains("\"refunded\":1000"),
+        "the edit did not run"
+    );
+    assert_eq!(s.refunds.load(Ordering::SeqCst), 1);
+}
+
+#[test]
+fn a_frontend_tool_result_sent_by_the_client_continues_the_conversation() {
+    let s = setup(
+        vec![
+            call_turn("show_receipt", r#"{"id":1}"#),
+            text_turn("Shown."),
+        ],
+        8,
+    );
+    let tools = json!([{ "name": "show_receipt", "description": "Shows a receipt", "parameters": { "type": "object" } }]);
+    let first = input(json!({ "threadId": "t1", "runId": "r1", "tools": tools,
+        "messages": [{ "id": "m1", "role": "user", "content": "Show me" }] }));
+    let events = run(&s.engine, &first);
+    let RunFinishedOutcome::Success {
+        pending_tool_call_ids: Some(pending),
+    } = outcome(&events)
+    else {
+        panic!("expected a pending call");
+    };
+    // The client runs the tool and sends its copy of the history with the result.
+    let view = block_on(s.engine.thread(&handoff_core::Principal::anonymous(), "t1"))
+        .unwrap()
+        .unwrap();
+    let mut messages = serde_json::to_value(&view.messages).unwrap();
+    messages.as_array_mut().unwrap().push(json!({
+        "id": "m-result", "role": "tool", "toolCallId": pending[0], "content": "receipt shown"
+    }));
+    let next =
+        input(json!({ "threadId": "t1", "runId": "r2", "tools": tools, "messages": messages }));
+    let events = run(&s.engine, &next);
+    assert_eq!(outcome(&events), RunFinishedOutcome::success());
+    let last = s
+        .model
+        .requests
+        .lock()
+        .unwrap()
+        .last()
+        .unwrap()
+        .body
+        .clone();
+    let sent = last["messages"].as_array().unwrap();
+    assert_eq!(sent.last().unwrap()["role"], "tool");
+    assert_eq!(sent.last().unwrap()["content"], "receipt shown");
+}
+
+#[test]
+fn the_model_call_may_take_only_what_is_left_of_the_hosts_deadline() {
+    let s = setup(vec![text_turn("Hi.")], 8);
+    let first = input(json!({ "threadId": "t1", "runId": "r1",
+        "messages": [{ "id": "m1", "role": "user", "content": "Hello" }] }));
+    let options = RunOptions {
+        deadline_ms: Some(1_764_421_200_000 + 30_000),
+        ..RunOptions::default()
+    };
+    block_on(async {
+        let stream = s.engine.start(first, options).await.unwrap();
+        stream.collect::<Vec<_>>().await
+    });
+    let requests = s.model.requests.lock().unwrap().clone();
+    assert_eq!(requests[0].timeout_ms, Some(30_000));
+}

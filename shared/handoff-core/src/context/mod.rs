@@ -57,6 +57,7 @@ pub struct RunContext {
     decisions: Vec<Decision>,
     sink: UnboundedSender<Event>,
     validator: Option<Arc<dyn SchemaValidator>>,
+    deadline_ms: Option<u64>,
     open: OpenItems,
     log: SharedLog,
     fatal: Option<CoreError>,
@@ -85,6 +86,7 @@ pub(crate) struct ContextParts {
     pub(crate) decisions: Vec<Decision>,
     pub(crate) sink: UnboundedSender<Event>,
     pub(crate) validator: Option<Arc<dyn SchemaValidator>>,
+    pub(crate) deadline_ms: Option<u64>,
 }
 
 impl RunContext {
@@ -103,6 +105,7 @@ impl RunContext {
             decisions: parts.decisions,
             sink: parts.sink,
             validator: parts.validator,
+            deadline_ms: parts.deadline_ms,
             open: OpenItems::default(),
             log: SharedLog::default(),
             fatal: None,
@@ -222,6 +225,13 @@ impl RunContext {
     /// The log, shared with the engine's live-journal writer.
     pub(crate) fn shared_log(&self) -> SharedLog {
         self.log.clone()
+    }
+
+    /// When the host will end this invocation (Unix ms), if it has a deadline (Lambda's,
+    /// a Worker's budget); the engine stops the run a margin before it. Bound outbound
+    /// calls by it (a model request's timeout, say).
+    pub fn deadline_ms(&self) -> Option<u64> {
+        self.deadline_ms
     }
 
     /// Checks `value` against the JSON Schema `schema` with the engine's validator (the

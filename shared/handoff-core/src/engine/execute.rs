@@ -44,6 +44,7 @@ pub(crate) fn spawn_run(
             decisions: claimed.decisions.clone(),
             sink,
             validator: inner.validator.clone(),
+            deadline_ms: options.deadline_ms,
         });
         execute(&inner, &mut ctx, options, &mut claimed).await;
     };
