@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { buildResumeArray } from "@ag-ui/client";
 import { assertBinaries, postJson, request, sseEvents, sseFrames, waitFor } from "./lib/devserver.mjs";
 import { assertAbandonedRunCompletes, assertReconnectFollowsALiveRun, assertReconnectRejoinsTheRun, assertStopEndsTheRun, assertCleanOfficialRun, assertKeepAlivesInQuietPeriods, assertNoPanics, assertOversizedBodiesRefusedCleanly, assertStreamsIncrementally, assertStrict, describeRun, ledger, officialRefundInterrupt, officialRun, rawRefundInterrupt, uid, userMessage } from "./lib/flows.mjs";
-import { assertLlmRefundFlow, llmEnv, refundScript, standIn } from "./lib/model-standin.mjs";
+import { assertLlmRefundFlow, assertModelFailuresEndCleanly, failureScript, llmEnv, refundScript, standIn } from "./lib/model-standin.mjs";
 import * as ck from "./lib/copilotkit-flows.mjs";
 import { makeStateDir, startWorker, stopAllWorkers } from "./lib/worker.mjs";
 
@@ -295,6 +295,13 @@ describe("Workers: A2UI, Superagent and streaming", { timeout: TIMEOUT }, () => 
       label: "llm",
     });
     await assertLlmRefundFlow(llm, model, "W4010");
+    await model.close();
+  });
+
+  test("DEMO_LLM=openai: model errors, a 429 and a dropped connection end runs with stable codes in workerd", async () => {
+    const model = await standIn(failureScript());
+    const llm = await startWorker({ vars: { ...VARS, ...llmEnv(model) }, label: "llm-errors" });
+    await assertModelFailuresEndCleanly(llm, "W4011");
     await model.close();
   });
 

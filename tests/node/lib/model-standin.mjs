@@ -153,3 +153,46 @@ export async function assertLlmRefundFlow(server, model, orderId, { provider = "
   const heard = model.requests[2].body.messages.at(-1);
   assert.match(JSON.stringify(heard), /\\"status\\":\\"refunded\\"/, "the model heard the refund's result");
 }
+
+/** Three failing turns: an error event mid-stream, a 429 with retry-after, a dropped connection. */
+export function failureScript() {
+  return [
+    [openai.chunk({ content: "Let me" }), `data: ${JSON.stringify({ error: { message: "shard-7 exploded", type: "server_error" } })}\n\n`],
+    (res) => {
+      res.writeHead(429, { "content-type": "application/json", "retry-after": "7" });
+      res.end(JSON.stringify({ error: { message: "org-secret-42 is over its quota", type: "requests" } }));
+    },
+    (res) => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.write(openai.chunk({ content: "Half a" }));
+      setTimeout(() => res.socket.destroy(), 20);
+    },
+  ];
+}
+
+/**
+ * Three runs on `server` against a model scripted with `failureScript()`: each ends
+ * RUN_ERROR with a stable code (MODEL_UNAVAILABLE, MODEL_RATE_LIMITED with the wait,
+ * MODEL_UNAVAILABLE), the provider's words withheld, the stream valid everywhere.
+ */
+export async function assertModelFailuresEndCleanly(server, orderId) {
+  const expected = [
+    ["MODEL_UNAVAILABLE", /shard-7/],
+    ["MODEL_RATE_LIMITED", /org-secret-42/],
+    ["MODEL_UNAVAILABLE", /Half a.*broke/],
+  ];
+  for (const [code, secret] of expected) {
+    const threadId = uid("thread-llm");
+    const runId = uid("run");
+    const res = await postJson(`${server.url}/agent`, { threadId, runId, messages: [userMessage(`Refund order ${orderId}`)] });
+    assert.equal(res.status, 200, res.text);
+    await assertValidEverywhere(res.bytes, { threadId, runId }, `the run that met ${code}`);
+    const last = sseEvents(res.bytes).at(-1);
+    assert.equal(last.type, "RUN_ERROR", JSON.stringify(last));
+    assert.equal(last.code, code);
+    assert.doesNotMatch(JSON.stringify(last), secret);
+    if (code === "MODEL_RATE_LIMITED") assert.match(last.message, /retry in 7 s/);
+    assert.doesNotMatch(res.text, /org-secret-42|shard-7/);
+  }
+  assert.equal((await ledger(server, orderId)).refunds, 0);
+}
