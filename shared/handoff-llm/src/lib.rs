@@ -18,6 +18,37 @@
 //!   (`MODEL_RATE_LIMITED`, `MODEL_UNAVAILABLE`, `MODEL_ERROR`); the provider's own text
 //!   is logged, never sent to the client.
 //!
+//! An agent that is a model with tools, served by any host (hand it the host's client:
+//! `handoff::llm::UreqModels` natively, `handoff::llm::FetchModels` on Workers):
+//!
+//! ```
+//! use std::sync::Arc;
+//! use handoff_llm::{BackendTool, LlmAgent, ModelClient, Provider};
+//! use serde_json::json;
+//!
+//! fn support_agent(client: Arc<dyn ModelClient>) -> Option<LlmAgent> {
+//!     // OPENAI_API_KEY / OPENAI_BASE_URL, as the provider's own SDK reads them.
+//!     let provider = Provider::from_lookup("openai", None, |k| std::env::var(k).ok())?;
+//!     let order = json!({ "type": "object", "properties": { "orderId": { "type": "string" } },
+//!                         "required": ["orderId"] });
+//!     Some(
+//!         LlmAgent::new("support", provider, client)
+//!             .system("You handle refunds. Look the order up first.")
+//!             .tool(BackendTool::new("get_order", "Look an order up", order.clone(),
+//!                 |args, _key| async move { Ok(json!({ "orderId": args["orderId"], "cents": 1200 })) }))
+//!             // Runs once, and only after a human approved it (a `tool_call` interrupt).
+//!             .tool(BackendTool::new("refund_order", "Refund an order", order,
+//!                 |args, idempotency_key| async move {
+//!                     Ok(json!({ "refunded": args["orderId"], "key": idempotency_key }))
+//!                 })
+//!                 .requiring_approval()),
+//!     )
+//! }
+//! ```
+//!
+//! Token usage goes out as a `CUSTOM` event named `handoff:usage`
+//! (`{"inputTokens", "outputTokens"}`) before the run's end.
+//!
 //! ```
 //! use handoff_llm::{ModelDelta, openai::ChunkParser};
 //!
