@@ -1,6 +1,8 @@
 // The CopilotKit runtime protocol, driven by the REAL CopilotKit client
 // (@copilotkit/core, the framework-neutral core behind CopilotKit's React hooks)
 // pointed straight at a dev server's `/copilotkit` routes: no Node runtime between.
+// The flows live in lib/copilotkit-flows.mjs; lambda.test.mjs and worker.test.mjs
+// run the same flows against the Lambda function and the Worker.
 //
 //   cargo build -p dev-server -p handoff-tests
 //   HANDOFF_BIN_DIR=<target/debug> node --test copilotkit.test.mjs
@@ -12,79 +14,29 @@
 // interrupt), joining a live run, and stop.
 
 import { describe, test, before, after } from "node:test";
-import assert from "node:assert/strict";
-import { CopilotKitCore, ɵInterruptState as InterruptState } from "@copilotkit/core";
-import { assertNoPanics, ledger, uid, userMessage } from "./lib/flows.mjs";
-import { postJson, request, sseEvents, startDevServer, stopAllServers, waitFor } from "./lib/devserver.mjs";
+import { assertNoPanics } from "./lib/flows.mjs";
+import { startDevServer, stopAllServers } from "./lib/devserver.mjs";
+import {
+  assertConnectJoinsLiveRun,
+  assertConnectToNewThreadIsEmpty,
+  assertDiscovery,
+  assertReconnectAfterReload,
+  assertRestStopWhileStreaming,
+  assertRunResolvedThroughInterruptApi,
+  assertSingleRouteMode,
+  assertStopAgentCancels,
+  assertUnknownsRefused,
+} from "./lib/copilotkit-flows.mjs";
 
 const TEST_TIMEOUT = 180_000;
-
-// CopilotKitCore only connects to a runtime in a browser (`typeof window`): Node's
-// globals (fetch, Headers, AbortController, EventTarget) are all it uses of one.
-globalThis.window ??= globalThis;
-
-/** A fresh CopilotKit "page" connected to `runtimeUrl`: resolves once the agents are known. */
-async function connectCore(runtimeUrl, options = {}) {
-  const core = new CopilotKitCore({ runtimeUrl, ...options });
-  const errors = [];
-  core.subscribe({ onError: ({ error, code }) => errors.push(`${code}: ${error?.message}`) });
-  await waitFor(
-    () => {
-      if (core.runtimeConnectionStatus === "error") throw Object.assign(new Error(errors.join("; ")), { fatal: true });
-      return core.runtimeConnectionStatus === "connected";
-    },
-    { timeoutMs: 20_000, what: "CopilotKit to connect to the runtime" },
-  );
-  return { core, errors };
-}
-
-/** Counts the text deltas an agent applies (streamed text, as the chat UI renders it). */
-function watchText(agent) {
-  const seen = { deltas: [], runsFinished: 0 };
-  agent.subscribe({
-    onTextMessageContentEvent: ({ event }) => {
-      seen.deltas.push(event.delta);
-    },
-    onRunFinishedEvent: () => {
-      seen.runsFinished += 1;
-    },
-  });
-  return seen;
-}
-
-const assistantText = (agent) =>
-  agent.messages
-    .filter((m) => m.role === "assistant" && typeof m.content === "string")
-    .map((m) => m.content)
-    .join("\n");
-
-async function thread(server, threadId) {
-  const r = await request(`${server.url}/threads/${encodeURIComponent(threadId)}`);
-  assert.equal(r.status, 200, r.text);
-  return r.json;
-}
-
-/** The refund flow's first run through CopilotKit: ends on the approval interrupt. */
-async function refundUntilInterrupt(core, agentName, orderId) {
-  const agent = core.getAgent(agentName);
-  assert.ok(agent, `agent ${agentName} must be registered`);
-  const threadId = uid("ck-thread");
-  agent.threadId = threadId;
-  agent.addMessage(userMessage(`Refund order ${orderId}`));
-  const seen = watchText(agent);
-  await core.runAgent({ agent });
-  return { agent, threadId, seen };
-}
 
 describe("CopilotKit runtime protocol with @copilotkit/core", { timeout: TEST_TIMEOUT }, () => {
   let server;
   let slow;
-  let agentName;
 
   before(async () => {
     server = await startDevServer({ label: "ck-dev" });
     slow = await startDevServer({ label: "ck-slow", env: { DEMO_TOKEN_DELAY_MS: "150" } });
-    agentName = (await request(`${server.url}/healthz`)).json.agent;
   });
 
   after(async () => {
@@ -92,225 +44,25 @@ describe("CopilotKit runtime protocol with @copilotkit/core", { timeout: TEST_TI
     await stopAllServers();
   });
 
-  test("discovery: GET /info lists the agent in SSE mode and CopilotKit registers it", async () => {
-    const raw = await request(`${server.url}/copilotkit/info`);
-    assert.equal(raw.status, 200, raw.text);
-    assert.equal(raw.json.mode, "sse");
-    assert.equal(typeof raw.json.version, "string");
-    assert.equal(raw.json.agents[agentName].name, agentName);
-    assert.equal(raw.json.agents[agentName].capabilities.humanInTheLoop.supported, true);
+  test("discovery: GET /info lists the agent in SSE mode and CopilotKit registers it", () => assertDiscovery(server));
 
-    const { core } = await connectCore(`${server.url}/copilotkit`);
-    assert.equal(core.runtimeTransport, "rest", "GET /info answered, so CopilotKit uses the REST routes");
-    assert.deepEqual(Object.keys(core.agents), [agentName]);
-    const agent = core.getAgent(agentName);
-    assert.equal(agent.constructor.name, "ProxiedCopilotRuntimeAgent");
-    assert.deepEqual(await agent.getCapabilities(), raw.json.agents[agentName].capabilities);
-  });
+  test("unknown agents and methods are JSON 4xx before any stream", () => assertUnknownsRefused(server));
 
-  test("unknown agents and methods are JSON 4xx before any stream", async () => {
-    const input = { threadId: uid("t"), runId: uid("r"), messages: [userMessage("hi")] };
-    for (const path of ["agent/nope/run", "agent/nope/connect", "agent/nope/stop/t"]) {
-      const r = await postJson(`${server.url}/copilotkit/${path}`, input);
-      assert.equal(r.status, 404, `${path}: ${r.text}`);
-      assert.equal(r.json.code, "AGENT_NOT_FOUND");
-      assert.equal(typeof r.json.message, "string");
-    }
-    const envelope = await postJson(`${server.url}/copilotkit`, { method: "agent/run", params: { agentId: "nope" }, body: input });
-    assert.equal(envelope.status, 404, envelope.text);
-    assert.equal(envelope.json.code, "AGENT_NOT_FOUND");
-    const unknown = await postJson(`${server.url}/copilotkit`, { method: "threads/list" });
-    assert.equal(unknown.status, 404, unknown.text);
-    assert.equal(unknown.json.code, "METHOD_NOT_FOUND");
-    const noThread = await postJson(`${server.url}/copilotkit/agent/${agentName}/run`, { runId: "r", messages: [] });
-    assert.equal(noThread.status, 400, noThread.text);
-    assert.equal(noThread.json.code, "INVALID_INPUT");
-  });
+  test("run: streamed text, the interrupt shown, resolved through the interrupt API, one refund", () =>
+    assertRunResolvedThroughInterruptApi(server, "A1024"));
 
-  test("run: streamed text, the interrupt shown, resolved through the interrupt API, one refund", async () => {
-    const { core } = await connectCore(`${server.url}/copilotkit`);
-    const { agent, threadId, seen } = await refundUntilInterrupt(core, agentName, "A1024");
-    assert.ok(seen.deltas.length > 1, `text arrives as several deltas, got ${seen.deltas.length}`);
-    assert.match(assistantText(agent), /A1024/);
-    assert.equal(agent.pendingInterrupts.length, 1, "the approval interrupt is pending on the agent");
-    const [interrupt] = agent.pendingInterrupts;
-    assert.equal(interrupt.reason, "tool_call");
-    assert.equal(agent.state.order?.orderId, "A1024", "STATE_SNAPSHOT reached the agent");
-    assert.equal((await thread(server, threadId)).status, "interrupted");
+  test("reconnect after a reload: connect re-presents history, state and the pending interrupt", () =>
+    assertReconnectAfterReload(server, "B2048"));
 
-    // CopilotKit's interrupt state (what its framework adapters use) builds the resume.
-    const interrupts = new InterruptState();
-    interrupts.setStandard(agent.pendingInterrupts);
-    const action = interrupts.resolve({ approved: true }, interrupt.id);
-    assert.equal(action.kind, "resume", JSON.stringify(action));
-    assert.deepEqual(action.resume.map((e) => [e.interruptId, e.status]), [[interrupt.id, "resolved"]]);
-    const before = (await ledger(server, "A1024")).refunds;
-    await core.runAgent({ agent, resume: action.resume });
-    assert.deepEqual(agent.pendingInterrupts, [], "nothing pending after the resume");
-    assert.equal((await ledger(server, "A1024")).refunds, before + 1, "refunded exactly once");
-    assert.equal((await thread(server, threadId)).status, "idle");
-  });
+  test("connect joins a live run and follows it to its end", () => assertConnectJoinsLiveRun(slow, "C4096"));
 
-  test("reconnect after a reload: connect re-presents history, state and the pending interrupt", async () => {
-    const first = await connectCore(`${server.url}/copilotkit`);
-    const { agent: original, threadId } = await refundUntilInterrupt(first.core, agentName, "B2048");
-    const [interrupt] = original.pendingInterrupts;
-    assert.ok(interrupt, "the first page saw the interrupt");
+  test("stop: CopilotKit's stopAgent cancels the run on the server", () => assertStopAgentCancels(slow, "D8192"));
 
-    // A reload: a new CopilotKit core knows nothing but the thread id.
-    const reloaded = await connectCore(`${server.url}/copilotkit`);
-    const agent = reloaded.core.getAgent(agentName);
-    agent.threadId = threadId;
-    assert.equal(agent.messages.length, 0);
-    await reloaded.core.connectAgent({ agent });
-    assert.deepEqual(
-      agent.messages.map((m) => m.id),
-      original.messages.map((m) => m.id),
-      "the stored history is back, message for message",
-    );
-    assert.match(assistantText(agent), /B2048/);
-    assert.deepEqual(agent.state, original.state, "the stored state is back");
-    assert.deepEqual(agent.pendingInterrupts.map((i) => i.id), [interrupt.id], "the approval card is shown again");
-    assert.deepEqual(reloaded.errors, []);
+  test("stop over REST while a run streams answers stopped:true and the stream ends cancelled", () =>
+    assertRestStopWhileStreaming(slow, "E1000"));
 
-    // Answer it from the reloaded page: cancelled, so no refund.
-    const state = new InterruptState();
-    state.setStandard(agent.pendingInterrupts);
-    const action = state.cancel(interrupt.id);
-    assert.equal(action.kind, "resume");
-    const before = (await ledger(server, "B2048")).refunds;
-    await reloaded.core.runAgent({ agent, resume: action.resume });
-    assert.deepEqual(agent.pendingInterrupts, []);
-    assert.equal((await ledger(server, "B2048")).refunds, before, "a cancelled approval refunds nothing");
+  test("single-route envelope: discovery, a run and connect through POST /copilotkit", () =>
+    assertSingleRouteMode(server, "A1024"));
 
-    // A third page: nothing pending any more, the whole conversation is there.
-    const third = await connectCore(`${server.url}/copilotkit`);
-    const again = third.core.getAgent(agentName);
-    again.threadId = threadId;
-    await third.core.connectAgent({ agent: again });
-    assert.deepEqual(again.pendingInterrupts, []);
-    assert.deepEqual(
-      again.messages.map((m) => m.id),
-      (await thread(server, threadId)).messages.map((m) => m.id),
-    );
-  });
-
-  test("connect joins a live run and follows it to its end", async () => {
-    const runner = await connectCore(`${slow.url}/copilotkit`);
-    const agent = runner.core.getAgent(agentName);
-    const threadId = uid("ck-live");
-    agent.threadId = threadId;
-    agent.addMessage(userMessage("Refund order C4096"));
-    const seen = watchText(agent);
-    const running = runner.core.runAgent({ agent });
-    await waitFor(() => seen.deltas.length >= 2, { timeoutMs: 30_000, what: "the first streamed words" });
-    const view = await thread(slow, threadId);
-    assert.equal(view.status, "running", "the run is still in progress when the second page connects");
-    assert.deepEqual(view.pendingInterrupts, []);
-
-    const watcher = await connectCore(`${slow.url}/copilotkit`);
-    const joined = watcher.core.getAgent(agentName);
-    joined.threadId = threadId;
-    const joinedSeen = watchText(joined);
-    await watcher.core.connectAgent({ agent: joined });
-    await running;
-    // The connect stream ended only with the run: it carries the run's interrupt, which
-    // did not exist when it was opened, and the same final text as the runner.
-    assert.equal(joined.pendingInterrupts.length, 1, "the live run's interrupt reached the joined page");
-    assert.deepEqual(joined.pendingInterrupts.map((i) => i.id), agent.pendingInterrupts.map((i) => i.id));
-    assert.ok(joinedSeen.deltas.length > 1, "the joined page received the streamed text");
-    assert.equal(assistantText(joined), assistantText(agent));
-  });
-
-  test("stop: CopilotKit's stopAgent cancels the run on the server", async () => {
-    const { core } = await connectCore(`${slow.url}/copilotkit`);
-    const agent = core.getAgent(agentName);
-    const threadId = uid("ck-stop");
-    agent.threadId = threadId;
-    agent.addMessage(userMessage("Refund order D8192"));
-    const seen = watchText(agent);
-    const running = core.runAgent({ agent });
-    await waitFor(() => seen.deltas.length >= 1, { timeoutMs: 30_000, what: "the first streamed word" });
-    core.stopAgent({ agent });
-    await running;
-    // The client dropped its stream; only the stop request can cancel the run (an
-    // abandoned run would go on to its interrupt).
-    const view = await waitFor(
-      async () => {
-        const v = await thread(slow, threadId);
-        return v.lastRun?.status !== "running" ? v : undefined;
-      },
-      { timeoutMs: 30_000, what: "the run to end" },
-    );
-    assert.equal(view.lastRun.status, "cancelled", JSON.stringify(view.lastRun));
-    assert.deepEqual(view.pendingInterrupts, []);
-
-    // The raw answers: nothing left to stop.
-    const raw = await postJson(`${slow.url}/copilotkit/agent/${agentName}/stop/${threadId}`, {});
-    assert.equal(raw.status, 200, raw.text);
-    assert.equal(raw.json.stopped, false);
-    const named = await postJson(`${slow.url}/copilotkit/agent/${agentName}/stop/${threadId}`, { runId: view.lastRun.runId });
-    assert.equal(named.json.stopped, false);
-    assert.equal(named.json.runId, view.lastRun.runId);
-  });
-
-  test("stop over REST while a run streams answers stopped:true and the stream ends cancelled", async () => {
-    const threadId = uid("ck-rawstop");
-    const runId = uid("run");
-    const stream = fetch(`${slow.url}/copilotkit/agent/${agentName}/run`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ threadId, runId, messages: [userMessage("Refund order E1000")] }),
-    }).then(async (res) => ({ status: res.status, bytes: Buffer.from(await res.arrayBuffer()) }));
-    // Until the run claims the thread, GET /threads answers 404 (and waitFor retries).
-    await waitFor(async () => (await thread(slow, threadId)).status === "running", {
-      timeoutMs: 30_000,
-      what: "the run to start",
-    });
-    const stop = await postJson(`${slow.url}/copilotkit/agent/${agentName}/stop/${threadId}`, { runId });
-    assert.equal(stop.status, 200, stop.text);
-    assert.deepEqual(stop.json, { threadId, runId, stopped: true });
-    const { status, bytes } = await stream;
-    assert.equal(status, 200);
-    const last = sseEvents(bytes).at(-1);
-    assert.equal(last.type, "RUN_FINISHED");
-    assert.equal(last.outcome?.type, "cancelled", JSON.stringify(last));
-  });
-
-  test("single-route envelope: discovery, a run and connect through POST /copilotkit", async () => {
-    const info = await postJson(`${server.url}/copilotkit`, { method: "info" });
-    assert.equal(info.status, 200, info.text);
-    assert.deepEqual(info.json, (await request(`${server.url}/copilotkit/info`)).json);
-
-    const { core } = await connectCore(`${server.url}/copilotkit`, { runtimeTransport: "single" });
-    assert.equal(core.runtimeTransport, "single");
-    const { agent, threadId, seen } = await refundUntilInterrupt(core, agentName, "A1024");
-    assert.ok(seen.deltas.length > 1);
-    assert.equal(agent.pendingInterrupts.length, 1);
-
-    const reloaded = await connectCore(`${server.url}/copilotkit`, { runtimeTransport: "single" });
-    const again = reloaded.core.getAgent(agentName);
-    again.threadId = threadId;
-    await reloaded.core.connectAgent({ agent: again });
-    assert.deepEqual(again.pendingInterrupts.map((i) => i.id), agent.pendingInterrupts.map((i) => i.id));
-    assert.deepEqual(again.messages.map((m) => m.id), agent.messages.map((m) => m.id));
-
-    const stop = await postJson(`${server.url}/copilotkit`, {
-      method: "agent/stop",
-      params: { agentId: agentName, threadId },
-    });
-    assert.equal(stop.status, 200, stop.text);
-    assert.equal(stop.json.stopped, false, "an interrupted thread has no run to stop");
-  });
-
-  test("connect on a thread that never ran is an empty stream", async () => {
-    const r = await postJson(`${server.url}/copilotkit/agent/${agentName}/connect`, {
-      threadId: uid("never"),
-      runId: uid("r"),
-      messages: [],
-    });
-    assert.equal(r.status, 200, r.text);
-    assert.match(r.headers["content-type"], /text\/event-stream/);
-    assert.deepEqual(sseEvents(r.bytes), []);
-  });
+  test("connect on a thread that never ran is an empty stream", () => assertConnectToNewThreadIsEmpty(server));
 });

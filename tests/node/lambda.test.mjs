@@ -11,6 +11,7 @@ import { BIN_DIR, assertBinaries, postJson, request, sseEvents } from "./lib/dev
 import { startFaultProxy } from "./lib/faultproxy.mjs";
 import { assertCleanOfficialRun, assertReconnectFollowsALiveRun, assertReconnectRejoinsTheRun, assertStopEndsTheRun, assertStreamsIncrementally, assertStrict, ledger, officialRefundInterrupt, officialRun, uid, userMessage } from "./lib/flows.mjs";
 import { startLambda, startMoto, stopAll } from "./lib/lambda.mjs";
+import { assertProtoRefundFlow } from "./lib/proto-flows.mjs";
 import { assertLlmRefundFlow, llmEnv, refundScript, standIn } from "./lib/model-standin.mjs";
 import * as ck from "./lib/copilotkit-flows.mjs";
 
@@ -92,8 +93,9 @@ describe("AWS Lambda (cargo lambda watch + moto_server)", { timeout: TIMEOUT }, 
     await allowed.kill();
   });
 
-  test("frames carry ids: a client rejoins a finished or a live run with Last-Event-ID; a stop ends a run cancelled", { timeout: TIMEOUT }, async () => {
+  test("frames carry ids: a client rejoins a finished or a live run with Last-Event-ID; a stop ends a run cancelled; protobuf on request", { timeout: TIMEOUT }, async () => {
     const lambda = await startLambda({ moto, table, label: "lambda-rejoin", env: { DEMO_TOKEN_DELAY_MS: String(TOKEN_DELAY_MS) } });
+    await assertProtoRefundFlow(lambda, "L3030");
     await assertReconnectRejoinsTheRun(lambda, "L3010");
     await assertReconnectFollowsALiveRun(lambda, "L3011");
     await assertStopEndsTheRun(lambda, "L3012");

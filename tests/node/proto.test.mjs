@@ -16,71 +16,15 @@
 // Needs `cargo build -p dev-server -p handoff-tests` (see lib/devserver.mjs).
 import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { AGUI_MEDIA_TYPE, decode, encode } from "@ag-ui/proto";
+import { AGUI_MEDIA_TYPE, decode } from "@ag-ui/proto";
+import { PROTO, assertMatchesReplay, assertProtoRefundFlow, postProto, protoFrames } from "./lib/proto-flows.mjs";
 import { HttpAgent, buildResumeArray } from "@ag-ui/client";
 import { Recorder, request, sseEvents, startDevServer, stopAllServers } from "./lib/devserver.mjs";
 import { assertStrict, describeRun, ledger, officialRun, uid } from "./lib/flows.mjs";
 
 const TEST_TIMEOUT = 120_000;
-const PROTO = "application/vnd.ag-ui.event+proto";
 
 after(stopAllServers);
-
-/** Splits a length-prefixed body into message bodies; fails on a torn tail. */
-function protoFrames(bytes) {
-  const buf = Buffer.from(bytes);
-  const frames = [];
-  let at = 0;
-  while (at < buf.length) {
-    assert.ok(buf.length - at >= 4, `a torn length prefix at byte ${at} of ${buf.length}`);
-    const len = buf.readUInt32BE(at);
-    assert.ok(at + 4 + len <= buf.length, `frame at byte ${at} claims ${len} bytes, ${buf.length - at - 4} left`);
-    frames.push(buf.subarray(at + 4, at + 4 + len));
-    at += 4 + len;
-  }
-  return frames;
-}
-
-/** POST /agent asking for proto; returns {res, frames, events}. */
-async function postProto(server, body) {
-  const res = await request(`${server.url}/agent`, {
-    method: "POST",
-    body,
-    headers: { accept: PROTO },
-  });
-  assert.equal(res.status, 200, res.text);
-  assert.equal(res.headers["content-type"], AGUI_MEDIA_TYPE, "the client compares the content type verbatim");
-  const frames = protoFrames(res.bytes);
-  return { res, frames, events: frames.map((f) => decode(f)) };
-}
-
-/**
- * The same run replayed as SSE (strictly verified) and as proto: the decoded
- * events equal the SSE events, and each frame is the official encoding of the
- * SSE event, byte for byte.
- */
-async function assertMatchesReplay(server, { threadId, runId }, proto) {
-  const path = `${server.url}/threads/${threadId}/runs/${runId}/events`;
-  const sse = await request(path);
-  assert.equal(sse.status, 200, sse.text);
-  assert.match(sse.headers["content-type"] ?? "", /^text\/event-stream/);
-  await assertStrict(sse.bytes, { threadId, runId }, "the SSE replay");
-  const expected = sseEvents(sse.bytes);
-  assert.ok(expected.length > 3, `a real run, not ${expected.length} events`);
-  assert.deepEqual(proto.events, expected);
-  proto.frames.forEach((frame, i) => {
-    assert.ok(
-      Buffer.from(encode(expected[i])).equals(frame),
-      `frame ${i} (${expected[i].type}) differs from the official encoding`,
-    );
-  });
-
-  const replay = await request(path, { headers: { accept: PROTO } });
-  assert.equal(replay.status, 200, replay.text);
-  assert.equal(replay.headers["content-type"], AGUI_MEDIA_TYPE);
-  assert.ok(replay.bytes.equals(proto.res.bytes), "the proto replay is the POST's bytes");
-  return expected;
-}
 
 describe("protobuf encoding: raw frames against the official codec", { timeout: TEST_TIMEOUT }, () => {
   let server;
@@ -90,35 +34,7 @@ describe("protobuf encoding: raw frames against the official codec", { timeout: 
   after(() => server?.stop());
 
   test("the refund run and its approved resume, frame by frame", async () => {
-    const orderId = "A1024";
-    const threadId = uid("thread");
-    const runId = uid("run");
-    const first = await postProto(server, {
-      threadId,
-      runId,
-      messages: [{ id: "m1", role: "user", content: `Refund order ${orderId}` }],
-    });
-    const events = await assertMatchesReplay(server, { threadId, runId }, first);
-    const finished = events.at(-1);
-    assert.equal(finished.type, "RUN_FINISHED");
-    assert.equal(finished.outcome?.type, "interrupt", JSON.stringify(finished));
-    assert.equal(typeof events[0].timestamp, "number", "timestamps are integer ms");
-    const interrupt = finished.outcome.interrupts[0];
-    const refundsBefore = (await ledger(server, orderId)).refunds;
-
-    const resumeRun = uid("run-resume");
-    const resumed = await postProto(server, {
-      threadId,
-      runId: resumeRun,
-      messages: [],
-      resume: [{ interruptId: interrupt.id, status: "resolved", payload: { approved: true } }],
-    });
-    const after = await assertMatchesReplay(server, { threadId, runId: resumeRun }, resumed);
-    assert.equal(after.at(-1).type, "RUN_FINISHED");
-    assert.equal(after.at(-1).outcome?.type, "success", JSON.stringify(after.at(-1)));
-    const result = after.find((e) => e.type === "TOOL_CALL_RESULT");
-    assert.equal(result?.toolCallId, interrupt.toolCallId, "the resume answers the original call");
-    assert.equal((await ledger(server, orderId)).refunds, refundsBefore + 1);
+    await assertProtoRefundFlow(server, "A1024");
   });
 
   test("without the proto Accept header the stream stays SSE", async () => {

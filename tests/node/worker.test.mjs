@@ -11,6 +11,7 @@ import { assertBinaries, postJson, request, sseEvents, sseFrames, waitFor } from
 import { assertAbandonedRunCompletes, assertReconnectFollowsALiveRun, assertReconnectRejoinsTheRun, assertStopEndsTheRun, assertCleanOfficialRun, assertKeepAlivesInQuietPeriods, assertNoPanics, assertOversizedBodiesRefusedCleanly, assertStreamsIncrementally, assertStrict, describeRun, ledger, officialRefundInterrupt, officialRun, rawRefundInterrupt, uid, userMessage } from "./lib/flows.mjs";
 import { assertLlmRefundFlow, assertModelFailuresEndCleanly, failureScript, llmEnv, refundScript, standIn } from "./lib/model-standin.mjs";
 import * as ck from "./lib/copilotkit-flows.mjs";
+import { assertProtoRefundFlow } from "./lib/proto-flows.mjs";
 import { makeStateDir, startWorker, stopAllWorkers } from "./lib/worker.mjs";
 
 const TIMEOUT = 300_000;
@@ -274,6 +275,10 @@ describe("Workers: A2UI, Superagent and streaming", { timeout: TIMEOUT }, () => 
   // The run is spawned with ctx.waitUntil: it outlives its response.
   test("a client that disconnects mid-run does not stop the run", async () => {
     await assertAbandonedRunCompletes(slow, "W4004");
+  });
+
+  test("Accept: application/vnd.ag-ui.event+proto: the refund and its approval as official protobuf frames", async () => {
+    await assertProtoRefundFlow(worker, "W4030");
   });
 
   test("Last-Event-ID rejoins a finished run at any frame", async () => {
