@@ -18,6 +18,7 @@ import { assertNoPanics } from "./lib/flows.mjs";
 import { startDevServer, stopAllServers } from "./lib/devserver.mjs";
 import {
   assertConnectJoinsLiveRun,
+  assertConnectRejoinsByLastEventId,
   assertConnectToNewThreadIsEmpty,
   assertDiscovery,
   assertReconnectAfterReload,
@@ -55,6 +56,9 @@ describe("CopilotKit runtime protocol with @copilotkit/core", { timeout: TEST_TI
     assertReconnectAfterReload(server, "B2048"));
 
   test("connect joins a live run and follows it to its end", () => assertConnectJoinsLiveRun(slow, "C4096"));
+
+  test("connect with Last-Event-ID rejoins the live run where the page dropped", () =>
+    assertConnectRejoinsByLastEventId(slow, "C4097"));
 
   test("stop: CopilotKit's stopAgent cancels the run on the server", () => assertStopAgentCancels(slow, "D8192"));
 

@@ -282,6 +282,8 @@ describe("AWS Lambda: CopilotKit runtime protocol with @copilotkit/core", { time
     ck.assertReconnectAfterReload(lambda, "L3021"));
   test("CopilotKit: connect joins a live run and follows it to its end", { timeout: TIMEOUT }, () =>
     ck.assertConnectJoinsLiveRun(slow, "L3022"));
+  test("CopilotKit: connect with Last-Event-ID rejoins the live run where the page dropped", { timeout: TIMEOUT }, () =>
+    ck.assertConnectRejoinsByLastEventId(slow, "L3026"));
   test("CopilotKit: stopAgent cancels the run; a REST stop mid-stream ends it cancelled", { timeout: TIMEOUT }, async () => {
     await ck.assertStopAgentCancels(slow, "L3023");
     await ck.assertRestStopWhileStreaming(slow, "L3024");

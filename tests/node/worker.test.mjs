@@ -640,6 +640,8 @@ describe("Workers: CopilotKit runtime protocol with @copilotkit/core", { timeout
   test("CopilotKit: connect after a reload re-presents history, state and the pending interrupt", () =>
     ck.assertReconnectAfterReload(worker, "W4021"));
   test("CopilotKit: connect joins a live run and follows it to its end", () => ck.assertConnectJoinsLiveRun(slow, "W4022"));
+  test("CopilotKit: connect with Last-Event-ID rejoins the live run where the page dropped", () =>
+    ck.assertConnectRejoinsByLastEventId(slow, "W4026"));
   test("CopilotKit: stopAgent cancels the run; a REST stop mid-stream ends it cancelled", async () => {
     await ck.assertStopAgentCancels(slow, "W4023");
     await ck.assertRestStopWhileStreaming(slow, "W4024");

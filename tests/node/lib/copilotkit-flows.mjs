@@ -6,7 +6,7 @@
 // runs stream slowly (DEMO_TOKEN_DELAY_MS), so that they can be joined or stopped.
 import assert from "node:assert/strict";
 import { CopilotKitCore, ɵInterruptState as InterruptState } from "@copilotkit/core";
-import { postJson, request, sseEvents, waitFor } from "./devserver.mjs";
+import { postJson, request, sseEvents, sseFrames, waitFor } from "./devserver.mjs";
 import { ledger, uid, userMessage } from "./flows.mjs";
 
 // CopilotKitCore only connects to a runtime in a browser (`typeof window`): Node's
@@ -312,4 +312,58 @@ export async function assertConnectToNewThreadIsEmpty(server) {
   assert.equal(r.status, 200, r.text);
   assert.match(r.headers["content-type"], /text\/event-stream/);
   assert.deepEqual(sseEvents(r.bytes), []);
+}
+
+/**
+ * (slow) A page that joined a live run through `connect` drops mid-run and reconnects
+ * with `Last-Event-ID`: it gets only the run's frames after that id (with the join
+ * prelude), up to the run's end; what it had plus what it got (by id) is the run's
+ * recorded stream.
+ */
+export async function assertConnectRejoinsByLastEventId(slow, orderId) {
+  const agentName = await agentNameOf(slow);
+  const threadId = uid("ck-rejoin");
+  const runId = uid("run");
+  const running = fetch(`${slow.url}/agent`, {
+    method: "POST",
+    headers: { "content-type": "application/json", accept: "text/event-stream" },
+    body: JSON.stringify({ threadId, runId, messages: [userMessage(`Refund order ${orderId}`)] }),
+  });
+  await waitFor(
+    async () => {
+      const r = await request(`${slow.url}/threads/${threadId}`);
+      return r.status === 200 && r.json.status === "running";
+    },
+    { timeoutMs: 30_000, what: "the run to start" },
+  );
+  const connectUrl = `${slow.url}/copilotkit/agent/${agentName}/connect`;
+  const body = JSON.stringify({ threadId, runId: uid("run"), messages: [] });
+  const abort = new AbortController();
+  const res = await fetch(connectUrl, { method: "POST", headers: { "content-type": "application/json" }, body, signal: abort.signal });
+  assert.equal(res.status, 200);
+  const reader = res.body.getReader();
+  let text = "";
+  // Two words of the live run in, the page drops (keeping whole frames only).
+  while ((text.match(/TEXT_MESSAGE_CONTENT/g) ?? []).length < 2) {
+    const { value, done } = await reader.read();
+    assert.ok(!done, "the connect stream ended before the run streamed");
+    text += Buffer.from(value).toString("utf8");
+  }
+  abort.abort();
+  await reader.cancel().catch(() => {});
+  const had = sseFrames(Buffer.from(text.slice(0, text.lastIndexOf("\n\n") + 2))).filter((f) => f.data !== undefined);
+  const live = had.filter((f) => f.id !== "0");
+  assert.ok(had.some((f) => f.id === "0"), "the rehydration frames come first, id 0");
+  const lastId = Number(live.at(-1).id);
+
+  const again = await request(connectUrl, { method: "POST", body: JSON.parse(body), headers: { "last-event-id": String(lastId) } });
+  assert.equal(again.status, 200, again.text);
+  const got = sseFrames(again.bytes).filter((f) => f.data !== undefined);
+  assert.ok(got.every((f) => f.id !== "0"), "a reconnect within the live run gets no rehydration again");
+  assert.match(got.at(-1).data, /"type":"RUN_FINISHED"/);
+  await (await running).text();
+  const recorded = await request(`${slow.url}/threads/${threadId}/runs/${runId}/events`);
+  const pairs = (list) => list.map((f) => [f.id, f.data]);
+  const merged = [...live, ...got.filter((f) => Number(f.id) > lastId)];
+  assert.deepEqual(pairs(merged), pairs(sseFrames(recorded.bytes)), "dropped and rejoined is not the run's stream");
 }

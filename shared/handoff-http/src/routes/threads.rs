@@ -74,7 +74,7 @@ pub(crate) async fn replay_run(
 }
 
 /// The `Last-Event-ID` header: the id of the last frame the client has (0 without one).
-fn last_event_id(headers: &HeaderMap) -> Result<u64, ApiError> {
+pub(crate) fn last_event_id(headers: &HeaderMap) -> Result<u64, ApiError> {
     let Some(value) = headers.get("last-event-id") else {
         return Ok(0);
     };

@@ -13,14 +13,16 @@ use serde_json::{Map, Value, json};
 
 use super::invalid;
 use crate::AppState;
-use crate::body::{Encoding, sse_response};
+use crate::body::{Encoding, sse_response_numbered};
 use crate::error::ApiError;
 use crate::routes::principal;
+use crate::routes::threads::last_event_id;
 
 /// `connect`: the thread as one rehydration run (`RUN_STARTED`, `STATE_SNAPSHOT`,
 /// `MESSAGES_SNAPSHOT`, `RUN_FINISHED` whose outcome re-presents the pending interrupts),
-/// then, while a run is in progress, that run followed live to its end. A thread that
-/// never ran answers an empty stream. `body` is the client's `RunAgentInput`; only its
+/// then, while a run is in progress, that run followed live to its end. With
+/// `Last-Event-ID: n` while the run is live, only the run's frames after `n` (with the
+/// join prelude). A thread that never ran answers an empty stream. `body` is the client's `RunAgentInput`; only its
 /// `threadId` (and `runId`, the rehydration run's id when no run is on record) count.
 pub(super) async fn connect(
     app: &AppState,
@@ -38,8 +40,15 @@ pub(super) async fn connect(
     let thread_id =
         text("threadId").ok_or_else(|| invalid("threadId must be 1 to 256 characters"))?;
     let principal = principal(&parts.extensions)?;
+    let last_id = last_event_id(&parts.headers)?;
     let engine = &app.engine;
-    let events: BoxStream<'static, Event> = match engine.thread(&principal, &thread_id).await? {
+    // Frames of the live run carry that run's ids, so a client that drops mid-run
+    // reconnects with `Last-Event-ID` and gets the rest; the rehydration frames, which a
+    // reconnecting client already has, carry id 0.
+    let frames: BoxStream<'static, (u64, Event)> = match engine
+        .thread(&principal, &thread_id)
+        .await?
+    {
         None => stream::empty().boxed(),
         Some(view) => {
             let live = view
@@ -47,30 +56,36 @@ pub(super) async fn connect(
                 .as_ref()
                 .filter(|run| run.status == RunStatus::Running)
                 .map(|run| run.run_id.as_str().to_owned());
-            // The rehydration run speaks for the last finished run (so a resume can
-            // name it); beside a live run it takes the client's id.
-            let run_id = match (&live, &view.last_run) {
-                (None, Some(last)) => last.run_id.as_str().to_owned(),
-                _ => text("runId").unwrap_or_else(|| engine.runtime().ids.next_id("run")),
-            };
-            let now = engine.runtime().now_ms();
-            let prefix = rehydration(view, &run_id, now);
-            let joined = match live {
-                Some(run) => engine
-                    .follow_run(&principal, &thread_id, &run, 0)
-                    .await?
-                    .map(|frames| frames.map(|(_, event)| event).boxed()),
+            let joined = match &live {
+                Some(run) => {
+                    engine
+                        .follow_run(&principal, &thread_id, run, last_id)
+                        .await?
+                }
                 None => None,
             };
-            let prefix = stream::iter(prefix);
             match joined {
-                Some(joined) => prefix.chain(joined).boxed(),
-                None => prefix.boxed(),
+                Some(joined) if last_id > 0 => joined,
+                joined => {
+                    // The rehydration run speaks for the last finished run (so a resume
+                    // can name it); beside a live run it takes the client's id.
+                    let run_id = match (&live, &view.last_run) {
+                        (None, Some(last)) => last.run_id.as_str().to_owned(),
+                        _ => text("runId").unwrap_or_else(|| engine.runtime().ids.next_id("run")),
+                    };
+                    let now = engine.runtime().now_ms();
+                    let prefix =
+                        stream::iter(rehydration(view, &run_id, now).into_iter().map(|e| (0, e)));
+                    match joined {
+                        Some(joined) => prefix.chain(joined).boxed(),
+                        None => prefix.boxed(),
+                    }
+                }
             }
         }
     };
-    Ok(sse_response(
-        events,
+    Ok(sse_response_numbered(
+        frames,
         Encoding::AgUi,
         engine.agent_name(),
         &[],
