@@ -49,7 +49,7 @@ help:
 	@echo "make test        run every test (Rust, official-client conformance, end to end)"
 	@echo "make lint        rustfmt --check and clippy -D warnings"
 	@echo "make check-wasm  cargo check the Workers crates for wasm32-unknown-unknown"
-	@echo "make bench       criterion benches (encoding), store cost per turn as a thread grows, and the dev-server load test"
+	@echo "make bench       criterion benches (encoding), store cost per turn as a thread grows, and the issue-16 load test (Node reference vs memory vs SQLite, one pinned core, 16 clients)"
 	@echo "make bench-lambda  Lambda bootstrap sizes (arm64, x86_64) and cold start (process start -> first SSE byte, moto)"
 	@echo "make build-worker  worker-build --release (wasm-opt from npm binaryen); prints the wasm size raw and gzip"
 	@echo "make dev-worker  wrangler dev --local on 127.0.0.1:8787 (offline, telemetry off)"
@@ -147,8 +147,12 @@ bench: setup
 	AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test AWS_REGION=us-east-1 \
 	AWS_ENDPOINT_URL_DYNAMODB=http://127.0.0.1:$(MOTO_PORT) ./target/release/history-cost; \
 	status=$$?; kill $$(cat .moto-bench.pid) 2>/dev/null; rm -f .moto-bench.pid; exit $$status
-	cargo build --release -p dev-server -p handoff-tests --bin load
-	./target/release/load --bin-dir target/release --runs 400 --concurrency 8
+	@# Load benchmark (issue 16): Node reference vs the dev server (memory, SQLite), each pinned
+	@# to one core; 16 keep-alive clients, 3 s warm-up + 20 s measured, median of 3 rounds
+	@# (the issue's settings: about 3.5 minutes; pass e.g. --seconds 5 --rounds 1 for a quick look).
+	cargo build --release -p dev-server --bin dev-server -p handoff-tests --bin load
+	./target/release/load --bin-dir target/release --node-server $(NODE_DIR)/bench/reference-server.mjs \
+		--clients 16 --seconds 20 --warmup 3 --rounds 3
 
 # arm64 is what deploys (size only: this x86_64 machine cannot execute it); the cold start is
 # measured on the x86_64 build of the same release profile.

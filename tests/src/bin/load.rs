@@ -1,195 +1,220 @@
-#![allow(clippy::disallowed_methods)] // A load test measures wall-clock time; it is not engine code.
-//! `make bench` load test of the dev server: new runs/s and resumes/s, and p50/p99
-//! time to first byte, with the in-memory and the embedded (SQLite) store.
+#![allow(clippy::disallowed_methods)] // A load benchmark measures wall-clock time; it is not engine code.
+//! `make bench` load benchmark (issue 16): the Node reference server, the dev server on
+//! `HANDOFF_STORE=memory` and the dev server on its default (SQLite) store, side by side in one
+//! run. Each server is pinned to core 0 (`taskset -c 0`), the load generator to core 1.
 //!
-//! `load [--bin-dir DIR] [--runs N] [--concurrency C]` starts one dev-server per
-//! store on a free loopback port, sends N refund runs (each ends in an interrupt)
-//! from C client threads, then N approvals, and prints a table.
+//! `load [--bin-dir DIR] [--node-server FILE] [--clients 16] [--seconds 20] [--warmup 3]
+//! [--rounds 3]`: per round and server, `clients` threads (one keep-alive connection each)
+//! send pairs — run 1 (→ approval interrupt) then the approving resume (→ one refund) — for
+//! `warmup` seconds, then for a measured window of `seconds`. Every stream is checked
+//! (RUN_STARTED first, RUN_FINISHED with the expected outcome last); every 50th pair's order
+//! is checked afterwards to have exactly one refund. Rounds interleave the servers, so
+//! background load hits all three alike; the table has the median of the rounds.
+//!
+//! Server CPU per pair is utime + stime from `/proc/<pid>/stat` over the window divided by
+//! the pairs completed in it; peak RSS is `VmHWM` after the last round; TTFB is from sending
+//! run 1 to its first body byte. Both in-memory servers keep every thread, so their peak RSS
+//! grows with the pairs sent (longer or faster runs: more RSS). "Server core busy" is the
+//! server's CPU over the window's wall time: below 100% the server waited (on the disk, on the
+//! clients, or on other processes sharing its core), and pairs/s is below what the core could
+//! do; CPU µs/pair does not depend on that. Targets are printed next to the Handoff rows; this is a
+//! benchmark, so missing one does not fail it.
 
-use std::io::{BufRead, BufReader, Read};
+#[path = "../load/client.rs"]
+mod client;
+#[path = "../load/server.rs"]
+mod server;
+
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 
-struct Server {
-    child: Child,
-    url: String,
-    _dir: PathBuf,
+use server::Kind;
+
+struct Args {
+    bin_dir: PathBuf,
+    node_server: PathBuf,
+    clients: usize,
+    seconds: f64,
+    warmup: f64,
+    rounds: usize,
 }
 
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn start(bin_dir: &std::path::Path, store: &str) -> Server {
-    let dir = std::env::temp_dir().join(format!("handoff-load-{}-{store}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    let mut child = Command::new(bin_dir.join("dev-server"))
-        .env("PORT", "0")
-        .env("HANDOFF_STORE", store)
-        .env("HANDOFF_DATA_DIR", &dir)
-        .env("RUST_LOG", "warn")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start dev-server (build it first)");
-    let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
-    let mut line = String::new();
-    stdout.read_line(&mut line).expect("banner");
-    // Keep draining so the server never writes into a closed pipe.
-    std::thread::spawn(move || std::io::copy(&mut stdout, &mut std::io::sink()));
-    let url = line
-        .split_whitespace()
-        .find(|w| w.starts_with("http://"))
-        .expect("url in banner")
-        .to_owned();
-    Server {
-        child,
-        url,
-        _dir: dir,
-    }
-}
-
-/// POSTs a body; returns (time to first byte, whole body).
-fn post(agent: &ureq::Agent, url: &str, body: &str) -> (Duration, String) {
-    let started = Instant::now();
-    let response = agent
-        .post(url)
-        .header("content-type", "application/json")
-        .send(body)
-        .expect("request");
-    let mut reader = response.into_body().into_reader();
-    let mut first = [0u8; 1];
-    reader.read_exact(&mut first).expect("first byte");
-    let ttfb = started.elapsed();
-    let mut rest = Vec::new();
-    reader.read_to_end(&mut rest).expect("body");
-    let mut text = String::from_utf8_lossy(&first).into_owned();
-    text.push_str(&String::from_utf8_lossy(&rest));
-    (ttfb, text)
-}
-
-fn interrupt_id(stream: &str) -> Option<String> {
-    let start = stream.find("\"interrupts\":[{\"id\":\"")? + "\"interrupts\":[{\"id\":\"".len();
-    Some(stream[start..].split('"').next()?.to_owned())
-}
-
-struct Phase {
-    per_second: f64,
-    p50: Duration,
-    p99: Duration,
-}
-
-fn run_phase(
-    concurrency: usize,
-    jobs: Vec<(String, String)>,
-    check: fn(&str) -> bool,
-) -> (Phase, Vec<String>) {
-    let queue = Arc::new(Mutex::new(jobs.into_iter().enumerate().collect::<Vec<_>>()));
-    let results = Arc::new(Mutex::new(Vec::new()));
-    let started = Instant::now();
-    let workers: Vec<_> = (0..concurrency)
-        .map(|_| {
-            let (queue, results) = (queue.clone(), results.clone());
-            std::thread::spawn(move || {
-                let agent: ureq::Agent = ureq::Agent::config_builder()
-                    .http_status_as_error(true)
-                    .build()
-                    .into();
-                while let Some((index, (url, body))) = queue.lock().expect("queue").pop() {
-                    let (ttfb, text) = post(&agent, &url, &body);
-                    assert!(check(&text), "unexpected stream: {text}");
-                    results.lock().expect("results").push((index, ttfb, text));
-                }
-            })
-        })
-        .collect();
-    for worker in workers {
-        worker.join().expect("worker");
-    }
-    let elapsed = started.elapsed();
-    let mut results = std::mem::take(&mut *results.lock().expect("results"));
-    results.sort_by_key(|(index, _, _)| *index);
-    let mut ttfbs: Vec<Duration> = results.iter().map(|(_, t, _)| *t).collect();
-    ttfbs.sort();
-    let pick = |q: f64| ttfbs[((ttfbs.len() as f64 * q) as usize).min(ttfbs.len() - 1)];
-    let phase = Phase {
-        per_second: results.len() as f64 / elapsed.as_secs_f64(),
-        p50: pick(0.50),
-        p99: pick(0.99),
+fn args() -> Args {
+    let mut parsed = Args {
+        bin_dir: "target/release".into(),
+        node_server: "tests/node/bench/reference-server.mjs".into(),
+        clients: 16,
+        seconds: 20.0,
+        warmup: 3.0,
+        rounds: 3,
     };
-    (
-        phase,
-        results.into_iter().map(|(_, _, text)| text).collect(),
-    )
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        let mut value = || args.next().unwrap_or_else(|| panic!("{arg} needs a value"));
+        let number = |v: String| -> f64 { v.parse().unwrap_or_else(|_| panic!("bad number {v}")) };
+        match arg.as_str() {
+            "--bin-dir" => parsed.bin_dir = value().into(),
+            "--node-server" => parsed.node_server = value().into(),
+            "--clients" => parsed.clients = number(value()) as usize,
+            "--seconds" => parsed.seconds = number(value()),
+            "--warmup" => parsed.warmup = number(value()),
+            "--rounds" => parsed.rounds = number(value()) as usize,
+            other => panic!("unknown argument {other}"),
+        }
+    }
+    parsed
+}
+
+/// One round's numbers for one server.
+struct Round {
+    pairs_per_s: f64,
+    cpu_us_per_pair: f64,
+    p50_ms: f64,
+    p99_ms: f64,
+    server_busy: f64,
+    sys_share: f64,
+    client_busy: f64,
+}
+
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    if n % 2 == 1 {
+        values[n / 2]
+    } else {
+        (values[n / 2 - 1] + values[n / 2]) / 2.0
+    }
+}
+
+fn mark(ok: bool) -> &'static str {
+    if ok { "met" } else { "NOT met" }
 }
 
 #[allow(clippy::print_stdout)] // The table is the output.
 fn main() {
-    let mut args = std::env::args().skip(1);
-    let (mut bin_dir, mut runs, mut concurrency) =
-        (PathBuf::from("target/release"), 400usize, 8usize);
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "--bin-dir" => bin_dir = args.next().expect("--bin-dir DIR").into(),
-            "--runs" => runs = args.next().and_then(|v| v.parse().ok()).expect("--runs N"),
-            "--concurrency" => {
-                concurrency = args
-                    .next()
-                    .and_then(|v| v.parse().ok())
-                    .expect("--concurrency C")
+    let args = args();
+    let pin = server::can_pin() && server::pin_self(1);
+    let tick_us = 1e6 / server::clock_ticks() as f64;
+    let loadavg = || std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    println!(
+        "load benchmark: {} keep-alive clients, {} s warm-up + {} s measured, {} round(s), median; {}",
+        args.clients,
+        args.warmup,
+        args.seconds,
+        args.rounds,
+        if pin {
+            "servers pinned to core 0, load generator to core 1"
+        } else {
+            "NOT pinned (no taskset or one core): numbers are per process, not per core"
+        }
+    );
+    println!("loadavg before: {}", loadavg().trim());
+    let kinds = [
+        (
+            "Node reference (node:http + @ag-ui/encoder, Map)",
+            Kind::Node(args.node_server.clone()),
+        ),
+        (
+            "Handoff dev server, HANDOFF_STORE=memory",
+            Kind::Handoff(Some("memory")),
+        ),
+        (
+            "Handoff dev server, default SQLite store",
+            Kind::Handoff(None),
+        ),
+    ];
+    let servers: Vec<_> = kinds
+        .iter()
+        .enumerate()
+        .map(|(i, (_, kind))| {
+            let tag = format!("s{i}");
+            (
+                server::start(kind, &args.bin_dir, pin, &tag),
+                Arc::new(client::Ids::new(&tag)),
+            )
+        })
+        .collect();
+    let phases = (
+        Duration::from_secs_f64(args.warmup),
+        Duration::from_secs_f64(args.seconds),
+    );
+    let mut rounds: Vec<Vec<Round>> = kinds.iter().map(|_| Vec::new()).collect();
+    let mut failures = 0u64;
+    for round in 1..=args.rounds {
+        for (i, (server, ids)) in servers.iter().enumerate() {
+            let w = client::drive(&server.url, server.pid(), args.clients, phases, ids, 50);
+            let bad = client::verify(&server.url, &w.sampled);
+            failures += w.errors + bad.len() as u64;
+            let pick = |q: f64| {
+                w.ttfb
+                    .get(((w.ttfb.len() as f64 * q) as usize).min(w.ttfb.len().saturating_sub(1)))
+                    .map_or(f64::NAN, |d| d.as_secs_f64() * 1e3)
+            };
+            let r = Round {
+                pairs_per_s: w.pairs as f64 / w.seconds,
+                cpu_us_per_pair: w.server_ticks as f64 * tick_us / w.pairs.max(1) as f64,
+                p50_ms: pick(0.50),
+                p99_ms: pick(0.99),
+                server_busy: w.server_ticks as f64 * tick_us / 1e6 / w.seconds,
+                sys_share: w.server_sys_ticks as f64 / w.server_ticks.max(1) as f64,
+                client_busy: w.client_ticks as f64 * tick_us / 1e6 / w.seconds,
+            };
+            println!(
+                "round {round} {}: {} pairs, {:.0} pairs/s, {:.0} µs CPU/pair, TTFB p50 {:.2} ms p99 {:.2} ms, server core {:.0}% busy ({:.0}% of it in the kernel), load generator {:.0}% of a core; {} failed pairs, {}/{} sampled refunds checked",
+                kinds[i].0,
+                w.pairs,
+                r.pairs_per_s,
+                r.cpu_us_per_pair,
+                r.p50_ms,
+                r.p99_ms,
+                r.server_busy * 100.0,
+                r.sys_share * 100.0,
+                r.client_busy * 100.0,
+                w.errors,
+                w.sampled.len() - bad.len(),
+                w.sampled.len()
+            );
+            if let Some(error) = w.first_error.as_deref().or(bad.first().map(String::as_str)) {
+                let short: String = error.chars().take(400).collect();
+                println!("  first failure: {short}");
             }
-            other => panic!("unknown argument {other}"),
+            rounds[i].push(r);
         }
     }
+    println!("loadavg after: {}", loadavg().trim());
+    println!();
     println!(
-        "dev-server load: {runs} runs then {runs} resumes, {concurrency} client threads, loopback"
+        "| server | pairs/s (one core) | server CPU µs/pair | run-1 TTFB p50 | run-1 TTFB p99 | peak RSS | server core busy | targets (issue 16) |"
     );
-    println!("| store | new runs/s | p50 TTFB | p99 TTFB | resumes/s | p50 TTFB | p99 TTFB |");
-    println!("|---|---|---|---|---|---|---|");
-    for store in ["memory", "sqlite"] {
-        let server = start(&bin_dir, store);
-        let url = format!("{}/agent", server.url);
-        let tag = std::process::id();
-        let new_runs = (0..runs)
-            .map(|i| {
-                let body = format!(
-                    r#"{{"threadId":"load-{tag}-{store}-{i}","runId":"r1","messages":[{{"id":"m1","role":"user","content":"Refund order A{}"}}]}}"#,
-                    1000 + i
-                );
-                (url.clone(), body)
-            })
-            .collect();
-        let (first, streams) = run_phase(concurrency, new_runs, |s| {
-            s.contains("\"type\":\"interrupt\"")
-        });
-        let resumes = streams
-            .iter()
-            .enumerate()
-            .map(|(i, stream)| {
-                let id = interrupt_id(stream).expect("interrupt id");
-                let body = format!(
-                    r#"{{"threadId":"load-{tag}-{store}-{i}","runId":"r2","messages":[],"resume":[{{"interruptId":"{id}","status":"resolved","payload":{{"approved":true}}}}]}}"#
-                );
-                (url.clone(), body)
-            })
-            .collect();
-        let (second, _) = run_phase(concurrency, resumes, |s| {
-            s.contains("TOOL_CALL_RESULT") && s.contains("\"type\":\"success\"")
-        });
-        let ms = |d: Duration| format!("{:.2} ms", d.as_secs_f64() * 1000.0);
+    println!("|---|---|---|---|---|---|---|---|");
+    for (i, (name, _)) in kinds.iter().enumerate() {
+        let of = |f: fn(&Round) -> f64| median(rounds[i].iter().map(f).collect());
+        let (rate, cpu) = (of(|r| r.pairs_per_s), of(|r| r.cpu_us_per_pair));
+        let (p50, p99) = (of(|r| r.p50_ms), of(|r| r.p99_ms));
+        let busy = of(|r| r.server_busy) * 100.0;
+        let rss_mib = server::peak_rss_kib(servers[i].0.pid()) as f64 / 1024.0;
+        let targets = match i {
+            1 => format!(
+                "CPU ≤ 60 µs: {}; RSS ≤ 64 MiB: {}",
+                mark(cpu <= 60.0),
+                mark(rss_mib <= 64.0)
+            ),
+            2 => format!(
+                "CPU ≤ 180 µs: {}; ≥ 3,000 pairs/s: {}; TTFB p99 ≤ 5 ms: {}; RSS ≤ 64 MiB: {}",
+                mark(cpu <= 180.0),
+                mark(rate >= 3000.0),
+                mark(p99 <= 5.0),
+                mark(rss_mib <= 64.0)
+            ),
+            _ => "(reference)".to_owned(),
+        };
         println!(
-            "| {store} | {:.0} | {} | {} | {:.0} | {} | {} |",
-            first.per_second,
-            ms(first.p50),
-            ms(first.p99),
-            second.per_second,
-            ms(second.p50),
-            ms(second.p99)
+            "| {name} | {rate:.0} | {cpu:.0} | {p50:.2} ms | {p99:.2} ms | {rss_mib:.1} MiB | {busy:.0}% | {targets} |"
         );
+    }
+    if failures > 0 {
+        println!("\n{failures} failed pair(s) or refund check(s): see the rounds above");
+        std::process::exit(1);
     }
 }
