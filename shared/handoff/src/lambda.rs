@@ -11,6 +11,9 @@
 //! | `HANDOFF_BODY_LIMIT` | 6,000,000 (Lambda's own request limit is 6 MB) |
 //! | `HANDOFF_KEEP_ALIVE_MS` | 15000 |
 //! | `HANDOFF_LEASE_MS` | 15 min, capped by each invocation's deadline |
+//! | `HANDOFF_STOP_POLL_MS` | 1000: how often a running run looks for a stop sent to another instance |
+//! | `HANDOFF_LIVE_FLUSH_MS` | 250: how often a running run journals its events for reconnecting clients |
+//! | `HANDOFF_COPILOTKIT_BASE` | `/copilotkit`: where the CopilotKit runtime protocol is served |
 //! | `RUST_LOG` | `info`; `level` and `target=level` directives (comma-separated); logs are JSON lines with the current span (request id, thread and run ids) |
 //!
 //! The invocation deadline becomes the engine's deadline: a run that would

@@ -10,6 +10,9 @@
 //! | `HANDOFF_BODY_LIMIT` | 8 MiB |
 //! | `HANDOFF_KEEP_ALIVE_MS` | 15000 |
 //! | `HANDOFF_LEASE_MS` | 15 min |
+//! | `HANDOFF_STOP_POLL_MS` | 1000: how often a running run looks for a stop sent to another instance |
+//! | `HANDOFF_LIVE_FLUSH_MS` | 250: how often a running run journals its events for reconnecting clients |
+//! | `HANDOFF_COPILOTKIT_BASE` | `/copilotkit`: where the CopilotKit runtime protocol is served |
 //! | `HANDOFF_AUTH` | `none` (with a warning): `api-key`, `jwt`, `cf-access` as on deployed hosts (see `handoff::auth`) |
 //! | `HANDOFF_CORS_ORIGINS` | no CORS |
 //! | `RUST_LOG` | `info` (logs go to stderr) |

@@ -24,7 +24,8 @@
 //! streams as long as its client stays, but once the client leaves `waitUntil`
 //! keeps the run about 30 s only; a budget gives every run a deadline, past
 //! which it ends `RUN_FINISHED{cancelled}` with its lease released instead of
-//! being cut off mid-commit.
+//! being cut off mid-commit. `HANDOFF_STOP_POLL_MS` (1000), `HANDOFF_LIVE_FLUSH_MS` (250)
+//! and `HANDOFF_COPILOTKIT_BASE` (`/copilotkit`) as on the other hosts.
 
 mod fetch;
 #[cfg(feature = "llm")]
