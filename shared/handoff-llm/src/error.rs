@@ -54,6 +54,14 @@ impl ModelError {
         }
     }
 
+    /// The wait a provider asked for, from its `retry-after-ms` or `retry-after` header
+    /// (`header` looks one up), in the form [`ModelError::from_http`] takes.
+    pub fn retry_after(header: impl Fn(&str) -> Option<String>) -> Option<String> {
+        header("retry-after-ms")
+            .map(|ms| format!("{ms}ms"))
+            .or_else(|| header("retry-after"))
+    }
+
     /// From an error object inside a stream (`{"type": …, "message": …}` or OpenAI's
     /// `{"message", "type", "code"}`).
     pub(crate) fn from_frame(kind: &str, message: &str) -> Self {
@@ -165,5 +173,15 @@ mod tests {
         assert_eq!(parse_retry_after("1.5"), Some(1500));
         assert_eq!(parse_retry_after("250ms"), Some(250));
         assert_eq!(parse_retry_after("Wed, 21 Oct 2026 07:28:00 GMT"), None);
+        let headers = |ms: Option<&str>, s: Option<&str>| {
+            ModelError::retry_after(|name| match name {
+                "retry-after-ms" => ms.map(str::to_owned),
+                "retry-after" => s.map(str::to_owned),
+                _ => None,
+            })
+        };
+        assert_eq!(headers(Some("1500"), Some("9")).as_deref(), Some("1500ms"));
+        assert_eq!(headers(None, Some("9")).as_deref(), Some("9"));
+        assert_eq!(headers(None, None), None);
     }
 }

@@ -117,16 +117,10 @@ fn send(
     if (200..300).contains(&status) {
         return Ok(response);
     }
-    let header = |name: &str| {
-        response
-            .headers()
-            .get(name)
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_owned)
-    };
-    let retry_after = header("retry-after-ms")
-        .map(|ms| format!("{ms}ms"))
-        .or_else(|| header("retry-after"));
+    let retry_after = ModelError::retry_after(|name| {
+        let value = response.headers().get(name)?.to_str().ok()?;
+        Some(value.to_owned())
+    });
     let text = response
         .into_body()
         .into_with_config()

@@ -51,20 +51,10 @@ impl FetchHttp {
         }
         let req = Request::new_with_init(&request.url, &init)
             .map_err(|e| ClientError::Transport(e.to_string()))?;
-        let controller = AbortController::default();
-        let signal = controller.signal();
-        let fetch = Fetch::Request(req);
-        let sent = Box::pin(fetch.send_with_signal(&signal));
-        let timer = Box::pin(Delay::from(TIMEOUT));
-        let mut response = match select(sent, timer).await {
-            Either::Left((response, _)) => {
-                response.map_err(|e| ClientError::Transport(e.to_string()))?
-            }
-            Either::Right(((), _)) => {
-                controller.abort();
-                return Err(ClientError::Transport("timed out".to_owned()));
-            }
+        let Some(response) = fetch_within(req, TIMEOUT).await else {
+            return Err(ClientError::Transport("timed out".to_owned()));
         };
+        let mut response = response.map_err(|e| ClientError::Transport(e.to_string()))?;
         let status = response.status_code();
         let body = response
             .bytes()
@@ -76,6 +66,25 @@ impl FetchHttp {
             )));
         }
         Ok(HttpResponse { status, body })
+    }
+}
+
+/// Sends `req`, giving up (and aborting it) if no response head arrives within `timeout`:
+/// `None` then.
+pub(super) async fn fetch_within(
+    req: Request,
+    timeout: Duration,
+) -> Option<worker::Result<worker::Response>> {
+    let controller = AbortController::default();
+    let signal = controller.signal();
+    let fetch = Fetch::Request(req);
+    let sent = Box::pin(fetch.send_with_signal(&signal));
+    match select(sent, Box::pin(Delay::from(timeout))).await {
+        Either::Left((response, _)) => Some(response),
+        Either::Right(((), _)) => {
+            controller.abort();
+            None
+        }
     }
 }
 

@@ -9,11 +9,12 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use futures::StreamExt;
-use futures::future::{Either, select};
 use handoff_llm::{ByteStream, ModelClient, ModelError, ModelRequest};
 use worker::send::{SendFuture, SendWrapper};
 use worker::wasm_bindgen::JsValue;
-use worker::{AbortController, Delay, Fetch, Headers, Method, Request, RequestInit};
+use worker::{Headers, Method, Request, RequestInit};
+
+use super::fetch::fetch_within;
 
 /// How long to wait for the response head when the request names no timeout.
 const HEAD_TIMEOUT: Duration = Duration::from_secs(60);
@@ -39,28 +40,19 @@ impl FetchModels {
             .with_headers(headers)
             .with_body(Some(JsValue::from_str(&body)));
         let req = Request::new_with_init(&request.url, &init).map_err(|e| failed("request", e))?;
-        let controller = AbortController::default();
-        let signal = controller.signal();
-        let fetch = Fetch::Request(req);
-        let sent = Box::pin(fetch.send_with_signal(&signal));
         let wait = request
             .timeout_ms
             .map_or(HEAD_TIMEOUT, Duration::from_millis);
-        let mut response = match select(sent, Box::pin(Delay::from(wait))).await {
-            Either::Left((response, _)) => response.map_err(|e| failed("fetch", e))?,
-            Either::Right(((), _)) => {
-                controller.abort();
-                return Err(ModelError::Unavailable {
-                    detail: "no response from the model in time".into(),
-                });
-            }
+        let Some(response) = fetch_within(req, wait).await else {
+            return Err(ModelError::Unavailable {
+                detail: "no response from the model in time".into(),
+            });
         };
+        let mut response = response.map_err(|e| failed("fetch", e))?;
         let status = response.status_code();
         if !(200..300).contains(&status) {
-            let header = |name: &str| response.headers().get(name).ok().flatten();
-            let retry_after = header("retry-after-ms")
-                .map(|ms| format!("{ms}ms"))
-                .or_else(|| header("retry-after"));
+            let retry_after =
+                ModelError::retry_after(|name| response.headers().get(name).ok().flatten());
             let text = response.text().await.unwrap_or_default();
             return Err(ModelError::from_http(status, retry_after.as_deref(), &text));
         }
