@@ -10,6 +10,9 @@ VENV := .venv
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 export SAM_CLI_TELEMETRY := 0
 CORPUS_DIR := $(CURDIR)/target/agui-corpus
+# The web console: sources in web/, bundled into assets/ (committed; embedded and served by every host).
+CONSOLE_WEB := shared/handoff-console/web
+CHROMIUM ?= chromium
 # Crates that must run on Cloudflare Workers (wasm32-unknown-unknown); `handoff` is checked
 # separately with its `worker` feature (its default `server` feature is native).
 WASM_CRATES := agui-protocol handoff-core handoff-demo handoff-http handoff-auth a2a-types handoff-a2a handoff-store-cloudflare agent-worker
@@ -40,6 +43,7 @@ LAMBDA_ENV := CARGO_PROFILE_RELEASE_OPT_LEVEL=z CARGO_PROFILE_RELEASE_LTO=fat CA
 export CARGO_TERM_COLOR ?= never
 
 .PHONY: dev-starter build-starter-worker dev-starter-worker dev-starter-lambda
+.PHONY: console check-console
 .PHONY: help setup setup-worker dev test test-rust test-node lint lint-infra fmt check-wasm bench bench-lambda corpus build-worker dev-worker build-lambda dev-lambda deploy
 
 help:
@@ -48,6 +52,7 @@ help:
 	@echo "make dev         run the local dev server with the demo agent on the embedded store"
 	@echo "make test        run every test (Rust, official-client conformance, end to end)"
 	@echo "make lint        rustfmt --check and clippy -D warnings"
+	@echo "make console     bundle the web console (shared/handoff-console/web -> assets/, esbuild); commit the result"
 	@echo "make check-wasm  cargo check the Workers crates for wasm32-unknown-unknown"
 	@echo "make bench       criterion benches (encoding), store cost per turn as a thread grows, and the issue-16 load test (Node reference vs memory vs SQLite, one pinned core, 16 clients)"
 	@echo "make bench-lambda  Lambda bootstrap sizes (arm64, x86_64) and cold start (process start -> first SSE byte, moto)"
@@ -70,6 +75,13 @@ setup: $(VENV)/.installed
 	@rustup target list --installed | grep -q '^wasm32-unknown-unknown$$' || rustup target add wasm32-unknown-unknown
 	@if [ ! -d $(NODE_DIR)/node_modules/@ag-ui/client ] || [ $(NODE_DIR)/package-lock.json -nt $(NODE_DIR)/node_modules/.package-lock.json ]; then \
 		cd $(NODE_DIR) && npm ci --no-audit --no-fund --loglevel=error; fi
+	@# The console's build tools (esbuild, the official @ag-ui/client it bundles).
+	@if [ ! -d $(CONSOLE_WEB)/node_modules/esbuild ] || [ $(CONSOLE_WEB)/package-lock.json -nt $(CONSOLE_WEB)/node_modules/.package-lock.json ]; then \
+		cd $(CONSOLE_WEB) && npm ci --no-audit --no-fund --loglevel=error; fi
+	@# Headless Chromium for the console's browser tests: Debian's package, no browser download.
+	@command -v $(CHROMIUM) >/dev/null || { \
+		SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+		$$SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q --no-install-recommends chromium; }
 	@# JavaScript the Workers bundle (Cloudflare's JSON Schema validator).
 	@if [ ! -d functions/node_modules/@cfworker/json-schema ] || [ functions/package-lock.json -nt functions/node_modules/.package-lock.json ]; then \
 		cd functions && npm ci --no-audit --no-fund --loglevel=error; fi
@@ -99,7 +111,7 @@ test-node: corpus build-worker build-starter-worker
 	cargo build -q -p dev-server -p agent-lambda -p a2a-webhook-lambda -p handoff-tests -p starter
 	cd $(NODE_DIR) && AGUI_CORPUS_DIR=$(CORPUS_DIR) HANDOFF_BIN_DIR=$(CURDIR)/target/debug node --test
 
-lint: lint-infra
+lint: lint-infra check-console
 	cargo fmt --all -- --check
 	cargo clippy --workspace --all-targets -- -D warnings
 
@@ -109,6 +121,13 @@ lint-infra: $(VENV)/.installed
 
 fmt:
 	cargo fmt --all
+
+console: setup
+	cd $(CONSOLE_WEB) && node build.mjs
+
+# The committed bundle is what its sources build to (esbuild is pinned, the build deterministic).
+check-console: setup
+	cd $(CONSOLE_WEB) && node build.mjs --check
 
 check-wasm: setup
 	cargo check --target wasm32-unknown-unknown $(addprefix -p ,$(WASM_CRATES))

@@ -14,6 +14,7 @@
 //! | `lambda` | `handoff::lambda::run(MyAgent).await` | [`lambda::Lambda`] |
 //! | `worker` | `handoff::worker::serve(req, env, ctx, MyAgent).await` in a `#[event(fetch)]` (with `default-features = false`) | [`worker::Worker`] |
 //! | `a2a` | delegate to A2A agents and receive their pushes | [`a2a`] |
+//! | `console` (default) | the web console at `/` on `server` and `lambda` (`HANDOFF_CONSOLE=off` turns it off; Workers serve it as static assets, see `functions/agent-worker/wrangler.toml`) | |
 //!
 //! # An agent that asks before it acts
 //!

@@ -95,6 +95,12 @@ impl HostOptions {
             routes = routes.agent(id, engine, description);
         }
         let app = routes.build().merge(self.routes);
+        let app = match console_served(host, &vars)? {
+            // The fallback, so an application's own `/` route wins instead of clashing.
+            #[cfg(feature = "console")]
+            true => app.fallback_service(handoff_console::routes::<()>()),
+            _ => app,
+        };
         Ok(
             match CorsOrigins::from_lookup(&vars).map_err(|e| e.to_string())? {
                 Some(cors) => cors.apply(app),
@@ -102,6 +108,21 @@ impl HostOptions {
             },
         )
     }
+}
+
+/// Whether this host serves the web console at `/`: built with the `console` feature and not
+/// turned off with `HANDOFF_CONSOLE=off`. Workers serve it as static assets instead
+/// (`[assets]` in wrangler.toml), so the wasm stays small.
+pub(crate) fn console_served(
+    host: Host,
+    vars: impl Fn(&str) -> Option<String>,
+) -> Result<bool, String> {
+    #[cfg(feature = "console")]
+    if host != Host::Workers {
+        return handoff_console::enabled(vars).map_err(|e| e.to_string());
+    }
+    let _ = (host, vars);
+    Ok(false)
 }
 
 /// The authenticator `HANDOFF_AUTH` names, with `jwks` fetching identity providers' key

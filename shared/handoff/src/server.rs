@@ -43,7 +43,7 @@ use handoff_http::Host;
 use handoff_native::StoreChoice;
 use tokio::net::TcpListener;
 
-use crate::options::{HostOptions, host_setters, native_authenticator};
+use crate::options::{HostOptions, console_served, host_setters, native_authenticator};
 
 /// Why the server could not start or stopped with an error.
 pub type Error = Box<dyn std::error::Error + Send + Sync>;
@@ -219,6 +219,11 @@ impl Server {
                 tracing::warn!(%err, "could not set TCP_NODELAY");
             }
         });
+        let console = if console_served(Host::DevServer, env)? {
+            format!("console: {url}/\n")
+        } else {
+            String::new()
+        };
         let auth = if scheme == "none" {
             "WARNING: no authentication (HANDOFF_AUTH=none): anyone who can reach this port can \
              read every thread and answer its approvals\n"
@@ -227,7 +232,7 @@ impl Server {
             format!("authentication: {scheme}\n")
         };
         print_banner(&format!(
-            "Handoff dev server listening on {url} ({agent_name}, {store_description})\n{auth}{}",
+            "Handoff dev server listening on {url} ({agent_name}, {store_description})\n{console}{auth}{}",
             self.banner
         ));
         axum::serve(listener, app)

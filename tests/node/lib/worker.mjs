@@ -13,6 +13,8 @@ import { Miniflare } from "miniflare";
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const WORKER_DIR = path.resolve(here, "../../../functions/agent-worker");
 export const STARTER_DIR = path.resolve(here, "../../../functions/starter");
+/** The console's built files, served as Workers static assets (`[assets]` in wrangler.toml). */
+export const CONSOLE_ASSETS = path.resolve(here, "../../../shared/handoff-console/assets");
 const live = new Set();
 
 export function assertWorkerBuilt(workerDir = WORKER_DIR) {
@@ -47,6 +49,9 @@ export async function startWorker({ vars = {}, stateDir, label = "worker", worke
     modulesRoot: workerDir,
     scriptPath: path.join(workerDir, "build/index.js"),
     modulesRules: [{ type: "CompiledWasm", include: ["**/*.wasm"] }],
+    // As deployed: a request matching a console file is answered from the assets, any other
+    // goes to the Worker.
+    assets: { directory: CONSOLE_ASSETS, routerConfig: { has_user_worker: true } },
     compatibilityDate: "2025-09-01",
     durableObjects: { PARTITIONS: { className: "PartitionObject", useSQLite: true } },
     kvNamespaces: ["BLOBS"],

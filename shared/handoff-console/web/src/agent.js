@@ -1,0 +1,149 @@
+// Talking to a Handoff endpoint: the official AG-UI HttpAgent for runs, plain fetch for
+// thread rehydration, and one place that turns every failure into a readable sentence.
+import { HttpAgent } from "@ag-ui/client";
+
+export function uuid() {
+  if (globalThis.crypto && typeof crypto.randomUUID === "function") return crypto.randomUUID();
+  const b = new Uint8Array(16);
+  crypto.getRandomValues(b);
+  b[6] = (b[6] & 0x0f) | 0x40;
+  b[8] = (b[8] & 0x3f) | 0x80;
+  const h = Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+}
+
+export function authHeaders(token) {
+  return token ? { Authorization: `Bearer ${token}` } : {};
+}
+
+function join(endpoint, path) {
+  return endpoint.replace(/\/+$/, "") + path;
+}
+
+/** The agent for `POST {endpoint}/agent`. */
+export function createAgent({ endpoint, token, threadId, messages, state }) {
+  return new HttpAgent({
+    url: join(endpoint, "/agent"),
+    headers: authHeaders(token),
+    threadId,
+    initialMessages: messages || [],
+    initialState: state || {},
+  });
+}
+
+/**
+ * Follows a run that is already streaming elsewhere: the same AG-UI pipeline, fed by
+ * `GET /threads/{id}/runs/{runId}/events` instead of a POST.
+ */
+class FollowAgent extends HttpAgent {
+  requestInit() {
+    return {
+      method: "GET",
+      headers: { ...this.headers, Accept: "text/event-stream" },
+      signal: this.abortController.signal,
+    };
+  }
+}
+
+export function createFollowAgent({ endpoint, token, threadId, runId, messages, state }) {
+  return new FollowAgent({
+    url: join(endpoint, `/threads/${encodeURIComponent(threadId)}/runs/${encodeURIComponent(runId)}/events`),
+    headers: authHeaders(token),
+    threadId,
+    initialMessages: messages || [],
+    initialState: state || {},
+  });
+}
+
+/** Interrupts as handed to the agent: expiry is left to the server to judge. */
+export function forAgent(interrupts) {
+  return (interrupts || []).map((i) => {
+    const copy = { ...i };
+    delete copy.expiresAt;
+    return copy;
+  });
+}
+
+export class ApiError extends Error {
+  constructor(status, code, message) {
+    super(message);
+    this.status = status;
+    this.code = code;
+  }
+}
+
+/** `GET {endpoint}/threads/{id}` → the thread view, or null for an unknown thread. */
+export async function fetchThread({ endpoint, token, threadId }) {
+  let res;
+  try {
+    res = await fetch(join(endpoint, `/threads/${encodeURIComponent(threadId)}`), {
+      headers: { Accept: "application/json", ...authHeaders(token) },
+    });
+  } catch (e) {
+    throw networkError(endpoint, e);
+  }
+  if (res.status === 404) return null;
+  const text = await res.text();
+  let body = null;
+  try {
+    body = text ? JSON.parse(text) : null;
+  } catch {
+    body = null;
+  }
+  if (!res.ok) {
+    const code = body && typeof body.code === "string" ? body.code : `HTTP_${res.status}`;
+    const msg = body && typeof body.message === "string" ? body.message : text.slice(0, 200) || res.statusText;
+    throw new ApiError(res.status, code, msg);
+  }
+  if (!body || typeof body !== "object") throw new ApiError(res.status, "BAD_RESPONSE", "the thread view is not JSON");
+  return body;
+}
+
+function networkError(endpoint, cause) {
+  const e = new ApiError(0, "", `Cannot reach the Handoff endpoint at ${endpoint}. Check the endpoint in Connection and your network.`);
+  e.network = true;
+  e.cause = cause;
+  return e;
+}
+
+/**
+ * Any failure → {code, text} for the error banner / card error. `text` is `CODE: message`
+ * for server errors and a plain sentence otherwise.
+ */
+export function describeError(err, endpoint) {
+  if (err instanceof ApiError) {
+    if (err.network) return { code: "", text: err.message };
+    return { code: err.code, status: err.status, text: `${err.code}: ${err.message}` };
+  }
+  if (err && typeof err === "object" && typeof err.status === "number") {
+    const p = err.payload;
+    if (p && typeof p === "object" && typeof p.code === "string") {
+      return { code: p.code, status: err.status, text: `${p.code}: ${p.message ?? ""}`.trim() };
+    }
+    const detail = typeof p === "string" && p ? p.slice(0, 200) : "";
+    return { code: `HTTP_${err.status}`, status: err.status, text: `HTTP_${err.status}: ${detail || "the server refused the request"}` };
+  }
+  const msg = err && err.message ? String(err.message) : String(err);
+  if (err instanceof TypeError && /fetch|network|load failed/i.test(msg)) {
+    return { code: "", text: `Cannot reach the Handoff endpoint at ${endpoint}. Check the endpoint in Connection and your network.` };
+  }
+  if (err && err.name === "AbortError") return { code: "", text: "The run was stopped." };
+  return { code: "", text: msg || "Something went wrong." };
+}
+
+/** A scalar argument of a tool call found in the message history (for form hints). */
+export function toolArgValue(messages, toolCallId, key) {
+  if (!toolCallId || key === undefined) return undefined;
+  for (const m of messages || []) {
+    const call = (m.toolCalls || []).find((c) => c.id === toolCallId);
+    if (!call) continue;
+    try {
+      const args = JSON.parse(call.function?.arguments || "{}");
+      const v = args && typeof args === "object" ? args[key] : undefined;
+      return v === null || typeof v === "object" ? undefined : v;
+    } catch {
+      return undefined;
+    }
+  }
+  return undefined;
+}
