@@ -106,6 +106,8 @@ test-rust:
 
 corpus:
 	cargo run -q -p handoff-tests --bin agui-corpus -- $(CORPUS_DIR)
+	@# The encoder corpus mix (issue 16): our SSE bytes, checked against @ag-ui/encoder's.
+	cargo run -q -p agui-protocol --example sse-corpus -- $(CURDIR)/target/agui-sse-corpus
 
 test-node: corpus build-worker build-starter-worker
 	cargo build -q -p dev-server -p agent-lambda -p a2a-webhook-lambda -p handoff-tests -p starter

@@ -1,6 +1,9 @@
 #![doc = include_str!("../README.md")]
 
 pub mod a2ui;
+#[cfg(feature = "bench-corpus")]
+#[doc(hidden)]
+pub mod bench_corpus;
 pub mod chunks;
 mod error;
 pub mod event;

@@ -1,9 +1,12 @@
 //! AG-UI over Server-Sent Events: the encoder (LF-only `data: <json>\n\n` frames,
 //! keep-alive comments, optional `id:` lines) and an incremental decoder.
 
-use std::io::Write as _;
+mod fast;
+mod json;
 
-use bytes::{BufMut, Bytes, BytesMut};
+use std::cell::RefCell;
+
+use bytes::{Bytes, BytesMut};
 
 use crate::Event;
 
@@ -28,9 +31,7 @@ pub const RESPONSE_HEADERS: [(&str, &str); 3] = [
 /// assert_eq!(&frame[..], "data: {\"type\":\"TEXT_MESSAGE_CONTENT\",\"messageId\":\"m1\",\"delta\":\"hé\"}\n\n".as_bytes());
 /// ```
 pub fn encode(event: &Event) -> Bytes {
-    let mut buf = BytesMut::with_capacity(128);
-    write_frame(&mut buf, None, event);
-    buf.freeze()
+    encode_frame(None, event)
 }
 
 /// Encodes one event as `id: <id>\ndata: <json>\n\n` (the id a client sends back as
@@ -42,22 +43,42 @@ pub fn encode(event: &Event) -> Bytes {
 /// assert_eq!(&frame[..], b"id: 7\ndata: {\"type\":\"TEXT_MESSAGE_END\",\"messageId\":\"m1\"}\n\n");
 /// ```
 pub fn encode_with_id(event: &Event, id: u64) -> Bytes {
-    let mut buf = BytesMut::with_capacity(128);
-    write_frame(&mut buf, Some(id), event);
-    buf.freeze()
+    encode_frame(Some(id), event)
 }
 
-fn write_frame(buf: &mut BytesMut, id: Option<u64>, event: &Event) {
-    let mut writer = buf.writer();
-    if let Some(id) = id {
-        // Formatted straight into the buffer: no allocation per frame.
-        writeln!(writer, "id: {id}").expect("writing to memory cannot fail");
-    }
-    writer.get_mut().put_slice(b"data: ");
-    // Compact JSON never contains a raw newline, so one `data:` line always suffices.
-    serde_json::to_writer(&mut writer, event).expect("AG-UI events always serialize");
-    let buf = writer.into_inner();
-    buf.put_slice(b"\n\n");
+/// Appends [`encode_with_id`]'s frame to `buf`: a burst of events framed into one buffer
+/// goes out in one write.
+pub fn encode_with_id_into(buf: &mut BytesMut, event: &Event, id: u64) {
+    fast::frame(buf, Some(id), event);
+}
+
+/// Scratch space kept below this size between frames (one huge snapshot does not pin
+/// its buffer for the life of the thread).
+const SCRATCH_KEEP: usize = 64 * 1024;
+
+thread_local! {
+    static SCRATCH: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+}
+
+/// One frame as an exactly-sized `Bytes`: written into a per-thread scratch buffer,
+/// then copied once (no growth reallocations, no slack kept alive by the frame).
+fn encode_frame(id: Option<u64>, event: &Event) -> Bytes {
+    SCRATCH.with(|scratch| match scratch.try_borrow_mut() {
+        Ok(mut buf) => {
+            buf.clear();
+            fast::frame(&mut *buf, id, event);
+            let frame = Bytes::copy_from_slice(&buf);
+            if buf.capacity() > SCRATCH_KEEP {
+                *buf = Vec::new();
+            }
+            frame
+        }
+        Err(_) => {
+            let mut buf = Vec::with_capacity(256);
+            fast::frame(&mut buf, id, event);
+            Bytes::from(buf)
+        }
+    })
 }
 
 /// A stateful encoder that can number frames with `id:` lines.
@@ -81,18 +102,21 @@ impl SseEncoder {
 
     /// Encodes one event.
     pub fn encode(&mut self, event: &Event) -> Bytes {
-        let mut buf = BytesMut::with_capacity(128);
-        self.encode_into(&mut buf, event);
-        buf.freeze()
+        encode_frame(self.take_id(), event)
     }
 
     /// Appends one encoded event to `buf`.
     pub fn encode_into(&mut self, buf: &mut BytesMut, event: &Event) {
+        let id = self.take_id();
+        fast::frame(buf, id, event);
+    }
+
+    fn take_id(&mut self) -> Option<u64> {
         let id = self.next_id;
         if let Some(n) = self.next_id.as_mut() {
             *n += 1;
         }
-        write_frame(buf, id, event);
+        id
     }
 }
 

@@ -33,8 +33,7 @@ pub struct JsonSchema;
 #[cfg(feature = "json-schema")]
 impl SchemaValidator for JsonSchema {
     fn validate(&self, schema: &Value, value: &Value) -> Result<(), SchemaFailure> {
-        let validator = jsonschema::validator_for(schema)
-            .map_err(|e| SchemaFailure::Unusable(e.to_string()))?;
+        let validator = compiled::validator(schema)?;
         match validator.iter_errors(value).next() {
             None => Ok(()),
             Some(error) => {
@@ -50,6 +49,44 @@ impl SchemaValidator for JsonSchema {
     }
 }
 
+/// Compiled validators, by schema text: an interrupt's schema is compiled when its first
+/// answer arrives, not on every answer (compiling costs far more than validating).
+#[cfg(feature = "json-schema")]
+mod compiled {
+    use std::collections::HashMap;
+    use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+
+    use serde_json::Value;
+
+    use super::SchemaFailure;
+
+    /// Distinct schemas kept; past it the cache starts over (agents use a handful).
+    const LIMIT: usize = 256;
+
+    type Cache = Mutex<HashMap<String, Arc<jsonschema::Validator>>>;
+
+    pub(super) fn validator(schema: &Value) -> Result<Arc<jsonschema::Validator>, SchemaFailure> {
+        static CACHE: OnceLock<Cache> = OnceLock::new();
+        let cache = CACHE.get_or_init(Cache::default);
+        let key = schema.to_string();
+        // A panic elsewhere cannot leave the map half-written: every change is one call.
+        let lock = || cache.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(found) = lock().get(&key) {
+            return Ok(found.clone());
+        }
+        let validator = Arc::new(
+            jsonschema::validator_for(schema)
+                .map_err(|e| SchemaFailure::Unusable(e.to_string()))?,
+        );
+        let mut map = lock();
+        if map.len() >= LIMIT {
+            map.clear();
+        }
+        map.insert(key, validator.clone());
+        Ok(validator)
+    }
+}
+
 /// The validator an engine gets unless told otherwise: [`JsonSchema`] when the crate is
 /// built with `json-schema`, else none (interrupts with a schema then fail closed).
 pub fn default_validator() -> Option<std::sync::Arc<dyn SchemaValidator>> {
@@ -60,5 +97,37 @@ pub fn default_validator() -> Option<std::sync::Arc<dyn SchemaValidator>> {
     #[cfg(not(feature = "json-schema"))]
     {
         None
+    }
+}
+
+#[cfg(all(test, feature = "json-schema"))]
+mod tests {
+    use serde_json::json;
+
+    use super::{JsonSchema, SchemaFailure, SchemaValidator};
+
+    #[test]
+    fn a_cached_validator_answers_for_its_own_schema_only() {
+        let at_most = |max: u64| json!({"type": "object", "properties": {"n": {"maximum": max}}});
+        for _ in 0..3 {
+            assert_eq!(JsonSchema.validate(&at_most(5), &json!({"n": 5})), Ok(()));
+            assert!(matches!(
+                JsonSchema.validate(&at_most(5), &json!({"n": 6})),
+                Err(SchemaFailure::Invalid(_))
+            ));
+            // A schema differing only in its bound is its own entry.
+            assert_eq!(JsonSchema.validate(&at_most(6), &json!({"n": 6})), Ok(()));
+        }
+    }
+
+    #[test]
+    fn an_unusable_schema_stays_unusable() {
+        let broken = json!({"type": 17});
+        for _ in 0..2 {
+            assert!(matches!(
+                JsonSchema.validate(&broken, &json!({})),
+                Err(SchemaFailure::Unusable(_))
+            ));
+        }
     }
 }

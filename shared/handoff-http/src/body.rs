@@ -9,10 +9,10 @@ use agui_protocol::{Event, Message, a2ui};
 use agui_protocol::{proto, sse};
 use axum::body::Body;
 use axum::response::Response;
-use bytes::Bytes;
-use futures::StreamExt;
+use bytes::{Bytes, BytesMut};
 use futures::future::{Either, select};
 use futures::stream::BoxStream;
+use futures::{FutureExt, StreamExt};
 use handoff_core::Runtime;
 use http::{HeaderMap, HeaderValue, StatusCode};
 
@@ -71,15 +71,22 @@ enum Framer {
 }
 
 impl Framer {
-    fn frame(&mut self, id: u64, event: &Event, now_ms: u64) -> Bytes {
+    fn frame_into(&mut self, buf: &mut BytesMut, id: u64, event: &Event, now_ms: u64) {
         match self {
-            Framer::AgUi => sse::encode_with_id(event, id),
-            Framer::A2ui(encoder, false) => encoder.encode(event, now_ms),
-            Framer::A2ui(encoder, true) => encoder.encode_legacy(event, now_ms),
-            Framer::Proto => proto::encode_frame(event),
+            Framer::AgUi => sse::encode_with_id_into(buf, event, id),
+            Framer::A2ui(encoder, false) => buf.extend_from_slice(&encoder.encode(event, now_ms)),
+            Framer::A2ui(encoder, true) => {
+                buf.extend_from_slice(&encoder.encode_legacy(event, now_ms));
+            }
+            Framer::Proto => buf.extend_from_slice(&proto::encode_frame(event)),
         }
     }
 }
+
+/// Events already waiting when a write starts go out in it, up to this many bytes: a run
+/// that emits a burst (a snapshot, a finished tool call, the end of a run) costs one write
+/// and one wake-up of the client instead of one per event; a lone event still leaves at once.
+const BATCH_BYTES: usize = 64 * 1024;
 
 /// An SSE response (200, event-stream headers) streaming a run's `events` from its
 /// first, in `encoding`; AG-UI frames are numbered `id: 1`, `2`, … (With
@@ -136,38 +143,38 @@ pub fn sse_response_numbered(
     };
     // A protobuf stream has no comment frame: it waits without keep-alives.
     let keep_alive = encoding != Encoding::Proto;
-    let stream = futures::stream::unfold(
-        (events, framer, runtime),
-        move |(mut events, mut framer, runtime)| async move {
-            loop {
-                // `None`: quiet for `keep_alive_ms`; `Some(None)`: the run's stream ended.
-                let next = if keep_alive {
-                    match select(events.next(), runtime.sleep.sleep(keep_alive_ms)).await {
-                        Either::Left((next, _)) => Some(next),
-                        Either::Right(((), _)) => None,
-                    }
-                } else {
-                    Some(events.next().await)
-                };
-                match next {
-                    Some(Some((id, event))) => {
-                        let bytes = framer.frame(id, &event, runtime.now_ms());
-                        if !bytes.is_empty() {
-                            return Some((bytes, (events, framer, runtime)));
-                        }
-                    }
-                    Some(None) => return None,
-                    // Quiet for a while: a comment keeps proxies and clients from timing out.
-                    None => {
-                        return Some((
-                            Bytes::from_static(sse::KEEP_ALIVE),
-                            (events, framer, runtime),
-                        ));
+    let pump = Pump {
+        events,
+        framer,
+        runtime,
+        ended: false,
+    };
+    let stream = futures::stream::unfold(pump, move |mut pump| async move {
+        while !pump.ended {
+            // `None`: quiet for `keep_alive_ms`; `Some(None)`: the run's stream ended.
+            let next = if keep_alive {
+                let sleep = pump.runtime.sleep.sleep(keep_alive_ms);
+                match select(pump.events.next(), sleep).await {
+                    Either::Left((next, _)) => Some(next),
+                    Either::Right(((), _)) => None,
+                }
+            } else {
+                Some(pump.events.next().await)
+            };
+            match next {
+                Some(Some((id, event))) => {
+                    let bytes = pump.batch(id, &event);
+                    if !bytes.is_empty() {
+                        return Some((bytes, pump));
                     }
                 }
+                Some(None) => return None,
+                // Quiet for a while: a comment keeps proxies and clients from timing out.
+                None => return Some((Bytes::from_static(sse::KEEP_ALIVE), pump)),
             }
-        },
-    );
+        }
+        None
+    });
     let body = Body::from_stream(stream.map(Ok::<_, Infallible>));
     let mut response = Response::new(body);
     *response.status_mut() = StatusCode::OK;
@@ -183,6 +190,35 @@ pub fn sse_response_numbered(
         );
     }
     response
+}
+
+/// The state of a response body: the run's events and how they are framed.
+struct Pump {
+    events: BoxStream<'static, (u64, Event)>,
+    framer: Framer,
+    runtime: Runtime,
+    /// The events ended while a batch was being gathered.
+    ended: bool,
+}
+
+impl Pump {
+    /// `first`, then every event already waiting (up to [`BATCH_BYTES`]), framed in one chunk.
+    fn batch(&mut self, id: u64, first: &Event) -> Bytes {
+        let now_ms = self.runtime.now_ms();
+        let mut buf = BytesMut::with_capacity(512);
+        self.framer.frame_into(&mut buf, id, first, now_ms);
+        while buf.len() < BATCH_BYTES {
+            match self.events.next().now_or_never() {
+                Some(Some((id, event))) => self.framer.frame_into(&mut buf, id, &event, now_ms),
+                Some(None) => {
+                    self.ended = true;
+                    break;
+                }
+                None => break,
+            }
+        }
+        buf.freeze()
+    }
 }
 
 #[cfg(test)]

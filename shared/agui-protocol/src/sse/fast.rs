@@ -1,0 +1,312 @@
+//! SSE frames written without going through serde for the events that dominate a
+//! stream (text and tool-argument deltas, state deltas and snapshots, lifecycle
+//! events). The output is byte-identical to `serde_json::to_writer(event)` — field
+//! order, skipped `None`s, the flattened envelope last — which `tests::*` and the
+//! byte-identity check against the official encoder pin. Every other event (and
+//! any shape with open extra members) goes through serde.
+
+use super::json::{Sink, object, str_body, string, uint, value};
+use crate::event::{EventBase, TextRole};
+use crate::ids::SubagentRunId;
+use crate::message::Content;
+use crate::{Event, PatchOp};
+
+/// `[id: <id>\n]data: <json>\n\n`.
+pub(super) fn frame<S: Sink>(out: &mut S, id: Option<u64>, event: &Event) {
+    if let Some(id) = id {
+        out.put(b"id: ");
+        uint(out, id);
+        out.put(b"\n");
+    }
+    out.put(b"data: ");
+    json(out, event);
+    out.put(b"\n\n");
+}
+
+/// The event as compact JSON.
+fn json<S: Sink>(out: &mut S, event: &Event) {
+    match event {
+        Event::TextMessageContent(e) => {
+            out.put(b"{\"type\":\"TEXT_MESSAGE_CONTENT\",\"messageId\":\"");
+            str_body(out, e.message_id.as_str());
+            out.put(b"\",\"delta\":\"");
+            str_body(out, &e.delta);
+            out.put(b"\"");
+            tail(out, e.subagent_run_id.as_ref(), &e.base);
+        }
+        Event::ToolCallArgs(e) => {
+            out.put(b"{\"type\":\"TOOL_CALL_ARGS\",\"toolCallId\":\"");
+            str_body(out, e.tool_call_id.as_str());
+            out.put(b"\",\"delta\":\"");
+            str_body(out, &e.delta);
+            out.put(b"\"");
+            tail(out, e.subagent_run_id.as_ref(), &e.base);
+        }
+        Event::StateDelta(e) if e.delta.iter().all(plain_op) => {
+            out.put(b"{\"type\":\"STATE_DELTA\",\"delta\":[");
+            for (i, op) in e.delta.iter().enumerate() {
+                if i > 0 {
+                    out.put(b",");
+                }
+                patch_op(out, op);
+            }
+            out.put(b"]");
+            tail(out, e.subagent_run_id.as_ref(), &e.base);
+        }
+        Event::StateSnapshot(e) => {
+            out.put(b"{\"type\":\"STATE_SNAPSHOT\",\"snapshot\":");
+            value(out, &e.snapshot);
+            tail(out, e.subagent_run_id.as_ref(), &e.base);
+        }
+        Event::TextMessageStart(e) => {
+            out.put(b"{\"type\":\"TEXT_MESSAGE_START\",\"messageId\":\"");
+            str_body(out, e.message_id.as_str());
+            out.put(b"\"");
+            if let Some(role) = e.role {
+                out.put(b",\"role\":");
+                out.put(text_role(role));
+            }
+            if let Some(name) = &e.name {
+                out.put(b",\"name\":");
+                string(out, name);
+            }
+            tail(out, e.subagent_run_id.as_ref(), &e.base);
+        }
+        Event::TextMessageEnd(e) => {
+            out.put(b"{\"type\":\"TEXT_MESSAGE_END\",\"messageId\":\"");
+            str_body(out, e.message_id.as_str());
+            out.put(b"\"");
+            tail(out, e.subagent_run_id.as_ref(), &e.base);
+        }
+        Event::ToolCallStart(e) => {
+            out.put(b"{\"type\":\"TOOL_CALL_START\",\"toolCallId\":\"");
+            str_body(out, e.tool_call_id.as_str());
+            out.put(b"\",\"toolCallName\":\"");
+            str_body(out, &e.tool_call_name);
+            out.put(b"\"");
+            if let Some(parent) = &e.parent_message_id {
+                out.put(b",\"parentMessageId\":");
+                string(out, parent.as_str());
+            }
+            tail(out, e.subagent_run_id.as_ref(), &e.base);
+        }
+        Event::ToolCallEnd(e) => {
+            out.put(b"{\"type\":\"TOOL_CALL_END\",\"toolCallId\":\"");
+            str_body(out, e.tool_call_id.as_str());
+            out.put(b"\"");
+            tail(out, e.subagent_run_id.as_ref(), &e.base);
+        }
+        Event::ToolCallResult(e) if matches!(e.content, Content::Text(_)) => {
+            out.put(b"{\"type\":\"TOOL_CALL_RESULT\",\"messageId\":\"");
+            str_body(out, e.message_id.as_str());
+            out.put(b"\",\"toolCallId\":\"");
+            str_body(out, e.tool_call_id.as_str());
+            out.put(b"\",\"content\":");
+            if let Content::Text(text) = &e.content {
+                string(out, text);
+            }
+            if e.role.is_some() {
+                out.put(b",\"role\":\"tool\"");
+            }
+            tail(out, e.subagent_run_id.as_ref(), &e.base);
+        }
+        Event::StepStarted(e) => {
+            out.put(b"{\"type\":\"STEP_STARTED\",\"stepName\":");
+            string(out, &e.step_name);
+            tail(out, e.subagent_run_id.as_ref(), &e.base);
+        }
+        Event::StepFinished(e) => {
+            out.put(b"{\"type\":\"STEP_FINISHED\",\"stepName\":");
+            string(out, &e.step_name);
+            tail(out, e.subagent_run_id.as_ref(), &e.base);
+        }
+        Event::Custom(e) => {
+            out.put(b"{\"type\":\"CUSTOM\",\"name\":");
+            string(out, &e.name);
+            out.put(b",\"value\":");
+            value(out, &e.value);
+            tail(out, e.subagent_run_id.as_ref(), &e.base);
+        }
+        Event::RunStarted(e) if e.input.is_none() => {
+            out.put(b"{\"type\":\"RUN_STARTED\",\"threadId\":\"");
+            str_body(out, e.thread_id.as_str());
+            out.put(b"\",\"runId\":\"");
+            str_body(out, e.run_id.as_str());
+            out.put(b"\"");
+            if let Some(version) = &e.protocol_version {
+                out.put(b",\"protocolVersion\":");
+                string(out, version);
+            }
+            if let Some(parent) = &e.parent_run_id {
+                out.put(b",\"parentRunId\":");
+                string(out, parent.as_str());
+            }
+            tail(out, None, &e.base);
+        }
+        other => out.put_serde(other),
+    }
+}
+
+/// `,"subagentRunId":…`, the flattened envelope, and the closing brace.
+#[inline]
+fn tail<S: Sink>(out: &mut S, subagent: Option<&SubagentRunId>, base: &EventBase) {
+    if let Some(id) = subagent {
+        out.put(b",\"subagentRunId\":");
+        string(out, id.as_str());
+    }
+    if let Some(ts) = base.timestamp {
+        out.put(b",\"timestamp\":");
+        uint(out, ts);
+    }
+    if let Some(raw) = &base.raw_event {
+        out.put(b",\"rawEvent\":");
+        value(out, raw);
+    }
+    if let Some(metadata) = &base.metadata {
+        out.put(b",\"metadata\":");
+        object(out, metadata);
+    }
+    out.put(b"}");
+}
+
+fn text_role(role: TextRole) -> &'static [u8] {
+    match role {
+        TextRole::Developer => b"\"developer\"",
+        TextRole::System => b"\"system\"",
+        TextRole::Assistant => b"\"assistant\"",
+        TextRole::User => b"\"user\"",
+    }
+}
+
+/// An operation without extra members (those keep serde's flattening rules).
+fn plain_op(op: &PatchOp) -> bool {
+    match op {
+        PatchOp::Add { extra, .. }
+        | PatchOp::Remove { extra, .. }
+        | PatchOp::Replace { extra, .. }
+        | PatchOp::Move { extra, .. }
+        | PatchOp::Copy { extra, .. }
+        | PatchOp::Test { extra, .. } => extra.is_empty(),
+    }
+}
+
+fn patch_op<S: Sink>(out: &mut S, op: &PatchOp) {
+    let (name, from, path, val): (&[u8], _, _, _) = match op {
+        PatchOp::Add { path, value, .. } => (b"add", None, path, Some(value)),
+        PatchOp::Remove { path, .. } => (b"remove", None, path, None),
+        PatchOp::Replace { path, value, .. } => (b"replace", None, path, Some(value)),
+        PatchOp::Move { from, path, .. } => (b"move", Some(from), path, None),
+        PatchOp::Copy { from, path, .. } => (b"copy", Some(from), path, None),
+        PatchOp::Test { path, value, .. } => (b"test", None, path, Some(value)),
+    };
+    out.put(b"{\"op\":\"");
+    out.put(name);
+    out.put(b"\"");
+    if let Some(from) = from {
+        out.put(b",\"from\":");
+        string(out, from);
+    }
+    out.put(b",\"path\":");
+    string(out, path);
+    if let Some(v) = val {
+        out.put(b",\"value\":");
+        value(out, v);
+    }
+    out.put(b"}");
+}
+
+/// A compile-time guard, never called: these patterns name every field of the events
+/// written above, so a field added to one of them stops the build until `json` writes it.
+#[allow(dead_code)]
+fn every_field_written(event: &Event) {
+    use crate::event::{
+        Custom, RunStarted, StateDelta, StateSnapshot, StepFinished, StepStarted,
+        TextMessageContent, TextMessageEnd, TextMessageStart, ToolCallArgs, ToolCallEnd,
+        ToolCallResult, ToolCallStart,
+    };
+    let EventBase {
+        timestamp: _,
+        raw_event: _,
+        metadata: _,
+    } = match event {
+        Event::TextMessageContent(TextMessageContent {
+            message_id: _,
+            delta: _,
+            subagent_run_id: _,
+            base,
+        }) => base,
+        Event::ToolCallArgs(ToolCallArgs {
+            tool_call_id: _,
+            delta: _,
+            subagent_run_id: _,
+            base,
+        }) => base,
+        Event::StateDelta(StateDelta {
+            delta: _,
+            subagent_run_id: _,
+            base,
+        }) => base,
+        Event::StateSnapshot(StateSnapshot {
+            snapshot: _,
+            subagent_run_id: _,
+            base,
+        }) => base,
+        Event::TextMessageStart(TextMessageStart {
+            message_id: _,
+            role: _,
+            name: _,
+            subagent_run_id: _,
+            base,
+        }) => base,
+        Event::TextMessageEnd(TextMessageEnd {
+            message_id: _,
+            subagent_run_id: _,
+            base,
+        }) => base,
+        Event::ToolCallStart(ToolCallStart {
+            tool_call_id: _,
+            tool_call_name: _,
+            parent_message_id: _,
+            subagent_run_id: _,
+            base,
+        }) => base,
+        Event::ToolCallEnd(ToolCallEnd {
+            tool_call_id: _,
+            subagent_run_id: _,
+            base,
+        }) => base,
+        Event::ToolCallResult(ToolCallResult {
+            message_id: _,
+            tool_call_id: _,
+            content: _,
+            role: _,
+            subagent_run_id: _,
+            base,
+        }) => base,
+        Event::StepStarted(StepStarted {
+            step_name: _,
+            subagent_run_id: _,
+            base,
+        }) => base,
+        Event::StepFinished(StepFinished {
+            step_name: _,
+            subagent_run_id: _,
+            base,
+        }) => base,
+        Event::Custom(Custom {
+            name: _,
+            value: _,
+            subagent_run_id: _,
+            base,
+        }) => base,
+        Event::RunStarted(RunStarted {
+            thread_id: _,
+            run_id: _,
+            protocol_version: _,
+            parent_run_id: _,
+            input: _,
+            base,
+        }) => base,
+        _ => return,
+    };
+}
