@@ -2,6 +2,8 @@
 //! where they were cut is remembered, so a replay streams the very same events (and
 //! the same SSE ids) as the live run did.
 
+use std::borrow::Cow;
+
 use agui_protocol::Event;
 
 use crate::records::DeltaCuts;
@@ -16,12 +18,26 @@ pub fn compact(events: Vec<Event>) -> Vec<Event> {
 /// [`compact`], plus the byte length of every fragment of each merged event, for
 /// [`expand`].
 pub fn compact_with_cuts(events: Vec<Event>) -> (Vec<Event>, Vec<DeltaCuts>) {
-    let mut out: Vec<Event> = Vec::with_capacity(events.len());
+    let capacity = events.len();
+    compact_fragments(events.into_iter().map(Cow::Owned), capacity)
+}
+
+/// [`compact_with_cuts`] of a borrowed log: only the events kept are cloned, a merged
+/// fragment is appended to its first one (a run's text deltas cost one clone, not one each).
+pub(crate) fn compact_borrowed(events: &[Event]) -> (Vec<Event>, Vec<DeltaCuts>) {
+    compact_fragments(events.iter().map(Cow::Borrowed), events.len())
+}
+
+fn compact_fragments<'a>(
+    events: impl Iterator<Item = Cow<'a, Event>>,
+    capacity: usize,
+) -> (Vec<Event>, Vec<DeltaCuts>) {
+    let mut out: Vec<Event> = Vec::with_capacity(capacity);
     let mut cuts: Vec<DeltaCuts> = Vec::new();
     for event in events {
         let previous_len = out.last().and_then(delta).map(str::len);
         let previous_at = out.last().and_then(|e| e.base().timestamp);
-        let merged = match (out.last_mut(), &event) {
+        let merged = match (out.last_mut(), &*event) {
             (Some(Event::TextMessageContent(prev)), Event::TextMessageContent(next))
                 if prev.message_id == next.message_id
                     && prev.subagent_run_id == next.subagent_run_id =>
@@ -46,7 +62,7 @@ pub fn compact_with_cuts(events: Vec<Event>) -> (Vec<Event>, Vec<DeltaCuts>) {
             _ => false,
         };
         if !merged {
-            out.push(event);
+            out.push(event.into_owned());
             continue;
         }
         let index = (out.len() - 1) as u32;

@@ -9,7 +9,7 @@ use serde_json::json;
 
 use super::Inner;
 use super::claim::Claimed;
-use super::compact::compact_with_cuts;
+use super::compact::compact_borrowed;
 use super::history;
 use crate::agent::Finish;
 use crate::context::RunContext;
@@ -247,7 +247,7 @@ async fn release_lease(inner: &Inner, ctx: &RunContext, claimed: &Claimed) {
 
 /// The run's log as stored: compacted, with where its deltas were cut.
 fn ctx_log(ctx: &RunContext) -> (Vec<Event>, Vec<DeltaCuts>) {
-    compact_with_cuts(ctx.log().to_vec())
+    compact_borrowed(&ctx.log())
 }
 
 /// Largest run record copied into its resume record.
