@@ -1,0 +1,64 @@
+//! [`SqliteOptions`]: tuning for [`SqliteStore::open_with`](crate::SqliteStore::open_with).
+
+use std::time::Duration;
+
+/// Tuning for [`SqliteStore::open_with`](crate::SqliteStore::open_with); [`Default`] gives the
+/// values [`SqliteStore::open`](crate::SqliteStore::open) uses.
+#[derive(Debug, Clone)]
+pub struct SqliteOptions {
+    pub(crate) busy_timeout: Duration,
+    pub(crate) readers: usize,
+    pub(crate) purge: Purge,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Purge {
+    pub(crate) after_ms: Option<u64>,
+    pub(crate) batch: u32,
+}
+
+impl Default for SqliteOptions {
+    fn default() -> Self {
+        Self {
+            busy_timeout: Duration::from_secs(5),
+            readers: 2,
+            purge: Purge {
+                after_ms: Some(60 * 60 * 1000),
+                batch: 100,
+            },
+        }
+    }
+}
+
+impl SqliteOptions {
+    /// How long a commit waits for another connection's write lock before failing with
+    /// [`StoreError::Unavailable`](handoff_core::StoreError::Unavailable) (default 5 s).
+    pub fn with_busy_timeout(mut self, timeout: Duration) -> Self {
+        self.busy_timeout = timeout;
+        self
+    }
+
+    /// How many read-only connections serve `get` and `list` (default 2). With 0, reads share
+    /// the writer's connection and queue behind commits.
+    pub fn with_readers(mut self, readers: usize) -> Self {
+        self.readers = readers;
+        self
+    }
+
+    /// Rows that expired at least this many milliseconds before a commit's `now_ms` may be
+    /// deleted by that commit's group (default 1 hour); `None` keeps every row forever. An expired row
+    /// already behaves as absent, so deleting it changes nothing for callers whose clocks agree;
+    /// the horizon keeps a caller whose clock lags by less than it from seeing a row it still
+    /// considers live disappear.
+    pub fn with_purge_expired_after(mut self, after_ms: Option<u64>) -> Self {
+        self.purge.after_ms = after_ms;
+        self
+    }
+
+    /// At most this many long-expired rows are deleted per group of commits (default 100; 0
+    /// disables).
+    pub fn with_purge_batch(mut self, rows: u32) -> Self {
+        self.purge.batch = rows;
+        self
+    }
+}

@@ -1,0 +1,54 @@
+//! Conversions between SQLite's values and errors and the store's.
+
+use handoff_core::store::StoreError;
+use rusqlite::{Connection, ErrorCode};
+
+/// `u64` milliseconds as the `i64` with the same bits (exact round trip).
+pub(crate) fn ms_to_sql(ms: u64) -> i64 {
+    i64::from_ne_bytes(ms.to_ne_bytes())
+}
+
+pub(crate) fn ms_from_sql(ms: i64) -> u64 {
+    u64::from_ne_bytes(ms.to_ne_bytes())
+}
+
+pub(crate) fn version_from_sql(version: i64) -> Result<u64, StoreError> {
+    u64::try_from(version)
+        .map_err(|_| StoreError::Backend(format!("corrupt row: version {version}")))
+}
+
+pub(crate) fn is_busy(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked)
+    )
+}
+
+pub(crate) fn sql_err(e: rusqlite::Error) -> StoreError {
+    if is_busy(&e) {
+        return StoreError::Unavailable(format!(
+            "sqlite: another connection held the database lock past the busy timeout ({e})"
+        ));
+    }
+    match e.sqlite_error_code() {
+        Some(ErrorCode::TooBig) => StoreError::TooLarge(format!("sqlite: {e}")),
+        _ => StoreError::Backend(format!("sqlite: {e}")),
+    }
+}
+
+pub(crate) fn with_context(e: StoreError, context: &str) -> StoreError {
+    match e {
+        StoreError::Unavailable(m) => StoreError::Unavailable(format!("{context}: {m}")),
+        StoreError::TooLarge(m) => StoreError::TooLarge(format!("{context}: {m}")),
+        StoreError::Backend(m) => StoreError::Backend(format!("{context}: {m}")),
+        other => other,
+    }
+}
+
+/// Runs a statement without parameters or results through the statement cache (parsed once).
+pub(crate) fn exec(conn: &Connection, sql: &str) -> Result<(), StoreError> {
+    conn.prepare_cached(sql)
+        .and_then(|mut statement| statement.execute([]))
+        .map(drop)
+        .map_err(sql_err)
+}

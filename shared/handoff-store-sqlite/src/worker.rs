@@ -1,0 +1,149 @@
+//! Threads that own the connections, and the queue that feeds them.
+
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::{Arc, Mutex, PoisonError, mpsc};
+use std::thread;
+
+use futures::channel::oneshot;
+use handoff_core::store::StoreError;
+use rusqlite::Connection;
+
+use crate::group::{MAX_GROUP, apply_group};
+use crate::options::Purge;
+use crate::write::Commit;
+
+type Answer = oneshot::Sender<Result<(), StoreError>>;
+
+enum Job {
+    /// Any work on the connection (reads; the closure answers its caller itself).
+    Run(Box<dyn FnOnce(&mut Connection) + Send + 'static>),
+    /// A [`Store::commit`](handoff_core::Store::commit): the commits queued together run as
+    /// one group ([`apply_group`]).
+    Commit(Commit, Answer),
+}
+
+/// Threads that each own one connection and take jobs from a shared queue.
+pub(crate) struct Worker {
+    queue: Option<mpsc::Sender<Job>>,
+    pub(crate) threads: Vec<thread::JoinHandle<()>>,
+}
+
+impl Worker {
+    /// `purge` applies to the commits this worker runs (only the writer is sent any).
+    pub(crate) fn spawn(
+        name: &str,
+        connections: Vec<Connection>,
+        purge: Purge,
+    ) -> Result<Self, StoreError> {
+        let (queue, jobs) = mpsc::channel::<Job>();
+        let jobs = Arc::new(Mutex::new(jobs));
+        let mut worker = Self {
+            queue: Some(queue),
+            threads: Vec::with_capacity(connections.len()),
+        };
+        for (n, conn) in connections.into_iter().enumerate() {
+            let jobs = Arc::clone(&jobs);
+            let thread = thread::Builder::new()
+                .name(format!("{name}-{n}"))
+                .spawn(move || serve(conn, &jobs, purge))
+                .map_err(|e| StoreError::Backend(format!("cannot start a sqlite thread: {e}")))?;
+            worker.threads.push(thread);
+        }
+        Ok(worker)
+    }
+
+    /// Runs `f` on one of the worker's connections and awaits its result without blocking.
+    pub(crate) async fn run<T, F>(&self, f: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,
+    {
+        let (answer, result) = oneshot::channel();
+        let job = Job::Run(Box::new(move |conn| {
+            // A panic is reported to the caller and the thread keeps serving; an open
+            // transaction was rolled back when the unwinding dropped it.
+            let outcome = panic::catch_unwind(AssertUnwindSafe(|| f(conn)))
+                .unwrap_or_else(|_| Err(StoreError::Backend("sqlite worker panicked".to_owned())));
+            // The caller may have stopped waiting; the outcome is then nobody's business.
+            let _ = answer.send(outcome);
+        }));
+        self.send(job)?;
+        result.await.map_err(|_| stopped())?
+    }
+
+    /// Queues `commit` and awaits its answer, sent once its group's transaction committed.
+    pub(crate) async fn commit(&self, commit: Commit) -> Result<(), StoreError> {
+        let (answer, result) = oneshot::channel();
+        self.send(Job::Commit(commit, answer))?;
+        result.await.map_err(|_| stopped())?
+    }
+
+    fn send(&self, job: Job) -> Result<(), StoreError> {
+        self.queue
+            .as_ref()
+            .ok_or_else(stopped)?
+            .send(job)
+            .map_err(|_| stopped())
+    }
+}
+
+fn stopped() -> StoreError {
+    StoreError::Backend("sqlite worker stopped".to_owned())
+}
+
+/// One thread's loop: takes the next job; a commit takes with it every commit queued right
+/// behind it (up to [`MAX_GROUP`]), and they run as one group.
+fn serve(mut conn: Connection, jobs: &Mutex<mpsc::Receiver<Job>>, purge: Purge) {
+    let lock = || jobs.lock().unwrap_or_else(PoisonError::into_inner);
+    // A job taken while gathering a group, to run right after it (queue order is kept).
+    let mut next: Option<Job> = None;
+    loop {
+        // The lock is held only while taking jobs, never while running them.
+        let job = match next.take() {
+            Some(job) => job,
+            None => match lock().recv() {
+                Ok(job) => job,
+                Err(mpsc::RecvError) => break, // the store was dropped
+            },
+        };
+        match job {
+            Job::Run(job) => job(&mut conn),
+            Job::Commit(commit, answer) => {
+                let mut commits = vec![commit];
+                let mut answers = vec![answer];
+                {
+                    let jobs = lock();
+                    while commits.len() < MAX_GROUP {
+                        match jobs.try_recv() {
+                            Ok(Job::Commit(commit, answer)) => {
+                                commits.push(commit);
+                                answers.push(answer);
+                            }
+                            Ok(other) => {
+                                next = Some(other);
+                                break;
+                            }
+                            Err(_) => break, // empty, or closed: the next `recv` tells
+                        }
+                    }
+                }
+                let outcomes = apply_group(&conn, commits, purge);
+                for (answer, outcome) in answers.into_iter().zip(outcomes) {
+                    // The caller may have stopped waiting.
+                    let _ = answer.send(outcome);
+                }
+            }
+        }
+    }
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        // Closing the queue ends each thread after the jobs already queued; joining closes the
+        // connections before the store is gone (a reopened store finds the file released).
+        drop(self.queue.take());
+        for thread in self.threads.drain(..) {
+            let _ = thread.join();
+        }
+    }
+}

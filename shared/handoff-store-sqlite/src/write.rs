@@ -1,0 +1,118 @@
+//! One commit's conditions and writes, and the purge of long-expired rows; [`crate::group`]
+//! runs them inside its transaction.
+
+use std::collections::HashMap;
+
+use handoff_core::store::{Item, StoreError, Write, WriteOp, condition_holds, is_live};
+use rusqlite::{Connection, OptionalExtension, params};
+
+use crate::options::Purge;
+use crate::sql::{ms_from_sql, ms_to_sql, sql_err, version_from_sql};
+
+const SELECT_VERSION: &str =
+    "SELECT version, expires_at_ms FROM items WHERE partition = ?1 AND key = ?2";
+const UPSERT: &str =
+    "INSERT INTO items (partition, key, version, value, expires_at_ms) VALUES (?1, ?2, ?3, ?4, ?5)
+    ON CONFLICT (partition, key) DO UPDATE SET
+        version = excluded.version, value = excluded.value, expires_at_ms = excluded.expires_at_ms";
+const DELETE: &str = "DELETE FROM items WHERE partition = ?1 AND key = ?2";
+const PURGE: &str = "DELETE FROM items WHERE (partition, key) IN (
+    SELECT partition, key FROM items
+    WHERE expires_at_ms IS NOT NULL AND expires_at_ms BETWEEN 0 AND ?1
+    ORDER BY expires_at_ms LIMIT ?2)";
+
+/// One queued [`Store::commit`](handoff_core::Store::commit).
+pub(crate) struct Commit {
+    pub(crate) partition: String,
+    pub(crate) writes: Vec<Write>,
+    pub(crate) now_ms: u64,
+}
+
+/// Checks every condition of `commit`, then applies its writes, inside the caller's open
+/// transaction. On an error some writes may have been applied: the caller rolls them back.
+pub(crate) fn apply(conn: &Connection, commit: Commit) -> Result<(), StoreError> {
+    let Commit {
+        partition,
+        writes,
+        now_ms,
+    } = commit;
+    // Every condition is checked against the rows as they were before the batch; `live`
+    // then tracks each key's live version as the writes apply, in order.
+    let mut live: HashMap<String, Option<u64>> = HashMap::with_capacity(writes.len());
+    let mut select = conn.prepare_cached(SELECT_VERSION).map_err(sql_err)?;
+    for (index, write) in writes.iter().enumerate() {
+        let row = select
+            .query_row(params![partition, write.key], |row| {
+                Ok((row.get::<_, i64>(0)?, row.get::<_, Option<i64>>(1)?))
+            })
+            .optional()
+            .map_err(sql_err)?;
+        let current = match row {
+            Some((version, expires)) if is_live(expires.map(ms_from_sql), now_ms) => Some(Item {
+                key: String::new(),
+                version: version_from_sql(version)?,
+                value: Vec::new(),
+                expires_at_ms: expires.map(ms_from_sql),
+            }),
+            _ => None,
+        };
+        if !condition_holds(write.condition, current.as_ref()) {
+            return Err(StoreError::ConditionFailed { index });
+        }
+        live.entry(write.key.clone())
+            .or_insert(current.map(|item| item.version));
+    }
+    let mut put = conn.prepare_cached(UPSERT).map_err(sql_err)?;
+    let mut delete = conn.prepare_cached(DELETE).map_err(sql_err)?;
+    for write in writes {
+        match write.op {
+            WriteOp::Put {
+                value,
+                expires_at_ms,
+            } => {
+                // The live version + 1, or 1 over a missing or expired row.
+                let version = live.get(&write.key).copied().flatten().map_or(1, |v| v + 1);
+                let sql_version = i64::try_from(version).map_err(|_| {
+                    StoreError::Backend(format!("version overflow on {}", write.key))
+                })?;
+                put.execute(params![
+                    partition,
+                    write.key,
+                    sql_version,
+                    value,
+                    expires_at_ms.map(ms_to_sql)
+                ])
+                .map_err(sql_err)?;
+                live.insert(write.key, is_live(expires_at_ms, now_ms).then_some(version));
+            }
+            WriteOp::Delete => {
+                delete
+                    .execute(params![partition, write.key])
+                    .map_err(sql_err)?;
+                live.insert(write.key, None);
+            }
+            WriteOp::Check => {}
+        }
+    }
+    Ok(())
+}
+
+/// Deletes a bounded batch of rows that expired at least the purge horizon before `now_ms`
+/// (one statement: on an error it changed nothing).
+pub(crate) fn purge_expired(
+    conn: &Connection,
+    now_ms: u64,
+    purge: Purge,
+) -> Result<(), StoreError> {
+    if let Some(after_ms) = purge.after_ms
+        && let Some(cutoff) = now_ms.checked_sub(after_ms)
+        && purge.batch > 0
+    {
+        let cutoff = i64::try_from(cutoff).unwrap_or(i64::MAX);
+        conn.prepare_cached(PURGE)
+            .map_err(sql_err)?
+            .execute(params![cutoff, purge.batch])
+            .map_err(sql_err)?;
+    }
+    Ok(())
+}
