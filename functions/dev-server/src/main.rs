@@ -19,6 +19,11 @@ use handoff::server::{EnvStore, Server};
 use handoff_demo::llm::choose;
 use handoff_demo::{DemoAgent, FraudReview, http::curl_example};
 
+/// mimalloc: a run allocates many small, short-lived values (events, records, frames); under
+/// the issue-16 load it takes server CPU per pair from about 246 to 183 µs against glibc's.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[tokio::main]
 async fn main() -> Result<(), handoff::server::Error> {
     handoff::server::init_logs();
