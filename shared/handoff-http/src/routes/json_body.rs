@@ -33,33 +33,6 @@ pub(crate) async fn read_json_body(
     headers: &HeaderMap,
     body: Body,
 ) -> Result<Bytes, ApiError> {
-    let refusal = (!is_json(headers)).then(|| {
-        ApiError::new(
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            "UNSUPPORTED_MEDIA_TYPE",
-            "send the body as application/json",
-        )
-    });
-    read_within_limit(app, headers, body, refusal).await
-}
-
-/// Reads a body whatever its type (one that may be empty, say): 413 over the limit.
-pub(crate) async fn read_body(
-    app: &AppState,
-    headers: &HeaderMap,
-    body: Body,
-) -> Result<Bytes, ApiError> {
-    read_within_limit(app, headers, body, None).await
-}
-
-/// Reads `body` unless `refusal` (or a declared length over the limit) refuses it first;
-/// either way a refused body is discarded before the answer.
-async fn read_within_limit(
-    app: &AppState,
-    headers: &HeaderMap,
-    body: Body,
-    refusal: Option<ApiError>,
-) -> Result<Bytes, ApiError> {
     let limit = app.config.body_limit;
     let sleep = app.engine.runtime().sleep.as_ref();
     let too_large = || {
@@ -73,7 +46,17 @@ async fn read_within_limit(
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<usize>().ok());
-    let refusal = refusal.or_else(|| declared.is_some_and(|len| len > limit).then(too_large));
+    let refusal = if !is_json(headers) {
+        Some(ApiError::new(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "UNSUPPORTED_MEDIA_TYPE",
+            "send the body as application/json",
+        ))
+    } else if declared.is_some_and(|len| len > limit) {
+        Some(too_large())
+    } else {
+        None
+    };
     if let Some(refusal) = refusal {
         // A client that asked `Expect: 100-continue` waits for a go-ahead before it
         // sends the body; this answer replaces it, so there is nothing to discard.
