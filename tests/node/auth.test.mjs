@@ -144,6 +144,10 @@ describe("dev server, HANDOFF_AUTH=jwt", only("dev"), () => {
     assert.equal(res.status, 200, res.text);
   });
 
+  test("a 401 sent before the body is read reaches the client; the server keeps serving", async () => {
+    await assertRefusedBodiesReadable(kit, server);
+  });
+
   for (const alg of ["RS256", "ES256", "EdDSA"]) {
     test(`a valid ${alg} token is accepted`, async () => {
       const token = kit.mint({ alg, claims: { sub: `user-${alg}`, tid: "algs" } });
@@ -409,6 +413,28 @@ async function jwtTrio(kit, host) {
   assert.deepEqual(deviations, []);
 }
 
+/**
+ * Refusals that come before the body is read (a 401 from the authentication layer, on a run
+ * and on a stop) still reach the client: the host reads the body to its end first, so the
+ * connection is not reset under the client and the host keeps serving. Bodies of a few KB
+ * and of 200 KB, many times over: a reset shows up within a few tries when it can happen.
+ */
+async function assertRefusedBodiesReadable(kit, host) {
+  for (const size of [2_000, 200_000]) {
+    for (let i = 0; i < 15; i++) {
+      const body = { threadId: uid("thread"), runId: uid("run"), messages: [userMessage("x".repeat(size))] };
+      for (const url of [`${host.url}/agent`, `${host.url}/threads/${body.threadId}/runs/${body.runId}/stop`]) {
+        const res = await postJson(url, body, { headers: bearer(kit.attacks.tampered()) });
+        assertUnauthenticated(res, `${size} B body to ${url}`);
+      }
+    }
+  }
+  const token = kit.mint({ alg: "ES256", claims: { sub: "after", tid: "a" } });
+  const { res, events } = await run(host, token, { threadId: uid("thread"), runId: uid("run"), messages: [userMessage("hello")] });
+  assert.equal(res.status, 200, res.text);
+  assert.equal(events[0]?.type, "RUN_STARTED");
+}
+
 describe("AWS Lambda, HANDOFF_AUTH=jwt (cargo lambda watch + moto_server)", only("lambda"), () => {
   let kit;
   let lambda;
@@ -424,6 +450,10 @@ describe("AWS Lambda, HANDOFF_AUTH=jwt (cargo lambda watch + moto_server)", only
 
   test("valid token accepted, missing/bad tokens 401, another tenant's thread 404", { timeout: TIMEOUT }, async () => {
     await jwtTrio(kit, lambda);
+  });
+
+  test("a 401 sent before the body is read reaches the client; the function keeps serving", { timeout: TIMEOUT }, async () => {
+    await assertRefusedBodiesReadable(kit, lambda);
   });
 
   test("without HANDOFF_AUTH the function fails at init", () => {
@@ -457,6 +487,16 @@ describe("Worker, HANDOFF_AUTH=jwt (miniflare)", only("worker"), () => {
     const worker = await startWorker({ label: "worker-jwt", vars: jwtEnv(kit) });
     try {
       await jwtTrio(kit, worker);
+    } catch (err) {
+      err.message += `\n${worker.logs()}`;
+      throw err;
+    }
+  });
+
+  test("a 401 sent before the body is read reaches the client; the isolate keeps serving", { timeout: TIMEOUT }, async () => {
+    const worker = await startWorker({ label: "worker-jwt-bodies", vars: jwtEnv(kit) });
+    try {
+      await assertRefusedBodiesReadable(kit, worker);
     } catch (err) {
       err.message += `\n${worker.logs()}`;
       throw err;

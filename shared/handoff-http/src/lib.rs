@@ -35,6 +35,7 @@ pub mod auth;
 mod body;
 mod config;
 mod cors;
+mod drain;
 mod error;
 mod routes;
 
@@ -50,6 +51,7 @@ pub use auth::{AuthError, AuthHook, Authenticator, NoAuth, Principal};
 pub use body::{Encoding, sse_response, sse_response_numbered};
 pub use config::{COPILOTKIT_BASE, Host, HostDeadline, HttpConfig};
 pub use cors::{CORS_MAX_AGE, CORS_ORIGINS_VAR, CorsConfigError, CorsOrigins, finish_preflight};
+pub use drain::read_unread_bodies;
 pub use error::ApiError;
 
 /// Shared state of the handlers.
@@ -115,11 +117,14 @@ pub fn router_with_thread_extras(
 }
 
 /// Builds the router: the engine routes behind an [`Authenticator`] (default [`NoAuth`]),
-/// optionally with thread extras. CORS ([`CorsOrigins::apply`]) goes around the final
-/// router, once a host has merged its own routes.
+/// optionally with thread extras, a host's own routes and a fallback. Every request body
+/// is read to its end before the answer ([`read_unread_bodies`]). CORS
+/// ([`CorsOrigins::apply`]) goes around the final router.
 #[derive(Debug)]
 pub struct Routes {
     state: AppState,
+    extra: Router,
+    fallback: Option<Router>,
 }
 
 impl Routes {
@@ -134,7 +139,24 @@ impl Routes {
                 agents: Arc::default(),
                 description: None,
             },
+            extra: Router::new(),
+            fallback: None,
         }
+    }
+
+    /// A host's own routes next to the engine's (a path both define panics, as
+    /// [`Router::merge`] does).
+    #[must_use]
+    pub fn merge(mut self, routes: Router) -> Self {
+        self.extra = self.extra.merge(routes);
+        self
+    }
+
+    /// What answers the requests no route matches (the web console, say).
+    #[must_use]
+    pub fn fallback(mut self, fallback: Router) -> Self {
+        self.fallback = Some(fallback);
+        self
     }
 
     /// Extra `GET /threads/{threadId}` fields.
@@ -179,6 +201,7 @@ impl Routes {
 
     /// The router.
     pub fn build(self) -> Router {
+        let sleep = self.state.engine.runtime().sleep.clone();
         let state = self.state;
         let protected = routes::copilotkit::register(Router::new(), &state.config.copilotkit_base)
             .route("/agent", post(routes::agent::run_agent))
@@ -197,8 +220,14 @@ impl Routes {
                 state.auth.clone(),
                 auth::authenticate,
             ));
-        protected
+        let app = protected
             .route("/healthz", get(routes::threads::health))
             .with_state(state)
+            .merge(self.extra);
+        let app = match self.fallback {
+            Some(fallback) => app.fallback_service(fallback),
+            None => app,
+        };
+        read_unread_bodies(app, sleep)
     }
 }

@@ -299,3 +299,21 @@ async fn stop_without_a_running_run_says_so_and_bad_scopes_are_400() {
     assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
     assert_eq!(json_of(&body)["code"], "METHOD_NOT_FOUND");
 }
+
+#[tokio::test]
+async fn an_oversized_stop_body_is_413_like_any_other() {
+    let app = app(HttpConfig {
+        body_limit: 64,
+        ..HttpConfig::default()
+    });
+    let scope = json!({"runId": "r".repeat(200)});
+    let (status, body) = send(
+        &app,
+        "POST",
+        "/copilotkit/agent/refund-demo/stop/t9",
+        Some(scope),
+    )
+    .await;
+    assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE, "{body}");
+    assert_eq!(json_of(&body)["code"], "BODY_TOO_LARGE");
+}

@@ -94,13 +94,14 @@ impl HostOptions {
         for (id, engine, description) in self.agent_engines {
             routes = routes.agent(id, engine, description);
         }
-        let app = routes.build().merge(self.routes);
+        let routes = routes.merge(self.routes);
         let app = match console_served(host, &vars)? {
             // The fallback, so an application's own `/` route wins instead of clashing.
             #[cfg(feature = "console")]
-            true => app.fallback_service(handoff_console::routes::<()>()),
-            _ => app,
-        };
+            true => routes.fallback(handoff_console::routes::<()>()),
+            _ => routes,
+        }
+        .build();
         Ok(
             match CorsOrigins::from_lookup(&vars).map_err(|e| e.to_string())? {
                 Some(cors) => cors.apply(app),

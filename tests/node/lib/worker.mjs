@@ -9,12 +9,12 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { Miniflare } from "miniflare";
+// The console's built files, served as Workers static assets (`[assets]` in wrangler.toml).
+import { CONSOLE_ASSETS } from "./console-assets.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const WORKER_DIR = path.resolve(here, "../../../functions/agent-worker");
 export const STARTER_DIR = path.resolve(here, "../../../functions/starter");
-/** The console's built files, served as Workers static assets (`[assets]` in wrangler.toml). */
-export const CONSOLE_ASSETS = path.resolve(here, "../../../shared/handoff-console/assets");
 const live = new Set();
 
 export function assertWorkerBuilt(workerDir = WORKER_DIR) {

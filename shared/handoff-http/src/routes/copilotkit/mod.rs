@@ -17,17 +17,17 @@ mod connect;
 use agui_protocol::lenient::parse_input;
 use axum::Json;
 use axum::Router;
-use axum::body::{Body, Bytes};
+use axum::body::Body;
 use axum::extract::{Path, Request, State};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use http::StatusCode;
 use http::request::Parts;
+use http::{HeaderMap, StatusCode};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use super::agent::{check_ids, run_options, start_run};
-use super::json_body::read_json_body;
+use super::json_body::{read_body, read_json_body};
 use crate::AppState;
 use crate::body::Encoding;
 use crate::config::normalize_base;
@@ -159,21 +159,18 @@ async fn stop(
 ) -> Result<Response, ApiError> {
     let app = agent_state(&app, &agent_id)?;
     let (parts, body) = request.into_parts();
-    let body = read_optional_body(&app, body).await?;
+    let body = read_optional_body(&app, &parts.headers, body).await?;
     let run_id = connect::stop_scope(&body)?;
     connect::stop(&app, &parts, &thread_id, run_id).await
 }
 
 /// A body that may be absent (a stop without a run id).
-async fn read_optional_body(app: &AppState, body: Body) -> Result<Value, ApiError> {
-    let limit = app.config.body_limit;
-    let bytes: Bytes = axum::body::to_bytes(body, limit).await.map_err(|_| {
-        ApiError::new(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "BODY_TOO_LARGE",
-            format!("the body exceeds {limit} bytes"),
-        )
-    })?;
+async fn read_optional_body(
+    app: &AppState,
+    headers: &HeaderMap,
+    body: Body,
+) -> Result<Value, ApiError> {
+    let bytes = read_body(app, headers, body).await?;
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Ok(Value::Null);
     }
