@@ -2,15 +2,9 @@
 // thread rehydration, and one place that turns every failure into a readable sentence.
 import { HttpAgent } from "@ag-ui/client";
 
-export function uuid() {
-  if (globalThis.crypto && typeof crypto.randomUUID === "function") return crypto.randomUUID();
-  const b = new Uint8Array(16);
-  crypto.getRandomValues(b);
-  b[6] = (b[6] & 0x0f) | 0x40;
-  b[8] = (b[8] & 0x3f) | 0x80;
-  const h = Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
-}
+// Run, message and thread ids: the `uuid` package the official client already bundles
+// (crypto.randomUUID where the page is a secure context, getRandomValues elsewhere).
+export { v4 as uuid } from "uuid";
 
 export function authHeaders(token) {
   return token ? { Authorization: `Bearer ${token}` } : {};
