@@ -170,10 +170,11 @@ bench: setup
 	status=$$?; kill $$(cat .moto-bench.pid) 2>/dev/null; rm -f .moto-bench.pid; exit $$status
 	@# Load benchmark (issue 16): Node reference vs the dev server (memory, SQLite), each pinned
 	@# to one core; 16 keep-alive clients, 3 s warm-up + 20 s measured, median of 3 rounds
-	@# (the issue's settings: about 3.5 minutes; pass e.g. --seconds 5 --rounds 1 for a quick look).
+	@# (the issue's settings: about 3.5 minutes; LOAD_ARGS="--servers memory --seconds 5 --rounds 1"
+	@# for a quick look at one server: later flags win).
 	cargo build --release -p dev-server --bin dev-server -p handoff-tests --bin load
 	./target/release/load --bin-dir target/release --node-server $(NODE_DIR)/bench/reference-server.mjs \
-		--clients 16 --seconds 20 --warmup 3 --rounds 3
+		--clients 16 --seconds 20 --warmup 3 --rounds 3 $(LOAD_ARGS)
 
 # arm64 is what deploys (size only: this x86_64 machine cannot execute it); the cold start is
 # measured on the x86_64 build of the same release profile.

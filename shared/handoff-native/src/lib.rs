@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use futures::future::BoxFuture;
-use handoff_core::store::memory::MemoryStore;
+use handoff_core::store::memory::{self, MemoryStore};
 use handoff_core::{Clock, IdGen, Runtime, Sleep, Spawn, Store, StoreError};
 #[cfg(feature = "sqlite")]
 use handoff_store_sqlite::SqliteStore;
@@ -75,15 +75,21 @@ pub fn runtime() -> Runtime {
 pub enum StoreChoice {
     /// Embedded SQLite file in this directory (the default).
     Sqlite(std::path::PathBuf),
-    /// Process memory (`HANDOFF_STORE=memory`).
-    Memory,
+    /// Process memory (`HANDOFF_STORE=memory`), kept within a budget
+    /// (`HANDOFF_MEMORY_MAX_BYTES`, see [`memory::max_bytes_from_lookup`]).
+    Memory {
+        /// The budget; `None`: every live item is kept.
+        max_bytes: Option<usize>,
+    },
 }
 
 impl StoreChoice {
     /// `HANDOFF_STORE` (`sqlite` | `memory`) and `HANDOFF_DATA_DIR` (default `.handoff`).
     pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, StoreError> {
         match lookup("HANDOFF_STORE").as_deref().unwrap_or("sqlite") {
-            "memory" => Ok(StoreChoice::Memory),
+            "memory" => Ok(StoreChoice::Memory {
+                max_bytes: memory::max_bytes_from_lookup(&lookup)?,
+            }),
             "sqlite" | "" => Ok(StoreChoice::Sqlite(
                 lookup("HANDOFF_DATA_DIR")
                     .unwrap_or_else(|| ".handoff".to_owned())
@@ -98,7 +104,10 @@ impl StoreChoice {
     /// Opens the store.
     pub fn open(&self) -> Result<Arc<dyn Store>, StoreError> {
         Ok(match self {
-            StoreChoice::Memory => Arc::new(MemoryStore::new()),
+            StoreChoice::Memory { max_bytes: None } => Arc::new(MemoryStore::new()),
+            StoreChoice::Memory {
+                max_bytes: Some(max_bytes),
+            } => Arc::new(MemoryStore::with_max_bytes(*max_bytes)),
             #[cfg(feature = "sqlite")]
             StoreChoice::Sqlite(dir) => Arc::new(SqliteStore::open(dir.join("handoff.sqlite3"))?),
             #[cfg(not(feature = "sqlite"))]

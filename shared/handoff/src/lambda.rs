@@ -113,7 +113,9 @@ pub async fn store_from_env() -> Result<Arc<dyn Store>, Error> {
     if store_kind(env)? == StoreKind::Memory {
         // Not through `handoff_native::store_from_env`: that would link SQLite into every
         // function for a store Lambda never uses.
-        return Ok(Arc::new(handoff_core::store::memory::MemoryStore::new()));
+        return Ok(Arc::new(
+            handoff_core::store::memory::MemoryStore::from_lookup(env)?,
+        ));
     }
     let table = env("HANDOFF_TABLE").ok_or("HANDOFF_TABLE is not set")?;
     // rustls on ring: the same crypto provider as the A2A client, so one TLS stack is linked.

@@ -101,7 +101,10 @@ impl EnvStore {
 
     fn describe(&self) -> String {
         match &self.choice {
-            StoreChoice::Memory => "in-memory store".to_owned(),
+            StoreChoice::Memory { max_bytes: None } => "in-memory store".to_owned(),
+            StoreChoice::Memory {
+                max_bytes: Some(max_bytes),
+            } => format!("in-memory store (budget {max_bytes} bytes)"),
             StoreChoice::Sqlite(dir) => format!("embedded store in {}", dir.display()),
         }
     }

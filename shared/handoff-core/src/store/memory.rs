@@ -7,14 +7,51 @@ use async_trait::async_trait;
 
 use super::{Item, Store, StoreError, Write, WriteOp, condition_holds, is_live};
 
-type Partition = BTreeMap<String, Item>;
+type Items = BTreeMap<String, Item>;
+
+/// What a held item costs besides its key (held twice: map key and item) and value
+/// bytes: the item in a partly filled map node and the allocations' rounding, roughly.
+const ITEM_OVERHEAD: usize = 160;
+/// What a held partition costs besides its items: its map entries and name (twice).
+const PARTITION_OVERHEAD: usize = 160;
+
+/// The variable that sets a host's memory store budget ([`MemoryStore::from_lookup`]).
+pub const MAX_BYTES_VAR: &str = "HANDOFF_MEMORY_MAX_BYTES";
+/// A host's memory store budget when [`MAX_BYTES_VAR`] is not set: 16 MiB, a few thousand
+/// short conversations.
+pub const DEFAULT_MAX_BYTES: usize = 16 * 1024 * 1024;
+
+/// A host's budget: `HANDOFF_MEMORY_MAX_BYTES` bytes (default [`DEFAULT_MAX_BYTES`]);
+/// `0` = none (`Ok(None)`).
+pub fn max_bytes_from_lookup(
+    lookup: impl Fn(&str) -> Option<String>,
+) -> Result<Option<usize>, StoreError> {
+    let max_bytes = match lookup(MAX_BYTES_VAR) {
+        None => DEFAULT_MAX_BYTES,
+        Some(text) => text.trim().parse::<usize>().map_err(|_| {
+            StoreError::Backend(format!(
+                "{MAX_BYTES_VAR}=`{text}`: expected a number of bytes (0 = no budget)"
+            ))
+        })?,
+    };
+    Ok((max_bytes > 0).then_some(max_bytes))
+}
 
 /// All partitions under one mutex. Not durable; for tests and `HANDOFF_STORE=memory`.
 ///
-/// Expired items are removed physically, so memory follows the live data rather than
-/// every thread ever run: a commit first drops the expired items of its partition, and
-/// every so many commits (as many as there are partitions, so the cost per commit stays
-/// about one partition's worth) all partitions are swept. Empty partitions are dropped.
+/// Memory follows the live data, not every thread ever run:
+/// - Expired items are removed physically: a commit first drops the expired items of its
+///   partition, and every so many commits (as many as there are partitions, so the cost
+///   per commit stays about one partition's worth) all partitions are swept. Empty
+///   partitions are dropped.
+/// - With a byte budget ([`MemoryStore::with_max_bytes`]), a commit that takes the store
+///   over it drops whole partitions whose every item expires anyway (a thread's records),
+///   least recently written first, as if they had expired early; the partition just
+///   written is never dropped, nor one holding an item without an expiry (an
+///   application's own data). A process that keeps serving therefore stays within a
+///   bounded size, at the price of forgetting the threads nobody wrote for longest (an
+///   evicted thread reads as new; a duplicate of one of its old requests runs again). Use
+///   a durable store for anything that must be kept.
 #[derive(Debug, Default)]
 pub struct MemoryStore {
     inner: Mutex<Inner>,
@@ -25,6 +62,104 @@ struct Inner {
     partitions: HashMap<String, Partition>,
     /// Commits since every partition was last swept.
     commits_since_sweep: usize,
+    /// What every partition holds, by the estimate of [`item_bytes`].
+    held_bytes: usize,
+    /// The budget, if any.
+    max_bytes: Option<usize>,
+    /// The partitions the budget may drop, by their last write (a commit counter),
+    /// oldest first.
+    by_last_write: BTreeMap<u64, String>,
+    writes: u64,
+}
+
+#[derive(Debug, Default)]
+struct Partition {
+    items: Items,
+    bytes: usize,
+    last_write: u64,
+    /// Items without an expiry: while there are any, the budget keeps the partition.
+    permanent: usize,
+}
+
+fn item_bytes(item: &Item) -> usize {
+    ITEM_OVERHEAD + 2 * item.key.len() + item.value.capacity()
+}
+
+fn partition_bytes(name: &str) -> usize {
+    PARTITION_OVERHEAD + 2 * name.len()
+}
+
+impl Partition {
+    /// Drops the expired items; returns the bytes freed.
+    fn drop_expired(&mut self, now_ms: u64) -> usize {
+        let before = self.bytes;
+        let mut freed = 0;
+        self.items.retain(|_, item| {
+            let live = is_live(item.expires_at_ms, now_ms);
+            if !live {
+                freed += item_bytes(item);
+            }
+            live
+        });
+        self.bytes = before - freed;
+        freed
+    }
+
+    /// Counts `item` in (`added`) or out of the partition's totals.
+    fn count(&mut self, item: &Item, added: bool) {
+        let permanent = usize::from(item.expires_at_ms.is_none());
+        if added {
+            self.bytes += item_bytes(item);
+            self.permanent += permanent;
+        } else {
+            self.bytes -= item_bytes(item);
+            self.permanent -= permanent;
+        }
+    }
+
+    /// Applies `writes` if every condition holds, else changes nothing.
+    fn apply(&mut self, writes: Vec<Write>, now_ms: u64) -> Result<(), StoreError> {
+        for (index, write) in writes.iter().enumerate() {
+            let current = self
+                .items
+                .get(&write.key)
+                .filter(|i| is_live(i.expires_at_ms, now_ms));
+            if !condition_holds(write.condition, current) {
+                return Err(StoreError::ConditionFailed { index });
+            }
+        }
+        for write in writes {
+            match write.op {
+                WriteOp::Put {
+                    value,
+                    expires_at_ms,
+                } => {
+                    let version = self
+                        .items
+                        .get(&write.key)
+                        .filter(|i| is_live(i.expires_at_ms, now_ms))
+                        .map_or(1, |i| i.version + 1);
+                    let item = Item {
+                        key: write.key.clone(),
+                        version,
+                        value,
+                        expires_at_ms,
+                    };
+                    self.count(&item, true);
+                    if let Some(old) = self.items.insert(write.key, item) {
+                        self.count(&old, false);
+                    }
+                }
+                WriteOp::Delete => {
+                    if let Some(old) = self.items.remove(&write.key) {
+                        self.count(&old, false);
+                    }
+                }
+                WriteOp::Check => {}
+            }
+        }
+        Ok(())
+    }
 }
 
 impl Inner {
@@ -35,21 +170,100 @@ impl Inner {
             return;
         }
         self.commits_since_sweep = 0;
-        self.partitions.retain(|_, items| {
-            drop_expired(items, now_ms);
-            !items.is_empty()
+        let mut freed = 0;
+        let by_last_write = &mut self.by_last_write;
+        self.partitions.retain(|name, partition| {
+            freed += partition.drop_expired(now_ms);
+            let keep = !partition.items.is_empty();
+            if !keep {
+                freed += partition_bytes(name);
+                by_last_write.remove(&partition.last_write);
+            }
+            keep
         });
+        self.held_bytes -= freed;
+    }
+
+    fn remove_partition(&mut self, name: &str) {
+        if let Some(partition) = self.partitions.remove(name) {
+            self.held_bytes -= partition.bytes + partition_bytes(name);
+            self.by_last_write.remove(&partition.last_write);
+        }
+    }
+
+    /// Drops the least recently written evictable partitions (never `keep`) until within
+    /// budget, or until none is left to drop.
+    fn evict_over_budget(&mut self, keep: &str) {
+        let Some(max_bytes) = self.max_bytes else {
+            return;
+        };
+        while self.held_bytes > max_bytes {
+            let Some(oldest) = self
+                .by_last_write
+                .values()
+                .find(|name| name.as_str() != keep)
+                .cloned()
+            else {
+                return;
+            };
+            self.remove_partition(&oldest);
+        }
+    }
+
+    fn commit(&mut self, name: &str, writes: Vec<Write>, now_ms: u64) -> Result<(), StoreError> {
+        self.sweep_all_if_due(now_ms);
+        self.writes += 1;
+        let write = self.writes;
+        let partition = match self.partitions.get_mut(name) {
+            Some(partition) => partition,
+            None => {
+                self.held_bytes += partition_bytes(name);
+                self.partitions.entry(name.to_owned()).or_default()
+            }
+        };
+        let before = partition.bytes;
+        // Expired items read as absent already; removing them changes nothing visible.
+        partition.drop_expired(now_ms);
+        let result = partition.apply(writes, now_ms);
+        let (after, empty, evictable, last) = (
+            partition.bytes,
+            partition.items.is_empty(),
+            partition.permanent == 0,
+            std::mem::replace(&mut partition.last_write, write),
+        );
+        self.held_bytes = self.held_bytes + after - before;
+        self.by_last_write.remove(&last);
+        if evictable {
+            self.by_last_write.insert(write, name.to_owned());
+        }
+        if empty {
+            self.remove_partition(name);
+        }
+        self.evict_over_budget(name);
+        result
     }
 }
 
-fn drop_expired(items: &mut Partition, now_ms: u64) {
-    items.retain(|_, item| is_live(item.expires_at_ms, now_ms));
-}
-
 impl MemoryStore {
-    /// An empty store.
+    /// An empty store without a byte budget: it holds every live item.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// An empty store that keeps what it holds within about `max_bytes` (keys and values
+    /// plus a per-item overhead) by forgetting the least recently written threads.
+    pub fn with_max_bytes(max_bytes: usize) -> Self {
+        let store = Self::default();
+        store.lock().max_bytes = Some(max_bytes);
+        store
+    }
+
+    /// The store a host's settings ask for ([`max_bytes_from_lookup`]).
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, StoreError> {
+        Ok(match max_bytes_from_lookup(lookup)? {
+            None => Self::new(),
+            Some(max_bytes) => Self::with_max_bytes(max_bytes),
+        })
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
@@ -59,10 +273,15 @@ impl MemoryStore {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
+    /// Bytes held by the estimate the budget uses.
+    pub fn held_bytes(&self) -> usize {
+        self.lock().held_bytes
+    }
+
     /// Items physically held, expired or not (what the sweeps bound).
     #[cfg(test)]
     fn item_count(&self) -> usize {
-        self.lock().partitions.values().map(BTreeMap::len).sum()
+        self.lock().partitions.values().map(|p| p.items.len()).sum()
     }
 
     /// Partitions physically held.
@@ -70,45 +289,6 @@ impl MemoryStore {
     fn partition_count(&self) -> usize {
         self.lock().partitions.len()
     }
-}
-
-/// Applies `writes` to `items` if every condition holds, else changes nothing.
-fn apply(items: &mut Partition, writes: Vec<Write>, now_ms: u64) -> Result<(), StoreError> {
-    for (index, write) in writes.iter().enumerate() {
-        let current = items
-            .get(&write.key)
-            .filter(|i| is_live(i.expires_at_ms, now_ms));
-        if !condition_holds(write.condition, current) {
-            return Err(StoreError::ConditionFailed { index });
-        }
-    }
-    for write in writes {
-        match write.op {
-            WriteOp::Put {
-                value,
-                expires_at_ms,
-            } => {
-                let version = items
-                    .get(&write.key)
-                    .filter(|i| is_live(i.expires_at_ms, now_ms))
-                    .map_or(1, |i| i.version + 1);
-                items.insert(
-                    write.key.clone(),
-                    Item {
-                        key: write.key,
-                        version,
-                        value,
-                        expires_at_ms,
-                    },
-                );
-            }
-            WriteOp::Delete => {
-                items.remove(&write.key);
-            }
-            WriteOp::Check => {}
-        }
-    }
-    Ok(())
 }
 
 #[async_trait]
@@ -125,7 +305,7 @@ impl Store for MemoryStore {
             .iter()
             .map(|k| {
                 items
-                    .and_then(|p| p.get(*k))
+                    .and_then(|p| p.items.get(*k))
                     .filter(|i| is_live(i.expires_at_ms, now_ms))
                     .cloned()
             })
@@ -138,16 +318,7 @@ impl Store for MemoryStore {
         writes: Vec<Write>,
         now_ms: u64,
     ) -> Result<(), StoreError> {
-        let mut inner = self.lock();
-        inner.sweep_all_if_due(now_ms);
-        let items = inner.partitions.entry(partition.to_owned()).or_default();
-        // Expired items read as absent already; removing them changes nothing visible.
-        drop_expired(items, now_ms);
-        let result = apply(items, writes, now_ms);
-        if items.is_empty() {
-            inner.partitions.remove(partition);
-        }
-        result
+        self.lock().commit(partition, writes, now_ms)
     }
 
     async fn list(
@@ -161,7 +332,8 @@ impl Store for MemoryStore {
             .partitions
             .get(partition)
             .map(|p| {
-                p.range(prefix.to_owned()..)
+                p.items
+                    .range(prefix.to_owned()..)
                     .take_while(|(k, _)| k.starts_with(prefix))
                     .filter(|(_, i)| is_live(i.expires_at_ms, now_ms))
                     .map(|(k, _)| k.clone())
@@ -172,72 +344,4 @@ impl Store for MemoryStore {
 }
 
 #[cfg(test)]
-mod tests {
-    use futures::executor::block_on;
-
-    use super::*;
-    use crate::store::Condition;
-
-    fn put(key: &str, expires_at_ms: Option<u64>) -> Write {
-        Write::put(key, Condition::Always, b"v".to_vec(), expires_at_ms)
-    }
-
-    #[test]
-    fn a_commit_drops_the_expired_items_of_its_partition() {
-        let store = MemoryStore::new();
-        block_on(async {
-            // Enough other partitions that no sweep of all of them is due next.
-            for n in 0..10 {
-                store
-                    .commit(&format!("other{n}"), vec![put("k", None)], 0)
-                    .await
-                    .unwrap();
-            }
-            let writes = vec![put("lease", Some(1_000)), put("thread", None)];
-            store.commit("t1", writes, 0).await.unwrap();
-            assert_eq!(store.item_count(), 12);
-            // Even a failing commit may sweep: expired items are invisible either way.
-            let stale = Write::check("thread", Condition::Version(9));
-            assert!(store.commit("t1", vec![stale], 1_000).await.is_err());
-            assert_eq!(store.item_count(), 11, "the expired lease is gone");
-            assert_eq!(store.list("t1", "", 1_000).await.unwrap(), ["thread"]);
-        });
-    }
-
-    #[test]
-    fn finished_threads_do_not_accumulate() {
-        let store = MemoryStore::new();
-        block_on(async {
-            // Many threads, each leaving only items that expire at 1_000.
-            for n in 0..100 {
-                let writes = vec![put("record", Some(1_000)), put("log", Some(1_000))];
-                store.commit(&format!("t{n}"), writes, 0).await.unwrap();
-            }
-            assert_eq!(store.partition_count(), 100);
-            // Later traffic on one other thread sweeps the rest, a bounded number of commits on.
-            for _ in 0..100 {
-                store
-                    .commit("live", vec![put("k", None)], 2_000)
-                    .await
-                    .unwrap();
-            }
-            assert_eq!(store.partition_count(), 1, "empty partitions are dropped");
-            assert_eq!(store.item_count(), 1);
-        });
-    }
-
-    #[test]
-    fn a_partition_emptied_by_expiry_or_delete_is_dropped() {
-        let store = MemoryStore::new();
-        block_on(async {
-            store.commit("t1", vec![put("k", None)], 0).await.unwrap();
-            let delete = Write::delete("k", Condition::Always);
-            store.commit("t1", vec![delete], 0).await.unwrap();
-            assert_eq!(store.partition_count(), 0);
-            // A failed commit to a new partition leaves nothing behind either.
-            let missing = Write::check("k", Condition::Version(1));
-            assert!(store.commit("t2", vec![missing], 0).await.is_err());
-            assert_eq!(store.partition_count(), 0);
-        });
-    }
-}
+mod tests;

@@ -1,0 +1,251 @@
+//! The memory store's own bookkeeping: expiry sweeps and the byte budget.
+use futures::executor::block_on;
+
+use super::*;
+use crate::store::Condition;
+
+fn put(key: &str, expires_at_ms: Option<u64>) -> Write {
+    Write::put(key, Condition::Always, b"v".to_vec(), expires_at_ms)
+}
+
+#[test]
+fn a_commit_drops_the_expired_items_of_its_partition() {
+    let store = MemoryStore::new();
+    block_on(async {
+        // Enough other partitions that no sweep of all of them is due next.
+        for n in 0..10 {
+            store
+                .commit(&format!("other{n}"), vec![put("k", None)], 0)
+                .await
+                .unwrap();
+        }
+        let writes = vec![put("lease", Some(1_000)), put("thread", None)];
+        store.commit("t1", writes, 0).await.unwrap();
+        assert_eq!(store.item_count(), 12);
+        // Even a failing commit may sweep: expired items are invisible either way.
+        let stale = Write::check("thread", Condition::Version(9));
+        assert!(store.commit("t1", vec![stale], 1_000).await.is_err());
+        assert_eq!(store.item_count(), 11, "the expired lease is gone");
+        assert_eq!(store.list("t1", "", 1_000).await.unwrap(), ["thread"]);
+    });
+}
+
+#[test]
+fn finished_threads_do_not_accumulate() {
+    let store = MemoryStore::new();
+    block_on(async {
+        // Many threads, each leaving only items that expire at 1_000.
+        for n in 0..100 {
+            let writes = vec![put("record", Some(1_000)), put("log", Some(1_000))];
+            store.commit(&format!("t{n}"), writes, 0).await.unwrap();
+        }
+        assert_eq!(store.partition_count(), 100);
+        // Later traffic on one other thread sweeps the rest, a bounded number of commits on.
+        for _ in 0..100 {
+            store
+                .commit("live", vec![put("k", None)], 2_000)
+                .await
+                .unwrap();
+        }
+        assert_eq!(store.partition_count(), 1, "empty partitions are dropped");
+        assert_eq!(store.item_count(), 1);
+    });
+}
+
+#[test]
+fn a_partition_emptied_by_expiry_or_delete_is_dropped() {
+    let store = MemoryStore::new();
+    block_on(async {
+        store.commit("t1", vec![put("k", None)], 0).await.unwrap();
+        let delete = Write::delete("k", Condition::Always);
+        store.commit("t1", vec![delete], 0).await.unwrap();
+        assert_eq!(store.partition_count(), 0);
+        // A failed commit to a new partition leaves nothing behind either.
+        let missing = Write::check("k", Condition::Version(1));
+        assert!(store.commit("t2", vec![missing], 0).await.is_err());
+        assert_eq!(store.partition_count(), 0);
+    });
+}
+
+/// A thread's kind of item: it expires some day.
+fn put_bytes(key: &str, len: usize) -> Write {
+    Write::put(key, Condition::Always, vec![b'x'; len], Some(u64::MAX))
+}
+
+#[test]
+fn a_budget_forgets_the_least_recently_written_threads() {
+    let store = MemoryStore::with_max_bytes(20_000);
+    block_on(async {
+        for n in 0..1_000 {
+            let writes = vec![put_bytes("run", 500), put_bytes("thread", 300)];
+            store.commit(&format!("t{n}"), writes, 0).await.unwrap();
+            assert!(
+                store.held_bytes() <= 20_000,
+                "{} after t{n}",
+                store.held_bytes()
+            );
+        }
+        // Thread 0 was written again late: it counts as recent.
+        store
+            .commit("t0", vec![put_bytes("run", 10)], 0)
+            .await
+            .unwrap();
+        store
+            .commit("t999", vec![put_bytes("extra", 10)], 0)
+            .await
+            .unwrap();
+        let kept = store.partition_count();
+        assert!((10..=20).contains(&kept), "{kept} threads kept");
+        assert_eq!(store.list("t0", "", 0).await.unwrap(), ["run"]);
+        assert_eq!(store.list("t999", "", 0).await.unwrap().len(), 3);
+        // The oldest are gone whole, not in part.
+        assert!(store.list("t1", "", 0).await.unwrap().is_empty());
+        assert_eq!(store.get("t1", &["run"], 0).await.unwrap(), [None]);
+        // A forgotten thread starts over: a create-if-absent succeeds again.
+        let create = Write::put("run", Condition::Absent, b"again".to_vec(), None);
+        store.commit("t1", vec![create], 0).await.unwrap();
+    });
+}
+
+#[test]
+fn a_budget_never_drops_data_stored_without_an_expiry() {
+    let store = MemoryStore::with_max_bytes(5_000);
+    block_on(async {
+        let ledger = Write::put("refunds", Condition::Always, vec![b'1'; 100], None);
+        store.commit("ledger", vec![ledger], 0).await.unwrap();
+        // A thread's item beside it does not make the partition evictable either.
+        store
+            .commit("ledger", vec![put_bytes("note", 100)], 0)
+            .await
+            .unwrap();
+        for n in 0..100 {
+            store
+                .commit(&format!("t{n}"), vec![put_bytes("run", 500)], 0)
+                .await
+                .unwrap();
+        }
+        assert!(store.held_bytes() <= 5_000);
+        assert_eq!(
+            store.list("ledger", "", 0).await.unwrap(),
+            ["note", "refunds"]
+        );
+        // Once its permanent item is gone, the partition is a thread like any other.
+        let delete = Write::delete("refunds", Condition::Always);
+        store.commit("ledger", vec![delete], 0).await.unwrap();
+        for n in 100..200 {
+            store
+                .commit(&format!("t{n}"), vec![put_bytes("run", 500)], 0)
+                .await
+                .unwrap();
+        }
+        assert!(store.list("ledger", "", 0).await.unwrap().is_empty());
+    });
+}
+
+#[test]
+fn the_thread_being_written_is_kept_even_over_the_budget() {
+    let store = MemoryStore::with_max_bytes(1_000);
+    block_on(async {
+        store
+            .commit("small", vec![put_bytes("k", 10)], 0)
+            .await
+            .unwrap();
+        store
+            .commit("big", vec![put_bytes("k", 5_000)], 0)
+            .await
+            .unwrap();
+        assert_eq!(store.partition_count(), 1);
+        assert_eq!(
+            store.get("big", &["k"], 0).await.unwrap()[0]
+                .as_ref()
+                .unwrap()
+                .value
+                .len(),
+            5_000
+        );
+    });
+}
+
+#[test]
+fn held_bytes_follow_puts_replacements_deletes_and_expiry() {
+    let store = MemoryStore::new();
+    block_on(async {
+        assert_eq!(store.held_bytes(), 0);
+        store
+            .commit("t", vec![put_bytes("a", 100)], 0)
+            .await
+            .unwrap();
+        let one = store.held_bytes();
+        assert!(one > 100);
+        // Replacing an item by one of the same size changes nothing.
+        store
+            .commit("t", vec![put_bytes("a", 100)], 0)
+            .await
+            .unwrap();
+        assert_eq!(store.held_bytes(), one);
+        store
+            .commit("t", vec![put_bytes("b", 1_000)], 0)
+            .await
+            .unwrap();
+        assert!(store.held_bytes() > one + 1_000);
+        // A failed commit changes nothing.
+        let stale = Write::check("a", Condition::Version(9));
+        assert!(
+            store
+                .commit("t", vec![stale, put_bytes("c", 50)], 0)
+                .await
+                .is_err()
+        );
+        store
+            .commit("u", vec![put("e", Some(10))], 0)
+            .await
+            .unwrap();
+        store
+            .commit("t", vec![Write::delete("a", Condition::Always)], 0)
+            .await
+            .unwrap();
+        store
+            .commit("t", vec![Write::delete("b", Condition::Always)], 0)
+            .await
+            .unwrap();
+        // `u` expires and the next sweeps remove it: nothing is left, nothing is owed.
+        store
+            .commit("v", vec![Write::delete("x", Condition::Always)], 20)
+            .await
+            .unwrap();
+        store
+            .commit("v", vec![Write::delete("x", Condition::Always)], 20)
+            .await
+            .unwrap();
+        assert_eq!(store.partition_count(), 0);
+        assert_eq!(store.held_bytes(), 0);
+    });
+}
+
+#[test]
+fn hosts_get_a_budget_unless_they_turn_it_off() {
+    let vars = |value: Option<&'static str>| {
+        move |name: &str| {
+            (name == MAX_BYTES_VAR)
+                .then_some(value)
+                .flatten()
+                .map(str::to_owned)
+        }
+    };
+    assert_eq!(
+        max_bytes_from_lookup(vars(None)).unwrap(),
+        Some(DEFAULT_MAX_BYTES)
+    );
+    assert_eq!(
+        max_bytes_from_lookup(vars(Some("4096"))).unwrap(),
+        Some(4096)
+    );
+    assert_eq!(max_bytes_from_lookup(vars(Some("0"))).unwrap(), None);
+    let err = max_bytes_from_lookup(vars(Some("lots"))).unwrap_err();
+    assert!(
+        err.to_string().contains("HANDOFF_MEMORY_MAX_BYTES"),
+        "{err}"
+    );
+    let store = MemoryStore::from_lookup(vars(Some("4096"))).unwrap();
+    assert_eq!(store.lock().max_bytes, Some(4096));
+}
