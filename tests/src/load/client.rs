@@ -139,7 +139,7 @@ pub(crate) fn drive(
 /// A keep-alive agent (ureq pools the connection; one thread, one connection).
 fn agent() -> ureq::Agent {
     ureq::Agent::config_builder()
-        .http_status_as_error(true)
+        .http_status_as_error(false)
         .max_idle_connections_per_host(1)
         .timeout_global(Some(Duration::from_secs(30)))
         .build()
@@ -172,6 +172,11 @@ fn post(agent: &ureq::Agent, url: &str, body: &str) -> Result<(Duration, String)
         .header("content-type", "application/json")
         .send(body)
         .map_err(|e| format!("POST {url}: {e}"))?;
+    let status = response.status();
+    if !status.is_success() {
+        let text = response.into_body().read_to_string().unwrap_or_default();
+        return Err(format!("POST {url} {body}: {status} {text}"));
+    }
     let mut reader = response.into_body().into_reader();
     let mut bytes = vec![0u8; 1];
     reader

@@ -7,12 +7,15 @@ use async_trait::async_trait;
 
 use super::{Item, Store, StoreError, Write, WriteOp, condition_holds, is_live};
 
-type Items = BTreeMap<String, Item>;
+mod items;
 
-/// What a held item costs besides its key (held twice: map key and item) and value
-/// bytes: the item in a partly filled map node and the allocations' rounding, roughly.
-const ITEM_OVERHEAD: usize = 160;
-/// What a held partition costs besides its items: its map entries and name (twice).
+use items::Items;
+
+/// What a held item costs besides its key and value bytes: its slot in the partition's
+/// vector (with the vector's spare room) and the allocations' rounding, roughly.
+const ITEM_OVERHEAD: usize = 112;
+/// What a held partition costs besides its items: its entries in the store's maps and
+/// its name (twice).
 const PARTITION_OVERHEAD: usize = 160;
 
 /// The variable that sets a host's memory store budget ([`MemoryStore::from_lookup`]).
@@ -62,8 +65,9 @@ struct Inner {
     partitions: HashMap<String, Partition>,
     /// Commits since every partition was last swept.
     commits_since_sweep: usize,
-    /// What every partition holds, by the estimate of [`item_bytes`].
-    held_bytes: usize,
+    /// What the evictable partitions hold, by the estimate of [`item_bytes`]: what the
+    /// budget bounds.
+    budgeted_bytes: usize,
     /// The budget, if any.
     max_bytes: Option<usize>,
     /// The partitions the budget may drop, by their last write (a commit counter),
@@ -82,7 +86,7 @@ struct Partition {
 }
 
 fn item_bytes(item: &Item) -> usize {
-    ITEM_OVERHEAD + 2 * item.key.len() + item.value.capacity()
+    ITEM_OVERHEAD + item.key.len() + item.value.capacity()
 }
 
 fn partition_bytes(name: &str) -> usize {
@@ -90,19 +94,27 @@ fn partition_bytes(name: &str) -> usize {
 }
 
 impl Partition {
-    /// Drops the expired items; returns the bytes freed.
-    fn drop_expired(&mut self, now_ms: u64) -> usize {
-        let before = self.bytes;
+    /// What this partition counts against the budget: all of it while it may be
+    /// dropped, nothing while it holds an item without an expiry.
+    fn budgeted(&self, name: &str) -> usize {
+        if self.permanent == 0 {
+            self.bytes + partition_bytes(name)
+        } else {
+            0
+        }
+    }
+
+    /// Drops the expired items.
+    fn drop_expired(&mut self, now_ms: u64) {
         let mut freed = 0;
-        self.items.retain(|_, item| {
+        self.items.retain(|item| {
             let live = is_live(item.expires_at_ms, now_ms);
             if !live {
                 freed += item_bytes(item);
             }
             live
         });
-        self.bytes = before - freed;
-        freed
+        self.bytes -= freed;
     }
 
     /// Counts `item` in (`added`) or out of the partition's totals.
@@ -140,13 +152,13 @@ impl Partition {
                         .filter(|i| is_live(i.expires_at_ms, now_ms))
                         .map_or(1, |i| i.version + 1);
                     let item = Item {
-                        key: write.key.clone(),
+                        key: write.key,
                         version,
                         value,
                         expires_at_ms,
                     };
                     self.count(&item, true);
-                    if let Some(old) = self.items.insert(write.key, item) {
+                    if let Some(old) = self.items.insert(item) {
                         self.count(&old, false);
                     }
                 }
@@ -173,20 +185,23 @@ impl Inner {
         let mut freed = 0;
         let by_last_write = &mut self.by_last_write;
         self.partitions.retain(|name, partition| {
-            freed += partition.drop_expired(now_ms);
+            let before = partition.budgeted(name);
+            partition.drop_expired(now_ms);
             let keep = !partition.items.is_empty();
-            if !keep {
-                freed += partition_bytes(name);
+            if keep {
+                freed += before - partition.budgeted(name);
+            } else {
+                freed += before;
                 by_last_write.remove(&partition.last_write);
             }
             keep
         });
-        self.held_bytes -= freed;
+        self.budgeted_bytes -= freed;
     }
 
     fn remove_partition(&mut self, name: &str) {
         if let Some(partition) = self.partitions.remove(name) {
-            self.held_bytes -= partition.bytes + partition_bytes(name);
+            self.budgeted_bytes -= partition.budgeted(name);
             self.by_last_write.remove(&partition.last_write);
         }
     }
@@ -197,7 +212,7 @@ impl Inner {
         let Some(max_bytes) = self.max_bytes else {
             return;
         };
-        while self.held_bytes > max_bytes {
+        while self.budgeted_bytes > max_bytes {
             let Some(oldest) = self
                 .by_last_write
                 .values()
@@ -214,24 +229,24 @@ impl Inner {
         self.sweep_all_if_due(now_ms);
         self.writes += 1;
         let write = self.writes;
-        let partition = match self.partitions.get_mut(name) {
-            Some(partition) => partition,
-            None => {
-                self.held_bytes += partition_bytes(name);
-                self.partitions.entry(name.to_owned()).or_default()
+        let (partition, before) = match self.partitions.get_mut(name) {
+            Some(partition) => {
+                let before = partition.budgeted(name);
+                (partition, before)
             }
+            // Counted once written.
+            None => (self.partitions.entry(name.to_owned()).or_default(), 0),
         };
-        let before = partition.bytes;
         // Expired items read as absent already; removing them changes nothing visible.
         partition.drop_expired(now_ms);
         let result = partition.apply(writes, now_ms);
         let (after, empty, evictable, last) = (
-            partition.bytes,
+            partition.budgeted(name),
             partition.items.is_empty(),
             partition.permanent == 0,
             std::mem::replace(&mut partition.last_write, write),
         );
-        self.held_bytes = self.held_bytes + after - before;
+        self.budgeted_bytes = self.budgeted_bytes + after - before;
         self.by_last_write.remove(&last);
         if evictable {
             self.by_last_write.insert(write, name.to_owned());
@@ -273,9 +288,10 @@ impl MemoryStore {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Bytes held by the estimate the budget uses.
-    pub fn held_bytes(&self) -> usize {
-        self.lock().held_bytes
+    /// The bytes the budget counts: those of the partitions it may drop (a partition
+    /// holding an item without an expiry is neither counted nor dropped).
+    pub fn budgeted_bytes(&self) -> usize {
+        self.lock().budgeted_bytes
     }
 
     /// Items physically held, expired or not (what the sweeps bound).
@@ -333,10 +349,9 @@ impl Store for MemoryStore {
             .get(partition)
             .map(|p| {
                 p.items
-                    .range(prefix.to_owned()..)
-                    .take_while(|(k, _)| k.starts_with(prefix))
-                    .filter(|(_, i)| is_live(i.expires_at_ms, now_ms))
-                    .map(|(k, _)| k.clone())
+                    .with_prefix(prefix)
+                    .filter(|i| is_live(i.expires_at_ms, now_ms))
+                    .map(|i| i.key.clone())
                     .collect()
             })
             .unwrap_or_default())

@@ -80,9 +80,9 @@ fn a_budget_forgets_the_least_recently_written_threads() {
             let writes = vec![put_bytes("run", 500), put_bytes("thread", 300)];
             store.commit(&format!("t{n}"), writes, 0).await.unwrap();
             assert!(
-                store.held_bytes() <= 20_000,
+                store.budgeted_bytes() <= 20_000,
                 "{} after t{n}",
-                store.held_bytes()
+                store.budgeted_bytes()
             );
         }
         // Thread 0 was written again late: it counts as recent.
@@ -124,7 +124,7 @@ fn a_budget_never_drops_data_stored_without_an_expiry() {
                 .await
                 .unwrap();
         }
-        assert!(store.held_bytes() <= 5_000);
+        assert!(store.budgeted_bytes() <= 5_000);
         assert_eq!(
             store.list("ledger", "", 0).await.unwrap(),
             ["note", "refunds"]
@@ -139,6 +139,33 @@ fn a_budget_never_drops_data_stored_without_an_expiry() {
                 .unwrap();
         }
         assert!(store.list("ledger", "", 0).await.unwrap().is_empty());
+    });
+}
+
+#[test]
+fn data_without_an_expiry_does_not_count_against_the_budget() {
+    let store = MemoryStore::with_max_bytes(5_000);
+    block_on(async {
+        // Far more application data than the budget: an order ledger, say.
+        for n in 0..100 {
+            let ledger = Write::put("refunds", Condition::Always, vec![b'1'; 200], None);
+            store
+                .commit(&format!("ledger#{n}"), vec![ledger], 0)
+                .await
+                .unwrap();
+        }
+        assert_eq!(store.budgeted_bytes(), 0);
+        // Threads that fit the budget are all kept beside it.
+        for n in 0..4 {
+            store
+                .commit(&format!("t{n}"), vec![put_bytes("run", 500)], 0)
+                .await
+                .unwrap();
+        }
+        for n in 0..4 {
+            assert!(store.get(&format!("t{n}"), &["run"], 0).await.unwrap()[0].is_some());
+        }
+        assert_eq!(store.partition_count(), 104);
     });
 }
 
@@ -167,27 +194,27 @@ fn the_thread_being_written_is_kept_even_over_the_budget() {
 }
 
 #[test]
-fn held_bytes_follow_puts_replacements_deletes_and_expiry() {
+fn budgeted_bytes_follow_puts_replacements_deletes_and_expiry() {
     let store = MemoryStore::new();
     block_on(async {
-        assert_eq!(store.held_bytes(), 0);
+        assert_eq!(store.budgeted_bytes(), 0);
         store
             .commit("t", vec![put_bytes("a", 100)], 0)
             .await
             .unwrap();
-        let one = store.held_bytes();
+        let one = store.budgeted_bytes();
         assert!(one > 100);
         // Replacing an item by one of the same size changes nothing.
         store
             .commit("t", vec![put_bytes("a", 100)], 0)
             .await
             .unwrap();
-        assert_eq!(store.held_bytes(), one);
+        assert_eq!(store.budgeted_bytes(), one);
         store
             .commit("t", vec![put_bytes("b", 1_000)], 0)
             .await
             .unwrap();
-        assert!(store.held_bytes() > one + 1_000);
+        assert!(store.budgeted_bytes() > one + 1_000);
         // A failed commit changes nothing.
         let stale = Write::check("a", Condition::Version(9));
         assert!(
@@ -218,7 +245,7 @@ fn held_bytes_follow_puts_replacements_deletes_and_expiry() {
             .await
             .unwrap();
         assert_eq!(store.partition_count(), 0);
-        assert_eq!(store.held_bytes(), 0);
+        assert_eq!(store.budgeted_bytes(), 0);
     });
 }
 
