@@ -321,7 +321,7 @@ impl Store for MemoryStore {
             .iter()
             .map(|k| {
                 items
-                    .and_then(|p| p.items.get(*k))
+                    .and_then(|p| p.items.get(k))
                     .filter(|i| is_live(i.expires_at_ms, now_ms))
                     .cloned()
             })

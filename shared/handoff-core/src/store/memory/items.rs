@@ -44,6 +44,7 @@ impl Items {
             .take_while(move |item| item.key.starts_with(prefix))
     }
 
+    #[cfg(test)]
     pub(super) fn len(&self) -> usize {
         self.0.len()
     }
