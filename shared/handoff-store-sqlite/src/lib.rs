@@ -50,12 +50,18 @@
 //!     partition     TEXT    NOT NULL,
 //!     key           TEXT    NOT NULL,
 //!     version       INTEGER NOT NULL,  -- 1 on creation, +1 on every put over a live row
-//!     value         BLOB    NOT NULL,
 //!     expires_at_ms INTEGER,           -- Unix ms; NULL = never
-//!     PRIMARY KEY (partition, key)
-//! ) WITHOUT ROWID, STRICT;
+//!     value         BLOB    NOT NULL,
+//!     UNIQUE (partition, key)
+//! ) STRICT;
 //! CREATE INDEX items_by_expiry ON items (expires_at_ms) WHERE expires_at_ms IS NOT NULL;
 //! ```
+//!
+//! A rowid table, not `WITHOUT ROWID` (schema version 1): an index b-tree keeps at most about
+//! a quarter of a page of a row inline, so the engine's records of one to four KB (a run's
+//! event log, a resume's result) spilled into overflow pages, more pages written per commit;
+//! a table b-tree keeps them inline. The value comes last so reading a row's version and
+//! expiry never touches it. Version 1 files are migrated in place when opened.
 //!
 //! The schema version is kept in `PRAGMA user_version` ([`SCHEMA_VERSION`]); opening a file
 //! applies the missing migrations in one transaction and refuses a file written by a newer
@@ -133,7 +139,7 @@ use worker::Worker;
 use write::Commit;
 
 /// The schema version this build creates and understands (`PRAGMA user_version`).
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// [`Store`] on a SQLite database; see the [crate docs](crate) for the table and the guarantees.
 pub struct SqliteStore {

@@ -22,6 +22,20 @@ const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = ["
         PRIMARY KEY (partition, key)
     ) WITHOUT ROWID, STRICT;
     CREATE INDEX IF NOT EXISTS items_by_expiry ON items (expires_at_ms) WHERE expires_at_ms IS NOT NULL;
+", "
+    CREATE TABLE items_v2 (
+        partition     TEXT    NOT NULL,
+        key           TEXT    NOT NULL,
+        version       INTEGER NOT NULL,
+        expires_at_ms INTEGER,
+        value         BLOB    NOT NULL,
+        UNIQUE (partition, key)
+    ) STRICT;
+    INSERT INTO items_v2 (partition, key, version, expires_at_ms, value)
+        SELECT partition, key, version, expires_at_ms, value FROM items;
+    DROP TABLE items;
+    ALTER TABLE items_v2 RENAME TO items;
+    CREATE INDEX items_by_expiry ON items (expires_at_ms) WHERE expires_at_ms IS NOT NULL;
 "];
 
 #[derive(Clone, Copy, PartialEq, Eq)]

@@ -167,9 +167,107 @@ fn the_file_has_the_documented_schema() {
         )
         .expect("table sql");
     assert!(
-        sql.contains("PRIMARY KEY (partition, key)") && sql.ends_with("WITHOUT ROWID, STRICT"),
+        sql.contains("UNIQUE (partition, key)") && sql.ends_with("STRICT"),
         "{sql}"
     );
+    assert!(!sql.contains("WITHOUT ROWID"), "{sql}");
+}
+
+/// A file written by a build with schema version 1 (a `WITHOUT ROWID` table) opens, is
+/// migrated in place and reads exactly as before.
+#[test]
+fn a_version_1_file_is_migrated_with_its_rows() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let path = dir.path().join("store.sqlite3");
+    let big: Vec<u8> = (0..10_000u32).map(|i| (i % 251) as u8).collect();
+    {
+        let conn = rusqlite::Connection::open(&path).expect("raw connection");
+        conn.execute_batch(
+            "CREATE TABLE items (
+                partition     TEXT    NOT NULL,
+                key           TEXT    NOT NULL,
+                version       INTEGER NOT NULL,
+                value         BLOB    NOT NULL,
+                expires_at_ms INTEGER,
+                PRIMARY KEY (partition, key)
+            ) WITHOUT ROWID, STRICT;
+            CREATE INDEX items_by_expiry ON items (expires_at_ms) WHERE expires_at_ms IS NOT NULL;
+            PRAGMA user_version = 1;",
+        )
+        .expect("version 1 schema");
+        let mut insert = conn
+            .prepare("INSERT INTO items VALUES (?1, ?2, ?3, ?4, ?5)")
+            .expect("prepare");
+        insert
+            .execute(rusqlite::params![
+                "t1",
+                "thread",
+                3,
+                b"v3".to_vec(),
+                None::<i64>
+            ])
+            .expect("row");
+        insert
+            .execute(rusqlite::params![
+                "t1",
+                "run#r1",
+                1,
+                big.clone(),
+                NOW as i64 + 10
+            ])
+            .expect("row");
+        insert
+            .execute(rusqlite::params![
+                "t2",
+                "lease",
+                2,
+                b"gone".to_vec(),
+                NOW as i64 - 1
+            ])
+            .expect("row");
+    }
+    let store = SqliteStore::open(&path).expect("open migrates");
+    let thread = get_one(&store, "t1", "thread", NOW).expect("thread kept");
+    assert_eq!(
+        (
+            thread.version,
+            thread.value.as_slice(),
+            thread.expires_at_ms
+        ),
+        (3, &b"v3"[..], None)
+    );
+    let run = get_one(&store, "t1", "run#r1", NOW).expect("run kept");
+    assert_eq!((run.version, run.expires_at_ms), (1, Some(NOW + 10)));
+    assert_eq!(run.value, big);
+    assert_eq!(
+        get_one(&store, "t2", "lease", NOW),
+        None,
+        "expired stays expired"
+    );
+    assert_eq!(
+        block_on(store.list("t1", "", NOW)).expect("list"),
+        ["run#r1", "thread"]
+    );
+    // Writes keep their conditions and versions on the new table.
+    block_on(store.commit(
+        "t1",
+        vec![put("thread", Condition::Version(3), b"v4", None)],
+        NOW,
+    ))
+    .expect("conditional write");
+    assert_eq!(
+        get_one(&store, "t1", "thread", NOW).map(|i| i.version),
+        Some(4)
+    );
+    let stale = put("thread", Condition::Version(3), b"v5", None);
+    assert!(block_on(store.commit("t1", vec![stale], NOW)).is_err());
+    drop(store);
+    let conn = rusqlite::Connection::open(&path).expect("raw connection");
+    let user_version: u32 = conn
+        .query_row("PRAGMA user_version", [], |row| row.get(0))
+        .expect("user_version");
+    assert_eq!(user_version, SCHEMA_VERSION);
+    assert_eq!(raw_row_count(&path), 3);
 }
 
 #[test]
