@@ -80,6 +80,7 @@ pub(crate) async fn verify(
         }
     };
     let key = DecodingKey::from_jwk(&jwk).map_err(|_| deny(AuthFailure::UnknownKey))?;
+    crate::jwt_crypto::install();
 
     let mut validation = Validation::new(alg.to_jsonwebtoken());
     // Time checks use the injected clock below, not the library's.

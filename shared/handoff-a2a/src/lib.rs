@@ -9,6 +9,7 @@ pub mod error;
 pub mod http;
 pub mod jwks;
 mod jwt;
+pub mod jwt_crypto;
 mod merge;
 mod receiver;
 pub mod records;

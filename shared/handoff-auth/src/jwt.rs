@@ -97,6 +97,7 @@ impl Verifier {
             }
         };
         let key = DecodingKey::from_jwk(&jwk).map_err(|_| deny("unknown signing key"))?;
+        handoff_a2a::jwt_crypto::install();
 
         let mut validation = Validation::new(alg);
         // Time is checked below with the injected clock, not the library's system clock.

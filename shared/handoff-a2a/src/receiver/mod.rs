@@ -104,8 +104,7 @@ impl Receiver {
         jwks: Arc<dyn JwksSource>,
         config: ReceiverConfig,
     ) -> Self {
-        // Pin the pure-Rust provider even if another crate also enables jsonwebtoken's aws-lc one.
-        let _ = jsonwebtoken::crypto::rust_crypto::DEFAULT_PROVIDER.install_default();
+        crate::jwt_crypto::install();
         Receiver {
             inner: Arc::new(Inner {
                 store,
