@@ -104,10 +104,7 @@ impl StoreChoice {
     /// Opens the store.
     pub fn open(&self) -> Result<Arc<dyn Store>, StoreError> {
         Ok(match self {
-            StoreChoice::Memory { max_bytes: None } => Arc::new(MemoryStore::new()),
-            StoreChoice::Memory {
-                max_bytes: Some(max_bytes),
-            } => Arc::new(MemoryStore::with_max_bytes(*max_bytes)),
+            StoreChoice::Memory { max_bytes } => Arc::new(MemoryStore::with_budget(*max_bytes)),
             #[cfg(feature = "sqlite")]
             StoreChoice::Sqlite(dir) => Arc::new(SqliteStore::open(dir.join("handoff.sqlite3"))?),
             #[cfg(not(feature = "sqlite"))]

@@ -104,6 +104,13 @@ impl Partition {
         }
     }
 
+    /// The item under `key`, unless absent or expired at `now_ms`.
+    fn live(&self, key: &str, now_ms: u64) -> Option<&Item> {
+        self.items
+            .get(key)
+            .filter(|item| is_live(item.expires_at_ms, now_ms))
+    }
+
     /// Drops the expired items.
     fn drop_expired(&mut self, now_ms: u64) {
         let mut freed = 0;
@@ -132,11 +139,7 @@ impl Partition {
     /// Applies `writes` if every condition holds, else changes nothing.
     fn apply(&mut self, writes: Vec<Write>, now_ms: u64) -> Result<(), StoreError> {
         for (index, write) in writes.iter().enumerate() {
-            let current = self
-                .items
-                .get(&write.key)
-                .filter(|i| is_live(i.expires_at_ms, now_ms));
-            if !condition_holds(write.condition, current) {
+            if !condition_holds(write.condition, self.live(&write.key, now_ms)) {
                 return Err(StoreError::ConditionFailed { index });
             }
         }
@@ -146,11 +149,7 @@ impl Partition {
                     value,
                     expires_at_ms,
                 } => {
-                    let version = self
-                        .items
-                        .get(&write.key)
-                        .filter(|i| is_live(i.expires_at_ms, now_ms))
-                        .map_or(1, |i| i.version + 1);
+                    let version = self.live(&write.key, now_ms).map_or(1, |i| i.version + 1);
                     let item = Item {
                         key: write.key,
                         version,
@@ -268,17 +267,22 @@ impl MemoryStore {
     /// An empty store that keeps what it holds within about `max_bytes` (keys and values
     /// plus a per-item overhead) by forgetting the least recently written threads.
     pub fn with_max_bytes(max_bytes: usize) -> Self {
-        let store = Self::default();
-        store.lock().max_bytes = Some(max_bytes);
-        store
+        Self::with_budget(Some(max_bytes))
+    }
+
+    /// [`MemoryStore::with_max_bytes`] with a budget, [`MemoryStore::new`] without one.
+    pub fn with_budget(max_bytes: Option<usize>) -> Self {
+        MemoryStore {
+            inner: Mutex::new(Inner {
+                max_bytes,
+                ..Inner::default()
+            }),
+        }
     }
 
     /// The store a host's settings ask for ([`max_bytes_from_lookup`]).
     pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, StoreError> {
-        Ok(match max_bytes_from_lookup(lookup)? {
-            None => Self::new(),
-            Some(max_bytes) => Self::with_max_bytes(max_bytes),
-        })
+        Ok(Self::with_budget(max_bytes_from_lookup(lookup)?))
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
@@ -319,12 +323,7 @@ impl Store for MemoryStore {
         let items = inner.partitions.get(partition);
         Ok(keys
             .iter()
-            .map(|k| {
-                items
-                    .and_then(|p| p.items.get(k))
-                    .filter(|i| is_live(i.expires_at_ms, now_ms))
-                    .cloned()
-            })
+            .map(|k| items.and_then(|p| p.live(k, now_ms)).cloned())
             .collect())
     }
 
