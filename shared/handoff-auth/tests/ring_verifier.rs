@@ -9,24 +9,11 @@ mod support;
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use handoff_a2a::jwt_crypto::RING_VERIFIER;
-use handoff_auth::{Jwt, JwtConfig};
 use jsonwebtoken::crypto::{CryptoProvider, rust_crypto};
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use serde_json::json;
 
 use support::*;
-
-fn jwt() -> Jwt {
-    let config = JwtConfig {
-        jwks_url: JWKS_URL.to_owned(),
-        issuer: ISSUER.to_owned(),
-        audience: AUDIENCE.to_owned(),
-        tenant_claim: "tid".to_owned(),
-        roles_claim: "roles".to_owned(),
-        allow_insecure_jwks: false,
-    };
-    Jwt::new(config, static_jwks(JWKS_URL, key_set()), clock())
-}
 
 #[test]
 fn ring_checks_rs256_es256_and_eddsa_and_refuses_bad_signatures() {

@@ -12,21 +12,6 @@ use serde_json::{Value, json};
 
 use crate::support::*;
 
-fn config() -> JwtConfig {
-    JwtConfig {
-        jwks_url: JWKS_URL.to_owned(),
-        issuer: ISSUER.to_owned(),
-        audience: AUDIENCE.to_owned(),
-        tenant_claim: "tid".to_owned(),
-        roles_claim: "roles".to_owned(),
-        allow_insecure_jwks: false,
-    }
-}
-
-fn jwt() -> Jwt {
-    Jwt::new(config(), static_jwks(JWKS_URL, key_set()), clock())
-}
-
 fn with(changes: Value) -> Value {
     let mut claims = claims();
     for (name, value) in changes.as_object().unwrap() {
@@ -77,7 +62,7 @@ fn tenant_and_roles_come_from_the_configured_claims() {
     let custom = JwtConfig {
         tenant_claim: "org".to_owned(),
         roles_claim: "groups".to_owned(),
-        ..config()
+        ..jwt_config()
     };
     let auth = Jwt::new(custom, static_jwks(JWKS_URL, key_set()), clock());
     let token = sign(
@@ -223,7 +208,7 @@ fn hs256_signed_with_the_public_key_is_refused() {
 fn unknown_kid_refetches_once_then_is_refused() {
     let source = CountingJwks::new(Some(StaticJwks::new().with(JWKS_URL, key_set())));
     let now = clock();
-    let auth = Jwt::new(config(), source.clone(), now.clone());
+    let auth = Jwt::new(jwt_config(), source.clone(), now.clone());
     let unknown = sign_with(Algorithm::RS256, Some("rotated-away"), &claims());
     assert_eq!(
         unauthenticated(run(&auth, &bearer(&unknown))),
@@ -244,7 +229,7 @@ fn unknown_kid_refetches_once_then_is_refused() {
 
 #[test]
 fn a_key_set_that_cannot_be_fetched_is_unavailable_not_unauthenticated() {
-    let auth = Jwt::new(config(), CountingJwks::new(None), clock());
+    let auth = Jwt::new(jwt_config(), CountingJwks::new(None), clock());
     let result = run(&auth, &bearer(&sign(Algorithm::RS256, &claims())));
     assert!(
         matches!(result, Err(AuthError::Unavailable(_))),
@@ -259,7 +244,7 @@ fn a_key_whose_published_alg_differs_from_the_header_is_not_used() {
     let set = handoff_a2a::JwkSet {
         keys: vec![mislabeled],
     };
-    let auth = Jwt::new(config(), static_jwks(JWKS_URL, set), clock());
+    let auth = Jwt::new(jwt_config(), static_jwks(JWKS_URL, set), clock());
     let message = unauthenticated(run(&auth, &bearer(&sign(Algorithm::RS256, &claims()))));
     assert_eq!(message, "unknown signing key");
 }

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use async_trait::async_trait;
 use handoff_a2a::{JwkSet, JwksError, JwksSource, StaticJwks};
-use handoff_auth::{AuthError, Authenticator, Principal};
+use handoff_auth::{AuthError, Authenticator, Jwt, JwtConfig, Principal};
 use handoff_core::runtime::ManualClock;
 use http::request::Parts;
 use jsonwebtoken::jwk::Jwk;
@@ -22,6 +22,23 @@ pub(crate) const RSA_PEM: &str = include_str!("../fixtures/rsa.pem");
 pub(crate) const RSA_PUBLIC_PEM: &str = include_str!("../fixtures/rsa.pub.pem");
 pub(crate) const EC_PEM: &str = include_str!("../fixtures/ec.pem");
 pub(crate) const ED_PEM: &str = include_str!("../fixtures/ed25519.pem");
+
+/// `HANDOFF_AUTH=jwt` settings for the test identity provider.
+pub(crate) fn jwt_config() -> JwtConfig {
+    JwtConfig {
+        jwks_url: JWKS_URL.to_owned(),
+        issuer: ISSUER.to_owned(),
+        audience: AUDIENCE.to_owned(),
+        tenant_claim: "tid".to_owned(),
+        roles_claim: "roles".to_owned(),
+        allow_insecure_jwks: false,
+    }
+}
+
+/// The JWT authenticator over the test key set.
+pub(crate) fn jwt() -> Jwt {
+    Jwt::new(jwt_config(), static_jwks(JWKS_URL, key_set()), clock())
+}
 
 pub(crate) fn clock() -> Arc<ManualClock> {
     Arc::new(ManualClock::new(NOW * 1000))
