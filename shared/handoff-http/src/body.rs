@@ -152,7 +152,10 @@ pub fn sse_response_numbered(
     let stream = futures::stream::unfold(pump, move |mut pump| async move {
         while !pump.ended {
             // `None`: quiet for `keep_alive_ms`; `Some(None)`: the run's stream ended.
-            let next = if keep_alive {
+            // An event already waiting needs no timer (arming one costs a driver wake-up).
+            let next = if let Some(ready) = pump.events.next().now_or_never() {
+                Some(ready)
+            } else if keep_alive {
                 let sleep = pump.runtime.sleep.sleep(keep_alive_ms);
                 match select(pump.events.next(), sleep).await {
                     Either::Left((next, _)) => Some(next),

@@ -126,6 +126,11 @@ where
 {
     use futures::FutureExt;
     futures::future::poll_fn(|cx| {
+        // Idle (asleep, or never started): nothing to wait for, and polling it now would
+        // only arm its timer or start a renewal the finish does not need.
+        if !fence.is_busy() || watcher.is_terminated() {
+            return std::task::Poll::Ready(());
+        }
         let _ = watcher.poll_unpin(cx);
         if fence.is_busy() && !watcher.is_terminated() {
             std::task::Poll::Pending

@@ -4,6 +4,7 @@ use agui_protocol::RunAgentInput;
 use agui_protocol::lenient::parse_input;
 use axum::extract::{Request, State};
 use axum::response::Response;
+use futures::StreamExt;
 use handoff_core::RunOptions;
 use http::StatusCode;
 
@@ -58,9 +59,12 @@ pub(crate) async fn start_run(
     } else {
         a2ui_history(app, &options.principal, encoding, &input.thread_id).await?
     };
-    let events = app.engine.start(input, options).await?;
+    let mut events = app.engine.start(input, options).await?.peekable();
+    // The head goes out with the first frame rather than alone: one write and one
+    // wake-up of the client fewer per run (RUN_STARTED comes at once).
+    std::pin::Pin::new(&mut events).peek().await;
     let mut response = sse_response(
-        events,
+        Box::pin(events),
         encoding,
         app.engine.agent_name(),
         &history,
