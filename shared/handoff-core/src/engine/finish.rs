@@ -305,12 +305,15 @@ async fn commit_finish(
         }
         // A small run rides along, so a duplicate answer replays from the claim's one read;
         // a large one is read from its own record instead of being written twice.
-        let copy = run_bytes.len() <= RESUME_COPY_MAX_BYTES;
-        let answer = ResumeRecord {
-            run_id: ctx.run_id().clone(),
-            finished: copy.then(|| Box::new(run.clone())),
+        let answer = if run_bytes.len() <= RESUME_COPY_MAX_BYTES {
+            ResumeRecord::encode_finished(ctx.run_id(), &run_bytes)
+        } else {
+            records::encode(&ResumeRecord {
+                run_id: ctx.run_id().clone(),
+                finished: None,
+            })
         };
-        Write::put(key, Condition::Always, records::encode(&answer), run_expiry)
+        Write::put(key, Condition::Always, answer, run_expiry)
     });
     let fence = ctx.fence().lock().await;
     let mut writes = vec![

@@ -1,6 +1,7 @@
 //! Canonical hashes that identify a request body and a resume answer.
 
 use agui_protocol::{ResumeEntry, RunAgentInput};
+use serde::Serialize;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
@@ -11,7 +12,7 @@ pub(crate) fn input_hash(input: &RunAgentInput) -> String {
     if let Value::Object(map) = &mut value {
         map.remove("protocolVersion");
     }
-    hex(&Sha256::digest(value.to_string().as_bytes()))
+    sha256_of_json(&value)
 }
 
 /// SHA-256 of `(threadId, [(interruptId, status, payload)] sorted by id)`.
@@ -22,9 +23,44 @@ pub(crate) fn resume_hash(thread_id: &str, entries: &[ResumeEntry]) -> String {
         .collect();
     answers.sort_by_key(|a| a[0].as_str().unwrap_or_default().to_owned());
     let canonical = serde_json::json!([thread_id, answers]);
-    hex(&Sha256::digest(canonical.to_string().as_bytes()))
+    sha256_of_json(&canonical)
 }
 
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+/// The hex SHA-256 of `value`'s compact JSON, serialized straight into the hasher.
+fn sha256_of_json(value: &impl Serialize) -> String {
+    let mut hasher = HashWriter(Sha256::new());
+    // Writing into a hasher cannot fail, and a `Value` always serializes.
+    let _ = serde_json::to_writer(&mut hasher, value);
+    hex::encode(hasher.0.finalize())
+}
+
+struct HashWriter(Sha256);
+
+impl std::io::Write for HashWriter {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.update(bytes);
+        Ok(bytes.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+    use sha2::{Digest, Sha256};
+
+    use super::sha256_of_json;
+
+    #[test]
+    fn streams_the_same_digest_as_hashing_the_whole_text() {
+        let value = json!({"b": [1, "two", {"z": null, "a": 3.5}], "a": "ünï\"code\n"});
+        let text = value.to_string();
+        let expected: String = Sha256::digest(text.as_bytes())
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        assert_eq!(sha256_of_json(&value), expected);
+    }
 }
