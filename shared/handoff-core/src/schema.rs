@@ -60,13 +60,28 @@ mod compiled {
 
     use super::SchemaFailure;
 
-    /// Distinct schemas kept; past it the cache starts over (agents use a handful).
+    /// Distinct schemas kept; past it one entry makes room for each new one. (Agents use a
+    /// handful of fixed schemas, but one that bounds its answer by the data, as the demo's
+    /// refund does, compiles one per interrupt: clearing the whole map would drop hundreds
+    /// of validators inside one unlucky request.)
     const LIMIT: usize = 256;
 
     type Cache = Mutex<HashMap<String, Arc<jsonschema::Validator>>>;
 
+    static CACHE: OnceLock<Cache> = OnceLock::new();
+
+    /// How many validators are kept.
+    #[cfg(test)]
+    pub(super) fn cached() -> usize {
+        CACHE.get().map_or(0, |c| {
+            c.lock().unwrap_or_else(PoisonError::into_inner).len()
+        })
+    }
+
+    #[cfg(test)]
+    pub(super) const CAPACITY: usize = LIMIT;
+
     pub(super) fn validator(schema: &Value) -> Result<Arc<jsonschema::Validator>, SchemaFailure> {
-        static CACHE: OnceLock<Cache> = OnceLock::new();
         let cache = CACHE.get_or_init(Cache::default);
         let key = schema.to_string();
         // A panic elsewhere cannot leave the map half-written: every change is one call.
@@ -79,10 +94,16 @@ mod compiled {
                 .map_err(|e| SchemaFailure::Unusable(e.to_string()))?,
         );
         let mut map = lock();
-        if map.len() >= LIMIT {
-            map.clear();
+        if map.len() >= LIMIT && !map.contains_key(&key) {
+            let evicted = map.keys().next().cloned();
+            let evicted = evicted.and_then(|k| map.remove(&k));
+            map.insert(key, validator.clone());
+            // Dropped after the lock is released: a large validator takes a while to free.
+            drop(map);
+            drop(evicted);
+        } else {
+            map.insert(key, validator.clone());
         }
-        map.insert(key, validator.clone());
         Ok(validator)
     }
 }
@@ -104,7 +125,7 @@ pub fn default_validator() -> Option<std::sync::Arc<dyn SchemaValidator>> {
 mod tests {
     use serde_json::json;
 
-    use super::{JsonSchema, SchemaFailure, SchemaValidator};
+    use super::{JsonSchema, SchemaFailure, SchemaValidator, compiled};
 
     #[test]
     fn a_cached_validator_answers_for_its_own_schema_only() {
@@ -118,6 +139,19 @@ mod tests {
             // A schema differing only in its bound is its own entry.
             assert_eq!(JsonSchema.validate(&at_most(6), &json!({"n": 6})), Ok(()));
         }
+    }
+
+    #[test]
+    fn a_full_cache_makes_room_one_entry_at_a_time() {
+        let at_least = |min: usize| json!({"type": "integer", "minimum": min});
+        for min in 0..compiled::CAPACITY + 40 {
+            assert_eq!(JsonSchema.validate(&at_least(min), &json!(min)), Ok(()));
+            assert!(compiled::cached() <= compiled::CAPACITY);
+        }
+        // Full, not started over; old and new schemas still answer correctly.
+        assert_eq!(compiled::cached(), compiled::CAPACITY);
+        assert!(JsonSchema.validate(&at_least(3), &json!(2)).is_err());
+        assert!(JsonSchema.validate(&at_least(5), &json!(5)).is_ok());
     }
 
     #[test]
