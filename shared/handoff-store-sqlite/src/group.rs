@@ -6,9 +6,8 @@ use std::panic::{self, AssertUnwindSafe};
 use handoff_core::store::StoreError;
 use rusqlite::Connection;
 
-use crate::options::Purge;
 use crate::sql::exec;
-use crate::write::{Commit, apply, purge_expired};
+use crate::write::{Commit, Purger, apply};
 
 /// The most commits one transaction takes from the queue.
 pub(crate) const MAX_GROUP: usize = 64;
@@ -28,10 +27,10 @@ const ROLLBACK_TO: &str = "ROLLBACK TO handoff_commit";
 pub(crate) fn apply_group(
     conn: &Connection,
     commits: Vec<Commit>,
-    purge: Purge,
+    purger: &mut Purger,
 ) -> Vec<Result<(), StoreError>> {
     let count = commits.len();
-    let outcome = panic::catch_unwind(AssertUnwindSafe(|| run_group(conn, commits, purge)))
+    let outcome = panic::catch_unwind(AssertUnwindSafe(|| run_group(conn, commits, purger)))
         .unwrap_or_else(|_| Err(StoreError::Backend("sqlite worker panicked".to_owned())));
     if !conn.is_autocommit() {
         // Still inside the transaction (a failed COMMIT or ROLLBACK, a panic): undo all of it.
@@ -45,7 +44,7 @@ pub(crate) fn apply_group(
 fn run_group(
     conn: &Connection,
     commits: Vec<Commit>,
-    purge: Purge,
+    purger: &mut Purger,
 ) -> Result<Vec<Result<(), StoreError>>, StoreError> {
     // Takes the write lock up front (waiting up to the busy timeout), so the conditions checked
     // below still hold when the writes land.
@@ -85,7 +84,7 @@ fn run_group(
     };
     // Housekeeping, once per group: if it fails, the commits still stand (the statement
     // changed nothing), unless SQLite gave up the transaction.
-    if purge_expired(conn, now_ms, purge).is_err() && conn.is_autocommit() {
+    if purger.run(conn, now_ms).is_err() && conn.is_autocommit() {
         return Err(StoreError::Backend(
             "sqlite: the transaction ended while purging expired rows".to_owned(),
         ));
@@ -102,7 +101,7 @@ mod tests {
     use super::apply_group;
     use crate::open::migrate;
     use crate::options::Purge;
-    use crate::write::Commit;
+    use crate::write::{Commit, Purger};
 
     const NOW: u64 = 1_700_000_000_000;
     const NO_PURGE: Purge = Purge {
@@ -179,7 +178,7 @@ mod tests {
             commit("q", vec![Write::check("b", Condition::Version(2))]),
             commit("q", vec![put("b", Condition::Always, "z")]),
         ];
-        let answers = apply_group(&conn, group, NO_PURGE);
+        let answers = apply_group(&conn, group, &mut Purger::new(NO_PURGE));
         assert_eq!(
             answers,
             vec![
@@ -214,7 +213,7 @@ mod tests {
                 ],
             ),
         ];
-        let answers = apply_group(&conn, group, NO_PURGE);
+        let answers = apply_group(&conn, group, &mut Purger::new(NO_PURGE));
         assert_eq!(
             answers,
             vec![
@@ -237,7 +236,7 @@ mod tests {
             ],
         )];
         assert_eq!(
-            apply_group(&conn, group, NO_PURGE),
+            apply_group(&conn, group, &mut Purger::new(NO_PURGE)),
             vec![Err(StoreError::ConditionFailed { index: 1 })]
         );
         assert!(conn.is_autocommit());
@@ -253,7 +252,7 @@ mod tests {
             commit("p", vec![put("a", Condition::Absent, "1")]),
             commit("p", vec![put("b", Condition::Absent, "2")]),
         ];
-        let answers = apply_group(&conn, group, NO_PURGE);
+        let answers = apply_group(&conn, group, &mut Purger::new(NO_PURGE));
         assert_eq!(answers.len(), 2);
         assert!(
             answers
@@ -276,7 +275,10 @@ mod tests {
             "p",
             vec![expiring("x", NOW - 3 * hour), expiring("y", NOW - 2 * hour)],
         )];
-        assert_eq!(apply_group(&conn, seed, NO_PURGE), vec![Ok(())]);
+        assert_eq!(
+            apply_group(&conn, seed, &mut Purger::new(NO_PURGE)),
+            vec![Ok(())]
+        );
         let purge = Purge {
             after_ms: Some(hour),
             batch: 100,
@@ -289,7 +291,7 @@ mod tests {
             ..commit("q", vec![put("a", Condition::Absent, "3")])
         };
         assert_eq!(
-            apply_group(&conn, vec![early, late, failed], purge),
+            apply_group(&conn, vec![early, late, failed], &mut Purger::new(purge)),
             vec![
                 Ok(()),
                 Ok(()),

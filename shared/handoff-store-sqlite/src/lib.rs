@@ -100,8 +100,9 @@
 //!   a key re-created after a `Delete` starts at 1 too. Expired rows stay in the table until a
 //!   group with a successful commit deletes (once per group) a bounded batch of those expired at
 //!   least an hour before the latest `now_ms` of its successful commits
-//!   ([`SqliteOptions::with_purge_expired_after`]); that deletion is invisible, except to a
-//!   caller whose clock lags the purging one's by more than the horizon.
+//!   ([`SqliteOptions::with_purge_expired_after`]); once a batch comes back short (nothing
+//!   more to delete), groups skip the purge for a second of their clocks. That deletion is
+//!   invisible, except to a caller whose clock lags the purging one's by more than the horizon.
 //! - **Never blocks the executor.** SQLite calls run on threads owned by the store (one writer
 //!   connection, and by default two reader connections); the async methods only queue work and
 //!   await its answer, so the store works under any executor (tokio, `futures::executor`, ...).
@@ -132,7 +133,7 @@ use rusqlite::Connection;
 
 pub use options::SqliteOptions;
 
-use open::{Role, migrate, open_connection};
+use open::{Role, migrate, open_connection, plan_stably};
 use read::{list_keys, read_items};
 use sql::{sql_err, with_context};
 use worker::Worker;
@@ -192,6 +193,7 @@ impl SqliteStore {
     /// connection. Cheap; for tests.
     pub fn in_memory() -> Result<Self, StoreError> {
         let mut conn = Connection::open_in_memory().map_err(sql_err)?;
+        plan_stably(&conn)?;
         migrate(&mut conn)?;
         Ok(Self {
             writer: Worker::spawn(

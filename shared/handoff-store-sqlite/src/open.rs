@@ -5,6 +5,7 @@ use std::thread;
 use std::time::Duration;
 
 use handoff_core::store::StoreError;
+use rusqlite::config::DbConfig;
 use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 
 use crate::SCHEMA_VERSION;
@@ -54,6 +55,7 @@ pub(crate) fn open_connection(
         | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     let conn = Connection::open_with_flags(path, flags).map_err(sql_err)?;
     conn.busy_timeout(options.busy_timeout).map_err(sql_err)?;
+    plan_stably(&conn)?;
     match role {
         Role::Writer => {
             enable_wal(&conn, options.busy_timeout)?;
@@ -65,6 +67,16 @@ pub(crate) fn open_connection(
             .map_err(sql_err)?,
     }
     Ok(conn)
+}
+
+/// Turns on the query planner's stability guarantee: plans never depend on bound values.
+/// Without it this build of SQLite (STAT4) re-prepares a cached statement whenever a parameter
+/// in a range (`key >= ?`, `expires_at_ms <= ?`) is bound anew, so every list and every purge
+/// parsed its SQL again; the plans are the same either way (the obvious indexes).
+pub(crate) fn plan_stably(conn: &Connection) -> Result<(), StoreError> {
+    conn.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)
+        .map(drop)
+        .map_err(sql_err)
 }
 
 /// Switches the file to WAL mode (persistent: later connections, in any process, find it so).

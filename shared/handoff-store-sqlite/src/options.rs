@@ -56,7 +56,7 @@ impl SqliteOptions {
     }
 
     /// At most this many long-expired rows are deleted per group of commits (default 100; 0
-    /// disables).
+    /// disables). A batch that comes back short pauses the purge for a second.
     pub fn with_purge_batch(mut self, rows: u32) -> Self {
         self.purge.batch = rows;
         self

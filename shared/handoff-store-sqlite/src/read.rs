@@ -90,3 +90,23 @@ pub(crate) fn list_keys(
     }
     Ok(keys)
 }
+
+#[cfg(test)]
+mod tests {
+    use rusqlite::{Connection, StatementStatus};
+
+    use super::{SELECT_KEYS, list_keys};
+    use crate::open::{migrate, plan_stably};
+
+    #[test]
+    fn a_cached_range_scan_is_not_re_prepared_for_new_bindings() {
+        let mut conn = Connection::open_in_memory().expect("open");
+        plan_stably(&conn).expect("configure");
+        migrate(&mut conn).expect("migrate");
+        for prefix in ["a", "b", "c", "d"] {
+            list_keys(&mut conn, "p", prefix, 1).expect("list");
+        }
+        let statement = conn.prepare_cached(SELECT_KEYS).expect("cached");
+        assert_eq!(statement.get_status(StatementStatus::RePrepare), 0);
+    }
+}

@@ -10,7 +10,7 @@ use rusqlite::Connection;
 
 use crate::group::{MAX_GROUP, apply_group};
 use crate::options::Purge;
-use crate::write::Commit;
+use crate::write::{Commit, Purger};
 
 type Answer = oneshot::Sender<Result<(), StoreError>>;
 
@@ -94,6 +94,7 @@ fn stopped() -> StoreError {
 /// One thread's loop: takes the next job; a commit takes with it every commit queued right
 /// behind it (up to [`MAX_GROUP`]), and they run as one group.
 fn serve(mut conn: Connection, jobs: &Mutex<mpsc::Receiver<Job>>, purge: Purge) {
+    let mut purger = Purger::new(purge);
     let lock = || jobs.lock().unwrap_or_else(PoisonError::into_inner);
     // A job taken while gathering a group, to run right after it (queue order is kept).
     let mut next: Option<Job> = None;
@@ -127,7 +128,7 @@ fn serve(mut conn: Connection, jobs: &Mutex<mpsc::Receiver<Job>>, purge: Purge) 
                         }
                     }
                 }
-                let outcomes = apply_group(&conn, commits, purge);
+                let outcomes = apply_group(&conn, commits, &mut purger);
                 for (answer, outcome) in answers.into_iter().zip(outcomes) {
                     // The caller may have stopped waiting.
                     let _ = answer.send(outcome);

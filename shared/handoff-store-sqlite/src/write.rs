@@ -16,8 +16,8 @@ const UPSERT: &str =
     ON CONFLICT (partition, key) DO UPDATE SET
         version = excluded.version, value = excluded.value, expires_at_ms = excluded.expires_at_ms";
 const DELETE: &str = "DELETE FROM items WHERE partition = ?1 AND key = ?2";
-const PURGE: &str = "DELETE FROM items WHERE (partition, key) IN (
-    SELECT partition, key FROM items
+const PURGE: &str = "DELETE FROM items WHERE rowid IN (
+    SELECT rowid FROM items
     WHERE expires_at_ms IS NOT NULL AND expires_at_ms BETWEEN 0 AND ?1
     ORDER BY expires_at_ms LIMIT ?2)";
 
@@ -97,22 +97,75 @@ pub(crate) fn apply(conn: &Connection, commit: Commit) -> Result<(), StoreError>
     Ok(())
 }
 
-/// Deletes a bounded batch of rows that expired at least the purge horizon before `now_ms`
-/// (one statement: on an error it changed nothing).
-pub(crate) fn purge_expired(
-    conn: &Connection,
-    now_ms: u64,
+/// While nothing is left to purge, the purge waits this long (by the commits' clock) before
+/// it looks again: most groups would otherwise run a `DELETE` that finds nothing.
+const PURGE_PAUSE_MS: u64 = 1_000;
+
+/// Deletes long-expired rows for the writer's groups: a bounded batch per group while there
+/// are any, then nothing for [`PURGE_PAUSE_MS`] once a batch comes back short.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Purger {
     purge: Purge,
-) -> Result<(), StoreError> {
-    if let Some(after_ms) = purge.after_ms
-        && let Some(cutoff) = now_ms.checked_sub(after_ms)
-        && purge.batch > 0
-    {
-        let cutoff = i64::try_from(cutoff).unwrap_or(i64::MAX);
-        conn.prepare_cached(PURGE)
-            .map_err(sql_err)?
-            .execute(params![cutoff, purge.batch])
-            .map_err(sql_err)?;
+    /// When the last purge found fewer rows than a batch (nothing more to delete).
+    paused_at_ms: Option<u64>,
+}
+
+impl Purger {
+    pub(crate) fn new(purge: Purge) -> Self {
+        Self {
+            purge,
+            paused_at_ms: None,
+        }
     }
-    Ok(())
+
+    /// Deletes a bounded batch of rows that expired at least the purge horizon before
+    /// `now_ms` (one statement: on an error it changed nothing), unless paused.
+    pub(crate) fn run(&mut self, conn: &Connection, now_ms: u64) -> Result<(), StoreError> {
+        // A clock that went back (or a wild one) ends the pause rather than extending it.
+        if self
+            .paused_at_ms
+            .is_some_and(|at| at <= now_ms && now_ms - at < PURGE_PAUSE_MS)
+        {
+            return Ok(());
+        }
+        let purge = self.purge;
+        if let Some(after_ms) = purge.after_ms
+            && let Some(cutoff) = now_ms.checked_sub(after_ms)
+            && purge.batch > 0
+        {
+            let cutoff = i64::try_from(cutoff).unwrap_or(i64::MAX);
+            let deleted = conn
+                .prepare_cached(PURGE)
+                .map_err(sql_err)?
+                .execute(params![cutoff, purge.batch])
+                .map_err(sql_err)?;
+            self.paused_at_ms = (deleted < purge.batch as usize).then_some(now_ms);
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rusqlite::{Connection, StatementStatus};
+
+    use super::{PURGE, PURGE_PAUSE_MS, Purger};
+    use crate::open::{migrate, plan_stably};
+    use crate::options::Purge;
+
+    #[test]
+    fn a_purge_is_not_re_prepared_for_each_new_cutoff() {
+        let mut conn = Connection::open_in_memory().expect("open");
+        plan_stably(&conn).expect("configure");
+        migrate(&mut conn).expect("migrate");
+        let mut purger = Purger::new(Purge {
+            after_ms: Some(1_000),
+            batch: 10,
+        });
+        for n in 1..=4 {
+            purger.run(&conn, n * 10 * PURGE_PAUSE_MS).expect("purge");
+        }
+        let statement = conn.prepare_cached(PURGE).expect("cached");
+        assert_eq!(statement.get_status(StatementStatus::RePrepare), 0);
+    }
 }

@@ -418,6 +418,37 @@ fn long_expired_rows_are_purged_in_bounded_batches() {
 }
 
 #[test]
+fn purging_pauses_for_a_second_once_nothing_is_left() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let path = dir.path().join("store.sqlite3");
+    let options = SqliteOptions::default().with_purge_expired_after(Some(1_000));
+    let store = SqliteStore::open_with(&path, options).expect("open");
+    let commit_at = |key: &str, now: u64| {
+        block_on(store.commit("q", vec![put(key, Condition::Absent, b"x", None)], now))
+            .expect("commit")
+    };
+    // Expired 800 ms before NOW: not yet past the one-second horizon at NOW, so this purge
+    // finds nothing and pauses.
+    block_on(store.commit(
+        "p",
+        vec![put("old", Condition::Absent, b"x", Some(NOW - 800))],
+        NOW,
+    ))
+    .expect("write");
+    commit_at("a", NOW + 100);
+    // Half a second later the row is purgeable, but the purge is still paused.
+    commit_at("b", NOW + 500);
+    assert_eq!(raw_row_count(&path), 3);
+    // A second after the pause began, it looks again.
+    commit_at("c", NOW + 1_000);
+    assert_eq!(raw_row_count(&path), 3, "old went, c came");
+    assert_eq!(
+        block_on(store.list("p", "", NOW)).expect("list"),
+        Vec::<String>::new()
+    );
+}
+
+#[test]
 fn expiries_beyond_i64_round_trip() {
     let store = SqliteStore::in_memory().expect("open");
     let huge = [u64::MAX, i64::MAX as u64 + 1, i64::MAX as u64];
