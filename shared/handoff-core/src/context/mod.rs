@@ -3,6 +3,7 @@
 mod effect;
 mod emit;
 pub(crate) mod fence;
+pub(crate) mod log;
 pub(crate) mod messages;
 pub(crate) mod state;
 pub(crate) mod tracker;
@@ -10,7 +11,6 @@ pub(crate) mod tracker;
 use std::sync::Arc;
 
 use agui_protocol::{Event, Message, RunAgentInput, RunId, ThreadId};
-use futures::channel::mpsc::UnboundedSender;
 use serde_json::Value;
 
 use crate::decision::Decision;
@@ -20,23 +20,10 @@ use crate::runtime::Runtime;
 use crate::schema::{SchemaFailure, SchemaValidator};
 use crate::store::Store;
 use fence::{EffectLedger, Fence};
+use log::LogWriter;
+pub(crate) use log::SharedLog;
 use messages::MessageLog;
 use tracker::OpenItems;
-
-/// A run's event log, readable by the live-journal writer while the agent runs.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct SharedLog(Arc<std::sync::Mutex<Vec<Event>>>);
-
-impl SharedLog {
-    pub(crate) fn push(&self, event: Event) {
-        self.lock().push(event);
-    }
-    pub(crate) fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Event>> {
-        self.0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-}
 
 /// Everything the engine hands an agent for one run.
 ///
@@ -55,11 +42,11 @@ pub struct RunContext {
     state: Value,
     messages: MessageLog,
     decisions: Vec<Decision>,
-    sink: UnboundedSender<Event>,
     validator: Option<Arc<dyn SchemaValidator>>,
     deadline_ms: Option<u64>,
     open: OpenItems,
-    log: SharedLog,
+    /// Closes the log (ending the run's stream) when the context goes.
+    log: LogWriter,
     fatal: Option<CoreError>,
 }
 
@@ -84,7 +71,8 @@ pub(crate) struct ContextParts {
     pub(crate) state: Value,
     pub(crate) messages: Vec<Message>,
     pub(crate) decisions: Vec<Decision>,
-    pub(crate) sink: UnboundedSender<Event>,
+    /// Where the run's events go (the engine reads them from it as they come).
+    pub(crate) log: SharedLog,
     pub(crate) validator: Option<Arc<dyn SchemaValidator>>,
     pub(crate) deadline_ms: Option<u64>,
 }
@@ -103,11 +91,10 @@ impl RunContext {
             state: parts.state,
             messages: MessageLog::new(parts.messages),
             decisions: parts.decisions,
-            sink: parts.sink,
             validator: parts.validator,
             deadline_ms: parts.deadline_ms,
             open: OpenItems::default(),
-            log: SharedLog::default(),
+            log: LogWriter(parts.log),
             fatal: None,
         }
     }
@@ -198,16 +185,13 @@ impl RunContext {
         }
         self.open.observe(&event);
         self.messages.apply(&event);
-        // The client may have gone; the run still completes and commits.
-        let _ = self.sink.unbounded_send(event.clone());
-        self.log.push(event);
+        self.log.0.push(event);
     }
 
     /// Emits an engine-owned event (lifecycle, snapshots) without agent filtering.
     pub(crate) fn emit_engine(&mut self, event: Event) {
         self.open.observe(&event);
-        let _ = self.sink.unbounded_send(event.clone());
-        self.log.push(event);
+        self.log.0.push(event);
     }
 
     pub(crate) fn close_open_items(&mut self) {
@@ -219,12 +203,12 @@ impl RunContext {
 
     /// Everything this run emitted, in order.
     pub(crate) fn log(&self) -> std::sync::MutexGuard<'_, Vec<Event>> {
-        self.log.lock()
+        self.log.0.lock()
     }
 
     /// The log, shared with the engine's live-journal writer.
     pub(crate) fn shared_log(&self) -> SharedLog {
-        self.log.clone()
+        self.log.0.clone()
     }
 
     /// When the host will end this invocation (Unix ms), if it has a deadline (Lambda's,

@@ -19,7 +19,7 @@ use super::stop::{self, StopBoard};
 use super::{Inner, RunOptions, RunStream};
 use crate::agent::Finish;
 use crate::context::fence::Fence;
-use crate::context::{ContextParts, RunContext};
+use crate::context::{ContextParts, RunContext, SharedLog};
 use crate::error::CoreError;
 
 pub(crate) fn spawn_run(
@@ -28,7 +28,10 @@ pub(crate) fn spawn_run(
     options: RunOptions,
     mut claimed: Box<Claimed>,
 ) -> RunStream {
-    let (sink, events) = futures::channel::mpsc::unbounded();
+    // The client's stream reads the log the run appends to (the run no longer depends on
+    // it: a dropped stream only stops delivery).
+    let log = SharedLog::default();
+    let events = log.reader();
     let runtime_spawner = inner.runtime.spawner.clone();
     let driver = async move {
         let mut ctx = RunContext::new(ContextParts {
@@ -42,7 +45,7 @@ pub(crate) fn spawn_run(
             state: claimed.state.clone(),
             messages: Vec::new(),
             decisions: claimed.decisions.clone(),
-            sink,
+            log,
             validator: inner.validator.clone(),
             deadline_ms: options.deadline_ms,
         });

@@ -1,0 +1,142 @@
+//! A run's event log: appended by its context, streamed to the client and read by the
+//! live-journal writer, with no per-event channel between them.
+
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::task::{Context, Poll};
+
+use agui_protocol::Event;
+use futures::Stream;
+use futures::task::AtomicWaker;
+
+#[derive(Debug, Default)]
+struct Shared {
+    events: Mutex<Vec<Event>>,
+    /// The response stream waiting for the next event.
+    reader: AtomicWaker,
+    /// No more events will be appended (the run's context is gone).
+    closed: AtomicBool,
+}
+
+/// The log, shared by the run's context, its reader and the live journal.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct SharedLog(Arc<Shared>);
+
+impl SharedLog {
+    pub(crate) fn push(&self, event: Event) {
+        self.lock().push(event);
+        self.0.reader.wake();
+    }
+
+    pub(crate) fn lock(&self) -> MutexGuard<'_, Vec<Event>> {
+        self.0.events.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The events from the first, as they are appended; ends once the log is closed.
+    pub(crate) fn reader(&self) -> LogReader {
+        LogReader {
+            log: self.clone(),
+            next: 0,
+        }
+    }
+
+    /// Ends the readers' streams after the events already appended.
+    fn close(&self) {
+        self.0.closed.store(true, Ordering::Release);
+        self.0.reader.wake();
+    }
+
+    fn event_at(&self, index: usize) -> Option<Event> {
+        self.lock().get(index).cloned()
+    }
+}
+
+/// Closes the log when dropped: the context holds it, so a run's stream ends when its
+/// context does (normally, or cancelled with the run's future).
+#[derive(Debug)]
+pub(crate) struct LogWriter(pub(crate) SharedLog);
+
+impl Drop for LogWriter {
+    fn drop(&mut self) {
+        self.0.close();
+    }
+}
+
+/// A run's events in order (one reader per log: it alone is woken).
+#[derive(Debug)]
+pub(crate) struct LogReader {
+    log: SharedLog,
+    next: usize,
+}
+
+impl Stream for LogReader {
+    type Item = Event;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Event>> {
+        let this = &mut *self;
+        if let Some(event) = this.log.event_at(this.next) {
+            this.next += 1;
+            return Poll::Ready(Some(event));
+        }
+        this.log.0.reader.register(cx.waker());
+        // Read `closed` before looking again: everything appended before the close is then
+        // seen, and an append after the registration has woken this task.
+        let closed = this.log.0.closed.load(Ordering::Acquire);
+        if let Some(event) = this.log.event_at(this.next) {
+            this.next += 1;
+            return Poll::Ready(Some(event));
+        }
+        if closed {
+            Poll::Ready(None)
+        } else {
+            Poll::Pending
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use agui_protocol::event::TextMessageContent;
+    use agui_protocol::{Event, MessageId};
+    use futures::executor::block_on;
+    use futures::{FutureExt, StreamExt};
+
+    use super::{LogWriter, SharedLog};
+
+    fn delta(text: &str) -> Event {
+        TextMessageContent::new(MessageId::new("m"), text).into()
+    }
+
+    #[test]
+    fn a_reader_gets_every_event_in_order_and_ends_when_the_writer_goes() {
+        let log = SharedLog::default();
+        let writer = LogWriter(log.clone());
+        let mut reader = log.reader();
+        log.push(delta("a"));
+        assert_eq!(reader.next().now_or_never(), Some(Some(delta("a"))));
+        // Nothing new yet: the reader waits rather than ending.
+        assert_eq!(reader.next().now_or_never(), None);
+        log.push(delta("b"));
+        log.push(delta("c"));
+        drop(writer);
+        let rest: Vec<Event> = block_on(reader.collect());
+        assert_eq!(rest, vec![delta("b"), delta("c")]);
+    }
+
+    #[test]
+    fn a_waiting_reader_is_woken_by_an_append_from_another_thread() {
+        let log = SharedLog::default();
+        let writer = LogWriter(log.clone());
+        let reader = log.reader();
+        let appender = std::thread::spawn(move || {
+            for n in 0..1_000 {
+                writer.0.push(delta(&n.to_string()));
+            }
+        });
+        let all: Vec<Event> = block_on(reader.collect());
+        appender.join().expect("appender");
+        assert_eq!(all.len(), 1_000);
+        assert_eq!(all[999], delta("999"));
+    }
+}
