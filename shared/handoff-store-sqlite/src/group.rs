@@ -99,7 +99,7 @@ mod tests {
     use rusqlite::Connection;
 
     use super::apply_group;
-    use crate::open::migrate;
+    use crate::open::test_database;
     use crate::options::Purge;
     use crate::write::{Commit, Purger};
 
@@ -110,9 +110,7 @@ mod tests {
     };
 
     fn database() -> Connection {
-        let mut conn = Connection::open_in_memory().expect("open");
-        migrate(&mut conn).expect("migrate");
-        conn
+        test_database()
     }
 
     fn commit(partition: &str, writes: Vec<Write>) -> Commit {

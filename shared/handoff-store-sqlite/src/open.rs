@@ -127,3 +127,12 @@ pub(crate) fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
     }
     tx.commit().map_err(sql_err)
 }
+
+/// A migrated in-memory database configured as the store's connections are, for unit tests.
+#[cfg(test)]
+pub(crate) fn test_database() -> Connection {
+    let mut conn = Connection::open_in_memory().expect("open");
+    plan_stably(&conn).expect("configure");
+    migrate(&mut conn).expect("migrate");
+    conn
+}

@@ -93,16 +93,14 @@ pub(crate) fn list_keys(
 
 #[cfg(test)]
 mod tests {
-    use rusqlite::{Connection, StatementStatus};
+    use rusqlite::StatementStatus;
 
     use super::{SELECT_KEYS, list_keys};
-    use crate::open::{migrate, plan_stably};
+    use crate::open::test_database;
 
     #[test]
     fn a_cached_range_scan_is_not_re_prepared_for_new_bindings() {
-        let mut conn = Connection::open_in_memory().expect("open");
-        plan_stably(&conn).expect("configure");
-        migrate(&mut conn).expect("migrate");
+        let mut conn = test_database();
         for prefix in ["a", "b", "c", "d"] {
             list_keys(&mut conn, "p", prefix, 1).expect("list");
         }

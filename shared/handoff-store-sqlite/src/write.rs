@@ -147,17 +147,15 @@ impl Purger {
 
 #[cfg(test)]
 mod tests {
-    use rusqlite::{Connection, StatementStatus};
+    use rusqlite::StatementStatus;
 
     use super::{PURGE, PURGE_PAUSE_MS, Purger};
-    use crate::open::{migrate, plan_stably};
+    use crate::open::test_database;
     use crate::options::Purge;
 
     #[test]
     fn a_purge_is_not_re_prepared_for_each_new_cutoff() {
-        let mut conn = Connection::open_in_memory().expect("open");
-        plan_stably(&conn).expect("configure");
-        migrate(&mut conn).expect("migrate");
+        let conn = test_database();
         let mut purger = Purger::new(Purge {
             after_ms: Some(1_000),
             batch: 10,
