@@ -13,8 +13,10 @@
 //!
 //! Server CPU per pair is utime + stime from `/proc/<pid>/stat` over the window divided by
 //! the pairs completed in it; peak RSS is `VmHWM` after the last round; TTFB is from sending
-//! run 1 to its first body byte. Both in-memory servers keep every thread, so their peak RSS
-//! grows with the pairs sent (longer or faster runs: more RSS). "Server core busy" is the
+//! run 1 to its first body byte. The Node reference keeps every thread, and the demo's refund
+//! ledger keeps one record per refunded order on every Handoff store (the memory store holds its
+//! threads within `HANDOFF_MEMORY_MAX_BYTES`), so in-memory peak RSS grows with the pairs sent
+//! (longer or faster runs: more RSS). "Server core busy" is the
 //! server's CPU over the window's wall time: below 100% the server waited (on the disk, on the
 //! clients, or on other processes sharing its core), and pairs/s is below what the core could
 //! do; CPU µs/pair does not depend on that. Targets are printed next to the Handoff rows; this is a
