@@ -64,7 +64,7 @@ mod compiled {
     /// handful of fixed schemas, but one that bounds its answer by the data, as the demo's
     /// refund does, compiles one per interrupt: clearing the whole map would drop hundreds
     /// of validators inside one unlucky request.)
-    const LIMIT: usize = 256;
+    pub(super) const LIMIT: usize = 256;
 
     type Cache = Mutex<HashMap<String, Arc<jsonschema::Validator>>>;
 
@@ -77,9 +77,6 @@ mod compiled {
             c.lock().unwrap_or_else(PoisonError::into_inner).len()
         })
     }
-
-    #[cfg(test)]
-    pub(super) const CAPACITY: usize = LIMIT;
 
     pub(super) fn validator(schema: &Value) -> Result<Arc<jsonschema::Validator>, SchemaFailure> {
         let cache = CACHE.get_or_init(Cache::default);
@@ -94,16 +91,16 @@ mod compiled {
                 .map_err(|e| SchemaFailure::Unusable(e.to_string()))?,
         );
         let mut map = lock();
-        if map.len() >= LIMIT && !map.contains_key(&key) {
-            let evicted = map.keys().next().cloned();
-            let evicted = evicted.and_then(|k| map.remove(&k));
-            map.insert(key, validator.clone());
-            // Dropped after the lock is released: a large validator takes a while to free.
-            drop(map);
-            drop(evicted);
+        let evicted = if map.len() >= LIMIT && !map.contains_key(&key) {
+            let oldest = map.keys().next().cloned();
+            oldest.and_then(|k| map.remove(&k))
         } else {
-            map.insert(key, validator.clone());
-        }
+            None
+        };
+        map.insert(key, validator.clone());
+        // Dropped after the lock is released: a large validator takes a while to free.
+        drop(map);
+        drop(evicted);
         Ok(validator)
     }
 }
@@ -144,12 +141,12 @@ mod tests {
     #[test]
     fn a_full_cache_makes_room_one_entry_at_a_time() {
         let at_least = |min: usize| json!({"type": "integer", "minimum": min});
-        for min in 0..compiled::CAPACITY + 40 {
+        for min in 0..compiled::LIMIT + 40 {
             assert_eq!(JsonSchema.validate(&at_least(min), &json!(min)), Ok(()));
-            assert!(compiled::cached() <= compiled::CAPACITY);
+            assert!(compiled::cached() <= compiled::LIMIT);
         }
         // Full, not started over; old and new schemas still answer correctly.
-        assert_eq!(compiled::cached(), compiled::CAPACITY);
+        assert_eq!(compiled::cached(), compiled::LIMIT);
         assert!(JsonSchema.validate(&at_least(3), &json!(2)).is_err());
         assert!(JsonSchema.validate(&at_least(5), &json!(5)).is_ok());
     }

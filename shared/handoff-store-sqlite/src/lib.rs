@@ -133,9 +133,9 @@ use rusqlite::Connection;
 
 pub use options::SqliteOptions;
 
-use open::{Role, migrate, open_connection, plan_stably};
+use open::{Role, migrate, open_connection, open_in_memory};
 use read::{list_keys, read_items};
-use sql::{sql_err, with_context};
+use sql::with_context;
 use worker::Worker;
 use write::Commit;
 
@@ -192,9 +192,7 @@ impl SqliteStore {
     /// A private in-memory database (not shared, gone when the store is dropped), served by one
     /// connection. Cheap; for tests.
     pub fn in_memory() -> Result<Self, StoreError> {
-        let mut conn = Connection::open_in_memory().map_err(sql_err)?;
-        plan_stably(&conn)?;
-        migrate(&mut conn)?;
+        let conn = open_in_memory()?;
         Ok(Self {
             writer: Worker::spawn(
                 "handoff-sqlite-memory",

@@ -128,11 +128,16 @@ pub(crate) fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
     tx.commit().map_err(sql_err)
 }
 
-/// A migrated in-memory database configured as the store's connections are, for unit tests.
+/// A migrated in-memory database, configured as the store's file connections are.
+pub(crate) fn open_in_memory() -> Result<Connection, StoreError> {
+    let mut conn = Connection::open_in_memory().map_err(sql_err)?;
+    plan_stably(&conn)?;
+    migrate(&mut conn)?;
+    Ok(conn)
+}
+
+/// [`open_in_memory`], for unit tests.
 #[cfg(test)]
 pub(crate) fn test_database() -> Connection {
-    let mut conn = Connection::open_in_memory().expect("open");
-    plan_stably(&conn).expect("configure");
-    migrate(&mut conn).expect("migrate");
-    conn
+    open_in_memory().expect("in-memory database")
 }

@@ -104,7 +104,6 @@ impl Receiver {
         jwks: Arc<dyn JwksSource>,
         config: ReceiverConfig,
     ) -> Self {
-        crate::jwt_crypto::install();
         Receiver {
             inner: Arc::new(Inner {
                 store,

@@ -46,10 +46,6 @@ impl SharedLog {
         self.0.closed.store(true, Ordering::Release);
         self.0.reader.wake();
     }
-
-    fn event_at(&self, index: usize) -> Option<Event> {
-        self.lock().get(index).cloned()
-    }
 }
 
 /// Closes the log when dropped: the context holds it, so a run's stream ends when its
@@ -75,23 +71,27 @@ impl Stream for LogReader {
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Event>> {
         let this = &mut *self;
-        if let Some(event) = this.log.event_at(this.next) {
-            this.next += 1;
+        if let Some(event) = this.take_next() {
             return Poll::Ready(Some(event));
         }
         this.log.0.reader.register(cx.waker());
         // Read `closed` before looking again: everything appended before the close is then
         // seen, and an append after the registration has woken this task.
         let closed = this.log.0.closed.load(Ordering::Acquire);
-        if let Some(event) = this.log.event_at(this.next) {
-            this.next += 1;
-            return Poll::Ready(Some(event));
+        match this.take_next() {
+            Some(event) => Poll::Ready(Some(event)),
+            None if closed => Poll::Ready(None),
+            None => Poll::Pending,
         }
-        if closed {
-            Poll::Ready(None)
-        } else {
-            Poll::Pending
-        }
+    }
+}
+
+impl LogReader {
+    /// The next unread event, if it has been appended.
+    fn take_next(&mut self) -> Option<Event> {
+        let event = self.log.lock().get(self.next).cloned()?;
+        self.next += 1;
+        Some(event)
     }
 }
 
