@@ -55,7 +55,7 @@ help:
 	@echo "make console     bundle the web console (shared/handoff-console/web -> assets/, esbuild); commit the result"
 	@echo "make check-wasm  cargo check the Workers crates for wasm32-unknown-unknown"
 	@echo "make bench       criterion benches (encoding), store cost per turn as a thread grows, and the issue-16 load test (Node reference vs memory vs SQLite, one pinned core, 16 clients)"
-	@echo "make bench-lambda  Lambda bootstrap sizes (arm64, x86_64) and cold start (process start -> first SSE byte, moto)"
+	@echo "make bench-lambda  Lambda bootstrap sizes (demo arm64 + x86_64, starter arm64) and cold start (process start -> first SSE byte, moto)"
 	@echo "make build-worker  worker-build --release (wasm-opt from npm binaryen); prints the wasm size raw and gzip"
 	@echo "make dev-worker  wrangler dev --local on 127.0.0.1:8787 (offline, telemetry off)"
 	@echo "make build-lambda  cargo lambda build --release --arm64 (bootstrap for provided.al2023)"
@@ -182,6 +182,8 @@ bench-lambda: setup
 	@rustup target list --installed | grep -q '^aarch64-unknown-linux-gnu$$' || rustup target add aarch64-unknown-linux-gnu
 	$(LAMBDA_ENV) cargo lambda build --release --arm64 -p agent-lambda --lambda-dir target/lambda-arm64
 	@echo "arm64 bootstrap: $$(stat -c %s target/lambda-arm64/agent-lambda/bootstrap) bytes, $$(gzip -9 -c target/lambda-arm64/agent-lambda/bootstrap | wc -c) gzipped"
+	$(LAMBDA_ENV) cargo lambda build --release --arm64 -p starter --bin starter-lambda --lambda-dir target/lambda-arm64
+	@echo "starter arm64 bootstrap: $$(stat -c %s target/lambda-arm64/starter-lambda/bootstrap) bytes, $$(gzip -9 -c target/lambda-arm64/starter-lambda/bootstrap | wc -c) gzipped (target <= 3 MB)"
 	$(LAMBDA_ENV) cargo lambda build --release -p agent-lambda --lambda-dir target/lambda-x86_64
 	@echo "x86_64 bootstrap: $$(stat -c %s target/lambda-x86_64/agent-lambda/bootstrap) bytes, $$(gzip -9 -c target/lambda-x86_64/agent-lambda/bootstrap | wc -c) gzipped"
 	node $(NODE_DIR)/bench/lambda-cold-start.mjs --bin target/lambda-x86_64/agent-lambda/bootstrap --runs 15

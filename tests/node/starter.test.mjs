@@ -99,7 +99,20 @@ async function declineFlow(server) {
   assert.equal(res.status, 200, res.text);
   const interrupt = sseEvents(res.bytes).at(-1)?.outcome?.interrupts?.[0];
   assert.ok(interrupt, res.text);
+  // A wrong answer (the agent checks answers by its own type): 422 before any stream,
+  // the interrupt stays pending, and the same runId is free for the right answer.
   const resumeId = uid("run");
+  const wrong = await postJson(`${server.url}/agent`, {
+    threadId,
+    runId: resumeId,
+    messages: [],
+    resume: [{ interruptId: interrupt.id, status: "resolved", payload: { approved: "yes" } }],
+  });
+  assert.equal(wrong.status, 422, wrong.text);
+  assert.equal(wrong.json.code, "RESUME_PAYLOAD_INVALID", wrong.text);
+  assert.match(wrong.json.message, /approved/, wrong.text);
+  const view = await request(`${server.url}/threads/${threadId}`);
+  assert.deepEqual(view.json.pendingInterrupts.map((i) => i.id), [interrupt.id], view.text);
   const no = await postJson(`${server.url}/agent`, {
     threadId,
     runId: resumeId,
@@ -125,6 +138,9 @@ describe("starter on the local server (make dev-starter)", { timeout: TIMEOUT },
   test("backend tool, approval, effect once, frontend tool round trip", async () => {
     await starterFlow(server);
   });
+  test("a wrong answer is refused with 422; a denial files nothing", async () => {
+    await declineFlow(server);
+  });
 });
 
 describe("starter on AWS Lambda (cargo lambda watch + moto_server)", { timeout: TIMEOUT }, () => {
@@ -138,7 +154,7 @@ describe("starter on AWS Lambda (cargo lambda watch + moto_server)", { timeout: 
   test("backend tool, approval, effect once, frontend tool round trip", async () => {
     await starterFlow(lambda);
   });
-  test("a denial files nothing", async () => {
+  test("a wrong answer is refused with 422; a denial files nothing", async () => {
     await declineFlow(lambda);
   });
 });
@@ -153,7 +169,7 @@ describe("starter on Cloudflare Workers (workerd)", { timeout: TIMEOUT }, () => 
   test("backend tool, approval, effect once, frontend tool round trip", async () => {
     await starterFlow(worker);
   });
-  test("a denial files nothing", async () => {
+  test("a wrong answer is refused with 422; a denial files nothing", async () => {
     await declineFlow(worker);
   });
 });

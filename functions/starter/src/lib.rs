@@ -37,7 +37,11 @@
 //! # }
 //! ```
 
+use std::sync::Arc;
+
+use handoff::schema::{SchemaValidator, TypedAnswers};
 use handoff::{Agent, AgentError, Decision, Finish, Interrupt, Message, RunContext};
+use serde::Deserialize;
 use serde_json::{Value, json};
 
 /// Expenses above this amount are refused without asking.
@@ -50,10 +54,37 @@ pub const SHOW_RECEIPT: &str = "show_receipt";
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ExpenseAgent;
 
+/// The answer to the approval, as the agent reads it. It checks answers too (see
+/// [`Agent::answer_validator`] below), so the build needs no JSON Schema engine.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Approval {
+    /// File it (`true`) or not.
+    pub approved: bool,
+}
+
+/// What the client is told to send for [`Approval`]; keep the two in step (the tests
+/// check them against a JSON Schema validator).
+pub fn approval_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": { "approved": { "type": "boolean" } },
+        "required": ["approved"]
+    })
+}
+
 #[handoff::async_trait]
 impl Agent for ExpenseAgent {
     fn name(&self) -> &str {
         "expense-starter"
+    }
+
+    /// Answers are checked against the agent's own types, before anything is written: a
+    /// wrong one gets 422 `RESUME_PAYLOAD_INVALID`. (With the `json-schema` feature of
+    /// `handoff`, leave this out to check any schema with the `jsonschema` crate.)
+    fn answer_validator(&self) -> Option<Arc<dyn SchemaValidator>> {
+        Some(Arc::new(
+            TypedAnswers::new().answer::<Approval>(approval_schema()),
+        ))
     }
 
     async fn run(&self, ctx: &mut RunContext) -> Result<Finish, AgentError> {
@@ -91,11 +122,7 @@ impl Agent for ExpenseAgent {
             Interrupt::new(ctx.new_id("int"), "tool_call")
                 .with_tool_call(submit)
                 .with_message(format!("File {amount:.2} EUR?"))
-                .with_response_schema(json!({
-                    "type": "object",
-                    "properties": { "approved": { "type": "boolean" } },
-                    "required": ["approved"]
-                })),
+                .with_response_schema(approval_schema()),
         ))
     }
 }
@@ -173,7 +200,38 @@ pub use cloudflare::PartitionObject;
 
 #[cfg(test)]
 mod tests {
-    use super::parse_amount;
+    use handoff::Agent;
+    use handoff_core::schema::{JsonSchema, SchemaValidator};
+    use serde_json::json;
+
+    use super::{ExpenseAgent, approval_schema, parse_amount};
+
+    #[test]
+    fn the_approval_type_accepts_what_its_schema_accepts() {
+        let typed = ExpenseAgent
+            .answer_validator()
+            .expect("the agent checks its answers");
+        let schema = approval_schema();
+        let answers = [
+            json!({"approved": true}),
+            json!({"approved": false, "note": "over budget"}),
+            json!({"approved": "yes"}),
+            json!({"approved": null}),
+            json!({"approved": 1}),
+            json!({}),
+            json!([true]),
+            json!([]),
+            json!(true),
+            json!("approved"),
+            json!(null),
+        ];
+        for answer in answers {
+            let by_schema = JsonSchema.validate(&schema, &answer).is_ok();
+            let by_type = typed.validate(&schema, &answer).is_ok();
+            assert_eq!(by_type, by_schema, "{answer}");
+        }
+        assert!(typed.validate(&schema, &json!({"approved": true})).is_ok());
+    }
 
     #[test]
     fn amounts() {

@@ -1,5 +1,7 @@
 //! The trait a user implements, and how a run ends.
 
+use std::sync::Arc;
+
 use agui_protocol::Interrupt;
 use async_trait::async_trait;
 use serde_json::Value;
@@ -7,6 +9,7 @@ use serde_json::Value;
 use crate::context::RunContext;
 use crate::decision::Decision;
 use crate::error::CoreError;
+use crate::schema::SchemaValidator;
 
 /// User code that turns a run context into events.
 ///
@@ -49,6 +52,15 @@ pub trait Agent: Send + Sync + 'static {
         _decision: &Decision,
     ) -> Result<Readiness, CoreError> {
         Ok(Readiness::Ready)
+    }
+
+    /// Checks answers to this agent's interrupts against their `responseSchema`, in place
+    /// of the host's validator: an agent that knows the types of its answers can check them
+    /// with [`crate::schema::TypedAnswers`] and leave the `jsonschema` crate out of its
+    /// build. Asked when an engine is built; `None` (the default) leaves it to the
+    /// host. A validator the host is given explicitly still wins.
+    fn answer_validator(&self) -> Option<Arc<dyn SchemaValidator>> {
+        None
     }
 }
 

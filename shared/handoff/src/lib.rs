@@ -14,6 +14,7 @@
 //! | `lambda` | `handoff::lambda::run(MyAgent).await` | [`lambda::Lambda`] |
 //! | `worker` | `handoff::worker::serve(req, env, ctx, MyAgent).await` in a `#[event(fetch)]` (with `default-features = false`) | [`worker::Worker`] |
 //! | `a2a` | delegate to A2A agents and receive their pushes | [`a2a`] |
+//! | `json-schema` (default) | answers checked against any `responseSchema` by the `jsonschema` crate on `server` and `lambda`; without it an agent checks its own ([`Agent::answer_validator`] with [`schema::TypedAnswers`], as the starter does: about a quarter less Lambda bootstrap) or interrupts with a schema end their run with `SCHEMA_VALIDATION_UNAVAILABLE` | |
 //! | `console` (default) | the web console at `/` on `server` and `lambda` (`HANDOFF_CONSOLE=off` turns it off; Workers serve it as static assets, see `functions/agent-worker/wrangler.toml`) | |
 //!
 //! # An agent that asks before it acts
@@ -126,7 +127,7 @@ pub use handoff_core::{
     Agent, AgentError, CoreError, Decision, Engine, EngineConfig, Finish, Principal, Readiness,
     RunContext, RunOptions, Runtime, Store, StoreError, ThreadView,
 };
-pub use handoff_core::{access, principal, runtime, store};
+pub use handoff_core::{access, principal, runtime, schema, store};
 /// The HTTP surface every host serves (routes, settings, the `GET /threads` hook).
 pub mod http {
     pub use handoff_http::{

@@ -18,6 +18,8 @@ pub(crate) struct HostOptions {
     pub(crate) authenticator: Option<Arc<dyn Authenticator>>,
     pub(crate) authorizer: Option<Arc<dyn Authorizer>>,
     pub(crate) schema_validator: Option<Arc<dyn SchemaValidator>>,
+    /// The host's own validator (the platform's on Workers): for agents without one.
+    pub(crate) host_schema_validator: Option<Arc<dyn SchemaValidator>>,
     /// More agents for the CopilotKit routes: id, agent, description.
     pub(crate) agents: Vec<(String, Arc<dyn Agent>, Option<String>)>,
     /// Their engines, built with the primary one.
@@ -34,6 +36,7 @@ impl Default for HostOptions {
             authenticator: None,
             authorizer: None,
             schema_validator: None,
+            host_schema_validator: None,
             agents: Vec::new(),
             agent_engines: Vec::new(),
         }
@@ -56,14 +59,21 @@ impl HostOptions {
             .unwrap_or_else(|| host.engine_config(vars));
         let authorizer = self.authorizer.take();
         let validator = self.schema_validator.take();
+        let host_validator = self.host_schema_validator.take();
         let build = |agent: Arc<dyn Agent>| {
+            // Explicit, else the agent's own, else the host's, else the engine's default.
+            let validator = validator.clone().or_else(|| {
+                host_validator
+                    .clone()
+                    .filter(|_| agent.answer_validator().is_none())
+            });
             let mut engine =
                 Engine::with_config(agent, store.clone(), runtime.clone(), config.clone());
             if let Some(authorizer) = &authorizer {
                 engine = engine.with_authorizer(authorizer.clone());
             }
-            if let Some(validator) = &validator {
-                engine = engine.with_schema_validator(Some(validator.clone()));
+            if let Some(validator) = validator {
+                engine = engine.with_schema_validator(Some(validator));
             }
             engine
         };
@@ -205,8 +215,9 @@ macro_rules! host_setters {
             self
         }
 
-        /// Checks answers against `responseSchema`s with `validator` instead of the host's
-        /// default (`jsonschema` natively, Cloudflare's validator on Workers).
+        /// Checks answers against `responseSchema`s with `validator` instead of the agent's
+        /// own (`Agent::answer_validator`) or the host's default (`jsonschema` natively with
+        /// feature `json-schema`, Cloudflare's validator on Workers).
         pub fn schema_validator(
             mut self,
             validator: std::sync::Arc<dyn handoff_core::schema::SchemaValidator>,

@@ -21,6 +21,7 @@ use crate::agent::Finish;
 use crate::context::fence::Fence;
 use crate::context::{ContextParts, RunContext, SharedLog};
 use crate::error::CoreError;
+use crate::schema::SchemaFailure;
 
 pub(crate) fn spawn_run(
     inner: Arc<Inner>,
@@ -210,8 +211,16 @@ fn check_interrupts(inner: &Inner, ctx: &RunContext, finish: Finish) -> Result<F
             return Err(CoreError::InterruptIdReused(interrupt.id.to_string()));
         }
         // Fail closed: an answer nobody can check must not be asked for.
-        if interrupt.response_schema.is_some() && inner.validator.is_none() {
-            return Err(CoreError::SchemaValidationUnavailable);
+        if let Some(schema) = &interrupt.response_schema {
+            let validator = inner
+                .validator
+                .as_deref()
+                .ok_or(CoreError::SchemaValidationUnavailable)?;
+            if let Err(SchemaFailure::Unusable(reason) | SchemaFailure::Invalid(reason)) =
+                validator.check_schema(schema)
+            {
+                return invalid(&format!("its responseSchema cannot be checked: {reason}"));
+            }
         }
         if let Some(call) = &interrupt.tool_call_id
             && !known_tool_call(ctx, call)

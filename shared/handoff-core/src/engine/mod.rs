@@ -183,6 +183,9 @@ impl Engine {
         runtime: Runtime,
         config: EngineConfig,
     ) -> Self {
+        let validator = agent
+            .answer_validator()
+            .or_else(crate::schema::default_validator);
         Engine {
             inner: Arc::new(Inner {
                 store,
@@ -190,7 +193,7 @@ impl Engine {
                 runtime,
                 config,
                 authorizer: Arc::new(OwnerPolicy),
-                validator: crate::schema::default_validator(),
+                validator,
                 stops: Arc::default(),
             }),
         }
@@ -202,9 +205,9 @@ impl Engine {
         self.rebuilt(|inner| inner.authorizer = authorizer)
     }
 
-    /// With `validator` checking answers against `responseSchema`s instead of the default
-    /// ([`crate::schema::default_validator`]); `None` makes interrupts with a schema fail
-    /// closed (`SCHEMA_VALIDATION_UNAVAILABLE`).
+    /// With `validator` checking answers against `responseSchema`s instead of the agent's
+    /// ([`Agent::answer_validator`]) or the default ([`crate::schema::default_validator`]);
+    /// `None` makes interrupts with a schema fail closed (`SCHEMA_VALIDATION_UNAVAILABLE`).
     #[must_use]
     pub fn with_schema_validator(self, validator: Option<Arc<dyn SchemaValidator>>) -> Self {
         self.rebuilt(|inner| inner.validator = validator)

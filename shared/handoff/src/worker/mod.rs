@@ -116,7 +116,7 @@ impl Worker {
             runtime: runtime::runtime(ctx),
             env,
             options: HostOptions {
-                schema_validator: Some(Arc::new(WorkerSchema)),
+                host_schema_validator: Some(Arc::new(WorkerSchema)),
                 ..HostOptions::default()
             },
         })

@@ -1,14 +1,21 @@
 //! Checking an answer against its interrupt's `responseSchema`: the [`SchemaValidator`]
-//! hook, and [`JsonSchema`] (the `jsonschema` crate, feature `json-schema`).
+//! hook, [`JsonSchema`] (the `jsonschema` crate, feature `json-schema`) and [`TypedAnswers`]
+//! (the agent's own answer types, through serde; no JSON Schema engine linked).
 //!
 //! The engine refuses an answer its validator rejects (422 `RESUME_PAYLOAD_INVALID`,
 //! nothing written). An engine without a validator fails closed: an agent that raises an
 //! interrupt with a `responseSchema` ends its run with `RUN_ERROR`
 //! `SCHEMA_VALIDATION_UNAVAILABLE` rather than accept answers it cannot check. Hosts pick
 //! the validator: native hosts use [`JsonSchema`]; a Worker can use the platform's own
-//! (a smaller bundle than compiling `jsonschema` to wasm).
+//! (a smaller bundle than compiling `jsonschema` to wasm). An agent that knows the types of
+//! its answers can bring its own ([`crate::Agent::answer_validator`], e.g. [`TypedAnswers`]):
+//! `jsonschema` and its two regex engines are about a quarter of a Lambda bootstrap.
 
 use serde_json::Value;
+
+mod typed;
+
+pub use typed::TypedAnswers;
 
 /// Why an answer was refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -23,6 +30,14 @@ pub enum SchemaFailure {
 pub trait SchemaValidator: Send + Sync + 'static {
     /// `Ok` when `value` satisfies `schema`.
     fn validate(&self, schema: &Value, value: &Value) -> Result<(), SchemaFailure>;
+
+    /// Whether answers to `schema` can be checked at all, asked when an agent raises an
+    /// interrupt with it: an `Err` ends that run with `RUN_ERROR` instead of asking a
+    /// question whose answers would all be refused. The default accepts every schema (a
+    /// general validator finds an unusable one when the first answer arrives).
+    fn check_schema(&self, _schema: &Value) -> Result<(), SchemaFailure> {
+        Ok(())
+    }
 }
 
 /// The `jsonschema` crate (drafts 4 to 2020-12, by the schema's `$schema`; 2020-12 when absent).
