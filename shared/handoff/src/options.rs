@@ -43,6 +43,19 @@ impl Default for HostOptions {
     }
 }
 
+/// The validator an engine is given: the explicit one, else none (the agent's own
+/// applies, [`Agent::answer_validator`]), else the host's; with none of them the
+/// engine keeps its default.
+fn chosen_validator(
+    explicit: &Option<Arc<dyn SchemaValidator>>,
+    agent: &dyn Agent,
+    host: &Option<Arc<dyn SchemaValidator>>,
+) -> Option<Arc<dyn SchemaValidator>> {
+    explicit
+        .clone()
+        .or_else(|| host.clone().filter(|_| agent.answer_validator().is_none()))
+}
+
 impl HostOptions {
     /// The engine for `agent` on `host`.
     pub(crate) fn engine(
@@ -61,12 +74,7 @@ impl HostOptions {
         let validator = self.schema_validator.take();
         let host_validator = self.host_schema_validator.take();
         let build = |agent: Arc<dyn Agent>| {
-            // Explicit, else the agent's own, else the host's, else the engine's default.
-            let validator = validator.clone().or_else(|| {
-                host_validator
-                    .clone()
-                    .filter(|_| agent.answer_validator().is_none())
-            });
+            let validator = chosen_validator(&validator, agent.as_ref(), &host_validator);
             let mut engine =
                 Engine::with_config(agent, store.clone(), runtime.clone(), config.clone());
             if let Some(authorizer) = &authorizer {
@@ -276,6 +284,43 @@ mod tests {
             ctx.say(&format!("{} here", self.0));
             Ok(Finish::done())
         }
+    }
+
+    struct Typed;
+
+    #[async_trait::async_trait]
+    impl Agent for Typed {
+        async fn run(&self, _ctx: &mut RunContext) -> Result<Finish, AgentError> {
+            Ok(Finish::done())
+        }
+
+        fn answer_validator(&self) -> Option<Arc<dyn SchemaValidator>> {
+            Some(Arc::new(handoff_core::schema::TypedAnswers::new()))
+        }
+    }
+
+    #[test]
+    fn an_explicit_validator_wins_then_the_agents_then_the_hosts() {
+        let explicit: Arc<dyn SchemaValidator> =
+            Arc::new(handoff_core::schema::TypedAnswers::new());
+        let host: Arc<dyn SchemaValidator> = Arc::new(handoff_core::schema::TypedAnswers::new());
+        let (some_explicit, some_host) = (Some(explicit.clone()), Some(host.clone()));
+        let same = |chosen: Option<Arc<dyn SchemaValidator>>,
+                    expected: &Arc<dyn SchemaValidator>| {
+            chosen.is_some_and(|c| Arc::ptr_eq(&c, expected))
+        };
+        assert!(same(
+            chosen_validator(&some_explicit, &Typed, &some_host),
+            &explicit
+        ));
+        assert!(same(
+            chosen_validator(&some_explicit, &Says("a"), &some_host),
+            &explicit
+        ));
+        // The agent's own is applied by the engine itself: the host's must not replace it.
+        assert!(chosen_validator(&None, &Typed, &some_host).is_none());
+        assert!(same(chosen_validator(&None, &Says("a"), &some_host), &host));
+        assert!(chosen_validator(&None, &Says("a"), &None).is_none());
     }
 
     /// One HTTP/1.1 exchange with `addr`, the whole answer as text.
