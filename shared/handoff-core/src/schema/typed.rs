@@ -12,9 +12,10 @@ use super::{SchemaFailure, SchemaValidator};
 ///
 /// The schema is still what the client sees; keep it and the type in step (test them
 /// against each other, as the starter does). What is checked: the schema's top-level
-/// `type` keyword (so an array never passes for an object), then the type. A schema
-/// registered with no type is one this validator cannot check: an interrupt raising it
-/// ends its run with `RUN_ERROR` instead of asking.
+/// `type` keyword (so an array never passes for an object), then the type. A schema with
+/// no type registered for it cannot be checked: an interrupt raising it ends its run with
+/// `RUN_ERROR` instead of asking. Constraints the type does not express (`minimum`,
+/// `pattern`, ...) are not checked: use the `jsonschema` validator for those.
 ///
 /// ```
 /// use std::sync::Arc;
