@@ -76,7 +76,8 @@
 //!   either applies every write or none (reporting the first failing index). Conditions are all
 //!   checked before any write of the batch is applied.
 //! - **Group commit.** Commits queued together share one transaction: the writer thread takes
-//!   a commit and every commit already queued behind it (up to 64), runs them in queue order,
+//!   a commit and every commit already queued behind it (up to 64; finding none, it yields
+//!   its time slice once and looks again), runs them in queue order,
 //!   each inside its own savepoint, then `COMMIT`s once (one fsync for the group) and only then
 //!   answers them. Each commit sees the ones before it and gets exactly the answer it would get
 //!   alone; one whose condition fails, or that errors, is rolled back to its savepoint, leaves
