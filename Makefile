@@ -111,6 +111,11 @@ corpus:
 
 test-node: corpus build-worker build-starter-worker
 	cargo build -q -p dev-server -p agent-lambda -p a2a-webhook-lambda -p handoff-tests -p starter
+	@# `cargo lambda watch -p X` builds X alone, whose features differ from the joint build's:
+	@# build each the same way here, so no test waits on a compile.
+	cargo build -q -p agent-lambda
+	cargo build -q -p a2a-webhook-lambda
+	cargo build -q -p starter --bin starter-lambda
 	cd $(NODE_DIR) && AGUI_CORPUS_DIR=$(CORPUS_DIR) HANDOFF_BIN_DIR=$(CURDIR)/target/debug node --test
 
 lint: lint-infra check-console

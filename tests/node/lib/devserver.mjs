@@ -54,7 +54,7 @@ export function assertBinaries() {
  * value, which is returned. Throws after `timeoutMs` with `what` and the last
  * probe error, if any.
  */
-export async function waitFor(probe, { timeoutMs = 30_000, intervalMs = 50, what = "condition" } = {}) {
+export async function waitFor(probe, { timeoutMs = 30_000, intervalMs = 50, what = "condition", detail } = {}) {
   const deadline = Date.now() + timeoutMs;
   let lastError;
   for (;;) {
@@ -67,7 +67,9 @@ export async function waitFor(probe, { timeoutMs = 30_000, intervalMs = 50, what
     }
     if (Date.now() >= deadline) {
       const why = lastError ? ` (last error: ${lastError.message ?? lastError})` : "";
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${why}`);
+      // `detail` (e.g. the process's output) says why, when the probe alone cannot.
+      const more = detail ? `\n${detail()}` : "";
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${why}${more}`);
     }
     await sleep(intervalMs);
   }

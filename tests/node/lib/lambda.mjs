@@ -78,7 +78,7 @@ export async function startMoto() {
   const endpoint = `http://127.0.0.1:${port}`;
   await waitFor(
     async () => (await fetch(`${endpoint}/moto-api/`, { signal: AbortSignal.timeout(2_000) }).catch(() => null))?.ok === true,
-    { timeoutMs: 60_000, intervalMs: 100, what: "moto_server" },
+    { timeoutMs: 60_000, intervalMs: 100, what: "moto_server", detail: () => proc.logs() },
   );
   return { endpoint, proc, kill: () => proc.kill() };
 }
@@ -111,7 +111,7 @@ export async function startLambda({ moto, table, env = {}, label = "lambda", pkg
       const res = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(30_000) }).catch(() => null);
       return res?.status === 200;
     },
-    { timeoutMs: 600_000, intervalMs: 500, what: `${label} /healthz` },
+    { timeoutMs: 600_000, intervalMs: 500, what: `${label} /healthz`, detail: () => proc.logs() },
   );
   return { url, proc, kill: () => proc.kill(), logs: () => proc.logs(), stderr: "" };
 }
