@@ -11,6 +11,12 @@ use serde::{Deserialize, Serialize};
 
 const ACCOUNT_KEY: &str = "account";
 
+/// An account expires this long after its last change: as long as the engine keeps the
+/// effect records that make its refunds exactly once ([`handoff_core::EngineConfig::effect_ttl_ms`]'s
+/// default), after which a replayed resume could refund again anyway. Demo data, so it is
+/// not kept forever: a memory store's budget may drop it like a thread's records.
+pub const ACCOUNT_TTL_MS: u64 = 30 * 24 * 60 * 60 * 1000;
+
 /// What the ledger knows about one order.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -130,7 +136,12 @@ impl Ledger {
                 .store
                 .commit(
                     &partition,
-                    vec![Write::put(ACCOUNT_KEY, condition, value, None)],
+                    vec![Write::put(
+                        ACCOUNT_KEY,
+                        condition,
+                        value,
+                        Some(now_ms + ACCOUNT_TTL_MS),
+                    )],
                     now_ms,
                 )
                 .await
@@ -143,5 +154,29 @@ impl Ledger {
         Err(CoreError::Store(StoreError::Unavailable(
             "ledger contention".to_owned(),
         )))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use handoff_core::store::memory::MemoryStore;
+
+    use super::{ACCOUNT_TTL_MS, Ledger};
+
+    #[test]
+    fn an_account_is_kept_for_the_effect_records_lifetime_after_its_last_change() {
+        futures::executor::block_on(async {
+            let ledger = Ledger::new(Arc::new(MemoryStore::default()));
+            ledger.refund("A1", 500, "key-1", 1_000).await.unwrap();
+            let later = 1_000 + ACCOUNT_TTL_MS / 2;
+            ledger.refund("A1", 200, "key-2", later).await.unwrap();
+            // The second change renewed the expiry: still there after the first one's.
+            let kept = ledger.account("A1", 1_000 + ACCOUNT_TTL_MS).await.unwrap();
+            assert_eq!((kept.refunds, kept.refunded_cents), (2, 700));
+            let gone = ledger.account("A1", later + ACCOUNT_TTL_MS).await.unwrap();
+            assert_eq!((gone.refunds, gone.order_id.as_str()), (0, "A1"));
+        });
     }
 }

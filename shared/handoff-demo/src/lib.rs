@@ -46,7 +46,7 @@ use async_trait::async_trait;
 use handoff_core::{Agent, AgentError, CoreError, Decision, Finish, Readiness, RunContext, Store};
 
 pub use fraud::{A2A_TASK_REASON, FraudReview};
-pub use ledger::{Ledger, OrderAccount};
+pub use ledger::{ACCOUNT_TTL_MS, Ledger, OrderAccount};
 pub use orders::{Order, Request, format_cents, parse_request};
 
 /// Demo settings.

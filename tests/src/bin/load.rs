@@ -157,7 +157,9 @@ fn main() {
     for round in 1..=args.rounds {
         for (i, (server, ids)) in servers.iter().enumerate() {
             let w = client::drive(&server.url, server.pid(), args.clients, phases, ids, 50);
-            let bad = client::verify(&server.url, &w.sampled);
+            let may_forget = matches!(kinds[i].1.1, Kind::Handoff(Some("memory")));
+            let (held, mut bad) = client::verify(&server.url, &w.sampled, may_forget);
+            bad.splice(0..0, w.refund_failures.iter().cloned());
             failures += w.errors + bad.len() as u64;
             let pick = |q: f64| {
                 w.ttfb
@@ -174,7 +176,7 @@ fn main() {
                 client_busy: w.client_ticks as f64 * tick_us / 1e6 / w.seconds,
             };
             println!(
-                "round {round} {}: {} pairs, {:.0} pairs/s, {:.0} µs CPU/pair, TTFB p50 {:.2} ms p99 {:.2} ms, server core {:.0}% busy ({:.0}% of it in the kernel), load generator {:.0}% of a core; {} failed pairs, {}/{} sampled refunds checked",
+                "round {round} {}: {} pairs, {:.0} pairs/s, {:.0} µs CPU/pair, TTFB p50 {:.2} ms p99 {:.2} ms, server core {:.0}% busy ({:.0}% of it in the kernel), load generator {:.0}% of a core; {} failed pairs, {}/{} sampled refunds exactly once right after their pair, {} of them still stored after the round; {} refund check(s) failed",
                 kinds[i].1.0,
                 w.pairs,
                 r.pairs_per_s,
@@ -185,8 +187,10 @@ fn main() {
                 r.sys_share * 100.0,
                 r.client_busy * 100.0,
                 w.errors,
-                w.sampled.len() - bad.len(),
-                w.sampled.len()
+                w.sampled.len() - w.refund_failures.len(),
+                w.sampled.len(),
+                held,
+                bad.len()
             );
             if let Some(error) = w.first_error.as_deref().or(bad.first().map(String::as_str)) {
                 let short: String = error.chars().take(400).collect();

@@ -29,8 +29,11 @@ pub(crate) struct Window {
     /// Failed pairs (any time) and the first failure.
     pub(crate) errors: u64,
     pub(crate) first_error: Option<String>,
-    /// Order ids refunded by the sampled pairs, to check afterwards.
+    /// Order ids refunded by the sampled pairs; each was checked right after its pair
+    /// (failures in `refund_failures`) and is checked again after the round ([`verify`]).
     pub(crate) sampled: Vec<String>,
+    /// Sampled orders whose refund count was not exactly 1 right after their pair.
+    pub(crate) refund_failures: Vec<String>,
 }
 
 /// Where a pair's ids come from; one per server, so ids never repeat on it.
@@ -55,10 +58,13 @@ struct Tally {
     first_error: Option<String>,
     ttfb: Vec<Duration>,
     sampled: Vec<String>,
+    refund_failures: Vec<String>,
 }
 
 /// Runs `clients` threads against `url` for `warmup` then `measure`; every `sample_every`th
-/// pair's order id is kept for [`verify`].
+/// measured pair's refund is checked right after it (one `GET`, inside the window: a budgeted
+/// memory store may have forgotten it by the end of the round) and its order id kept for
+/// [`verify`].
 pub(crate) fn drive(
     url: &str,
     pid: u32,
@@ -86,6 +92,9 @@ pub(crate) fn drive(
                             tally.pairs += 1;
                             tally.ttfb.push(ttfb);
                             if n % sample_every == 0 {
+                                if let Err(failure) = refunded_once(&agent, &url, &order) {
+                                    tally.refund_failures.push(failure);
+                                }
                                 tally.sampled.push(order);
                             }
                         }
@@ -102,6 +111,7 @@ pub(crate) fn drive(
                 total.errors += tally.errors;
                 total.ttfb.append(&mut tally.ttfb);
                 total.sampled.append(&mut tally.sampled);
+                total.refund_failures.append(&mut tally.refund_failures);
                 if total.first_error.is_none() {
                     total.first_error = tally.first_error;
                 }
@@ -133,6 +143,7 @@ pub(crate) fn drive(
         errors: total.errors,
         first_error: total.first_error,
         sampled: total.sampled,
+        refund_failures: total.refund_failures,
     }
 }
 
@@ -207,23 +218,49 @@ fn finished(stream: &str, want: &str) -> Result<Value, String> {
     Ok(last["outcome"].take())
 }
 
-/// Checks each sampled order was refunded exactly once; returns the failures.
-pub(crate) fn verify(url: &str, orders: &[String]) -> Vec<String> {
-    let agent = agent();
-    orders
-        .iter()
-        .filter_map(|order| {
-            let refunds = agent
-                .get(format!("{url}/demo/orders/{order}"))
-                .call()
-                .map_err(|e| e.to_string())
-                .and_then(|r| r.into_body().read_to_string().map_err(|e| e.to_string()))
-                .and_then(|body| serde_json::from_str::<Value>(&body).map_err(|e| e.to_string()))
-                .map(|v| v["refunds"].as_u64());
-            match refunds {
-                Ok(Some(1)) => None,
-                other => Some(format!("{order}: refunds {other:?}, expected 1")),
-            }
+/// How many refunds the demo ledger counts for `order`.
+fn refunds(agent: &ureq::Agent, url: &str, order: &str) -> Result<u64, String> {
+    agent
+        .get(format!("{url}/demo/orders/{order}"))
+        .call()
+        .map_err(|e| e.to_string())
+        .and_then(|r| r.into_body().read_to_string().map_err(|e| e.to_string()))
+        .and_then(|body| serde_json::from_str::<Value>(&body).map_err(|e| e.to_string()))
+        .and_then(|v| {
+            v["refunds"]
+                .as_u64()
+                .ok_or_else(|| format!("no refund count in {v}"))
         })
-        .collect()
+        .map_err(|e| format!("{order}: {e}"))
+}
+
+/// Checks `order` was refunded exactly once.
+fn refunded_once(agent: &ureq::Agent, url: &str, order: &str) -> Result<(), String> {
+    match refunds(agent, url, order)? {
+        1 => Ok(()),
+        other => Err(format!(
+            "{order}: {other} refunds right after its pair, expected 1"
+        )),
+    }
+}
+
+/// Checks the sampled orders again after the round: none was refunded a second time since.
+/// A store that may forget (`may_forget`: the memory store's budget drops the oldest
+/// threads and ledger accounts) answers 0 for the ones it dropped; they are not counted as
+/// held. Returns (orders still held, failures).
+pub(crate) fn verify(url: &str, orders: &[String], may_forget: bool) -> (usize, Vec<String>) {
+    let agent = agent();
+    let mut held = 0;
+    let mut failures = Vec::new();
+    for order in orders {
+        match refunds(&agent, url, order) {
+            Ok(1) => held += 1,
+            Ok(0) if may_forget => {}
+            Ok(other) => failures.push(format!(
+                "{order}: {other} refunds after the round, expected 1"
+            )),
+            Err(error) => failures.push(error),
+        }
+    }
+    (held, failures)
 }
