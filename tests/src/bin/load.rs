@@ -7,16 +7,18 @@
 //! [--rounds 3]`: per round and server, `clients` threads (one keep-alive connection each)
 //! send pairs — run 1 (→ approval interrupt) then the approving resume (→ one refund) — for
 //! `warmup` seconds, then for a measured window of `seconds`. Every stream is checked
-//! (RUN_STARTED first, RUN_FINISHED with the expected outcome last); every 50th pair's order
-//! is checked afterwards to have exactly one refund. Rounds interleave the servers, so
+//! (RUN_STARTED first, RUN_FINISHED with the expected outcome last); every 50th measured
+//! pair's order is checked to have exactly one refund right after the pair (one `GET`, counted
+//! in the window) and again after the round, when the memory store may have forgotten it (its
+//! budget drops the least recently written threads and ledger accounts) but no store may show a
+//! second refund. Rounds interleave the servers, so
 //! background load hits all three alike; the table has the median of the rounds.
 //!
 //! Server CPU per pair is utime + stime from `/proc/<pid>/stat` over the window divided by
 //! the pairs completed in it; peak RSS is `VmHWM` after the last round; TTFB is from sending
-//! run 1 to its first body byte. The Node reference keeps every thread, and the demo's refund
-//! ledger keeps one record per refunded order on every Handoff store (the memory store holds its
-//! threads within `HANDOFF_MEMORY_MAX_BYTES`), so in-memory peak RSS grows with the pairs sent
-//! (longer or faster runs: more RSS). "Server core busy" is the
+//! run 1 to its first body byte. The Node reference keeps every thread, so its peak RSS grows
+//! with the pairs sent; the memory store keeps its threads and the demo's ledger accounts
+//! within `HANDOFF_MEMORY_MAX_BYTES` (16 MiB by default). "Server core busy" is the
 //! server's CPU over the window's wall time: below 100% the server waited (on the disk, on the
 //! clients, or on other processes sharing its core), and pairs/s is below what the core could
 //! do; CPU µs/pair does not depend on that. Targets are printed next to the Handoff rows; this is a
