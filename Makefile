@@ -166,7 +166,7 @@ deploy: setup
 	sam deploy --guided
 
 bench: setup
-	cargo bench -p agui-protocol --bench encode
+	cargo bench -p agui-protocol --bench encode --bench parse
 	@# Store cost per turn as a thread grows; DynamoDB measured against a local moto_server.
 	cargo build -q --release -p handoff-tests --bin history-cost
 	@moto_server -H 127.0.0.1 -p $(MOTO_PORT) > /dev/null 2>&1 & echo $$! > .moto-bench.pid; sleep 2; \

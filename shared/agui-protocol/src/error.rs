@@ -53,6 +53,11 @@ pub(crate) fn from_value_with_path<T: serde::de::DeserializeOwned>(
 pub(crate) fn from_str_with_path<T: serde::de::DeserializeOwned>(
     text: &str,
 ) -> Result<T, ProtocolError> {
+    // Tracking the path costs on every value; only a failure needs it, so well-formed text
+    // (nearly all of it) is read once without, and malformed text again with it.
+    if let Ok(value) = serde_json::from_str(text) {
+        return Ok(value);
+    }
     let mut de = serde_json::Deserializer::from_str(text);
     let result: Result<T, _> = serde_path_to_error::deserialize(&mut de);
     match result {

@@ -1,0 +1,42 @@
+//! Reading a `RunAgentInput` POST body (`lenient::parse_input`): a new run's short body and
+//! the long history a client such as CopilotKit resends on every run of a thread.
+
+use agui_protocol::lenient::parse_input;
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use serde_json::json;
+use std::hint::black_box;
+
+/// A thread's POST after `turns` turns of user text, assistant text and a tool round trip.
+fn history_body(turns: usize) -> Vec<u8> {
+    let mut messages = Vec::new();
+    for turn in 0..turns {
+        messages.push(json!({"id": format!("u{turn}"), "role": "user", "content": "Refund order A1024, please; it arrived broken."}));
+        messages.push(json!({
+            "id": format!("a{turn}"), "role": "assistant", "content": "Let me look that order up.",
+            "toolCalls": [{"id": format!("tc{turn}"), "type": "function",
+                "function": {"name": "get_order", "arguments": "{\"orderId\":\"A1024\"}"}}]
+        }));
+        messages.push(json!({"id": format!("t{turn}"), "role": "tool", "toolCallId": format!("tc{turn}"),
+            "content": "{\"orderId\":\"A1024\",\"item\":\"Wireless headphones\",\"amountCents\":12800}"}));
+    }
+    serde_json::to_vec(&json!({
+        "threadId": "thread-1", "runId": "run-9", "state": {"orders": {"A1024": {"status": "open"}}},
+        "messages": messages, "tools": [], "context": [], "forwardedProps": {}
+    }))
+    .expect("json")
+}
+
+fn parse(c: &mut Criterion) {
+    let mut group = c.benchmark_group("parse_input");
+    let new_run = br#"{"threadId":"t-1","runId":"r1","messages":[{"id":"m1","role":"user","content":"Refund order B100"}]}"#.to_vec();
+    for (name, body) in [("new run", new_run), ("20-turn history", history_body(20))] {
+        group.throughput(Throughput::Bytes(body.len() as u64));
+        group.bench_function(name, |b| {
+            b.iter(|| parse_input(black_box(&body)).expect("valid"))
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, parse);
+criterion_main!(benches);
