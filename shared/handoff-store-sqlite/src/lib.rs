@@ -104,6 +104,12 @@
 //!   ([`SqliteOptions::with_purge_expired_after`]); once a batch comes back short (nothing
 //!   more to delete), groups skip the purge for a second of their clocks. That deletion is
 //!   invisible, except to a caller whose clock lags the purging one's by more than the horizon.
+//! - **Checkpoints beside the writer.** Past 1,000 WAL frames the writer's commits nudge a
+//!   thread with a connection of its own, which copies the WAL into the database file
+//!   (`PRAGMA wal_checkpoint(PASSIVE)`) while the writer goes on committing; SQLite's
+//!   automatic checkpoint, which would stall the commit that crossed the line and every
+//!   commit queued behind it, is off on the writer. The WAL is reused once a checkpoint has
+//!   copied all of it.
 //! - **Never blocks the executor.** SQLite calls run on threads owned by the store (one writer
 //!   connection, and by default two reader connections); the async methods only queue work and
 //!   await its answer, so the store works under any executor (tokio, `futures::executor`, ...).
@@ -117,6 +123,7 @@
 //! waits for queued work to finish and closes the connections), so do both at startup or
 //! shutdown, or from a blocking context.
 
+mod checkpoint;
 mod group;
 mod open;
 mod options;
@@ -134,6 +141,7 @@ use rusqlite::Connection;
 
 pub use options::SqliteOptions;
 
+use checkpoint::Checkpointer;
 use open::{Role, migrate, open_connection, open_in_memory};
 use read::{list_keys, read_items};
 use sql::with_context;
@@ -147,6 +155,8 @@ pub const SCHEMA_VERSION: u32 = 2;
 pub struct SqliteStore {
     writer: Worker,
     readers: Option<Worker>,
+    /// Checkpoints the WAL beside the writer (none for an in-memory database).
+    _checkpointer: Option<Checkpointer>,
     path: Option<PathBuf>,
 }
 
@@ -171,6 +181,9 @@ impl SqliteStore {
         }
         let mut writer = open_connection(path, &options, Role::Writer).map_err(context)?;
         migrate(&mut writer).map_err(context)?;
+        // Its own read-write connection, with the writer's settings (`synchronous = FULL`).
+        let checkpoints = open_connection(path, &options, Role::Writer).map_err(context)?;
+        let checkpointer = Checkpointer::spawn(checkpoints, &mut writer)?;
         let readers: Vec<Connection> = (0..options.readers)
             .map(|_| open_connection(path, &options, Role::Reader))
             .collect::<Result<_, _>>()
@@ -186,6 +199,7 @@ impl SqliteStore {
                     options.purge,
                 )?)
             },
+            _checkpointer: Some(checkpointer),
             path: Some(path.to_owned()),
         })
     }
@@ -201,6 +215,7 @@ impl SqliteStore {
                 SqliteOptions::default().purge,
             )?,
             readers: None,
+            _checkpointer: None,
             path: None,
         })
     }

@@ -1,0 +1,67 @@
+//! The WAL is checkpointed beside the writer: it stays bounded however much is committed, and
+//! what it held reaches the database file.
+
+use std::path::Path;
+use std::time::Duration;
+
+use futures::executor::block_on;
+use handoff_core::{Condition, Store, Write};
+use handoff_store_sqlite::SqliteStore;
+
+const NOW: u64 = 1_700_000_000_000;
+
+fn file_len(path: &Path) -> u64 {
+    std::fs::metadata(path).map_or(0, |m| m.len())
+}
+
+/// Values of 64 KiB, unlike each other (so no page is written twice by chance).
+fn value(n: u32) -> Vec<u8> {
+    (0..64 * 1024u32)
+        .map(|i| (i.wrapping_add(n).wrapping_mul(2_654_435_761) >> 24) as u8)
+        .collect()
+}
+
+#[test]
+fn the_wal_stays_bounded_and_its_pages_reach_the_database_file() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let path = dir.path().join("store.sqlite3");
+    let wal = dir.path().join("store.sqlite3-wal");
+    let store = SqliteStore::open(&path).expect("open");
+    // 640 commits of 64 KiB: 40 MiB through a WAL that SQLite's own automatic checkpoint no
+    // longer empties (the writer's WAL hook replaced it). Without the checkpoint thread the
+    // WAL would hold all of it.
+    let commits = 640u32;
+    block_on(async {
+        for n in 0..commits {
+            let write = Write::put(format!("k{n}"), Condition::Absent, value(n), None);
+            store.commit("p", vec![write], NOW).await.expect("commit");
+        }
+    });
+    // A checkpoint is asked for past 1,000 frames of 4 KiB pages, so up to about that much
+    // may still be only in the WAL; the last checkpoint may still be running.
+    let checkpointed = u64::from(commits) * 64 * 1024 - 1_000 * 4096;
+    for _ in 0..1_500 {
+        if file_len(&path) >= checkpointed {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(
+        file_len(&path) >= checkpointed,
+        "the database file holds {} bytes, expected at least {checkpointed}",
+        file_len(&path)
+    );
+    // Reset and reused after each complete checkpoint: a few thousand frames at most.
+    assert!(
+        file_len(&wal) < 16 << 20,
+        "the WAL grew to {} bytes",
+        file_len(&wal)
+    );
+    // Every value reads back whole, from wherever it now lives.
+    let keys: Vec<String> = (0..commits).map(|n| format!("k{n}")).collect();
+    let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+    let items = block_on(store.get("p", &keys, NOW)).expect("get");
+    for (n, item) in (0..commits).zip(items) {
+        assert_eq!(item.expect("present").value, value(n), "k{n}");
+    }
+}
