@@ -95,9 +95,8 @@ impl RunContext {
     /// Applies a JSON Patch to the authoritative state and emits `STATE_DELTA`.
     /// A patch that does not apply changes nothing and emits nothing.
     pub fn patch_state(&mut self, ops: Vec<PatchOp>) -> Result<(), AgentError> {
-        let mut next = self.state.clone();
-        apply_patch(&mut next, &ops).map_err(|e| AgentError(format!("state patch failed: {e}")))?;
-        self.state = next;
+        apply_patch(&mut self.state, &ops)
+            .map_err(|e| AgentError(format!("state patch failed: {e}")))?;
         self.emit(StateDelta::new(ops));
         Ok(())
     }
