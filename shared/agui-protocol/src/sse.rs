@@ -52,6 +52,23 @@ pub fn encode_with_id_into(buf: &mut BytesMut, event: &Event, id: u64) {
     fast::frame(buf, Some(id), event);
 }
 
+impl Event {
+    /// Appends the event's compact JSON to `out`: the bytes `serde_json::to_writer(out, self)`
+    /// writes, produced without serde for the common events (stores that keep event logs
+    /// as JSON use it too).
+    ///
+    /// ```
+    /// use agui_protocol::{Event, event::TextMessageContent};
+    /// let event: Event = TextMessageContent::new("m1", "h\u{e9}\n").into();
+    /// let mut json = Vec::new();
+    /// event.write_json(&mut json);
+    /// assert_eq!(json, serde_json::to_vec(&event).unwrap());
+    /// ```
+    pub fn write_json(&self, out: &mut Vec<u8>) {
+        fast::json(out, self);
+    }
+}
+
 /// Scratch space kept below this size between frames (one huge snapshot does not pin
 /// its buffer for the life of the thread).
 const SCRATCH_KEEP: usize = 64 * 1024;

@@ -9,7 +9,9 @@ use agui_protocol::event::{
     ToolCallEnd, ToolCallResult, ToolCallStart, ToolRole,
 };
 use agui_protocol::sse::{self, SseEncoder};
-use agui_protocol::{Content, ContentPart, Event, Message, PatchOp};
+use agui_protocol::{
+    Content, ContentPart, Event, Interrupt, Message, PatchOp, RunFinishedOutcome, ToolCallId,
+};
 use bytes::BytesMut;
 use serde_json::{Map, Value, json};
 
@@ -129,6 +131,33 @@ fn every_fast_path_shape_matches_serde_json() {
     );
     let mut finished = RunFinished::new("t", "r");
     finished.result = Some(numbers());
+    let mut metadata = Map::new();
+    metadata.insert(text.clone(), numbers());
+    let mut asked = Interrupt::new(text.as_str(), text.as_str())
+        .with_message(text.as_str())
+        .with_tool_call(ToolCallId::new(text.as_str()))
+        .with_response_schema(numbers())
+        .with_expires_at("2026-12-02T06:00:00.000Z")
+        .with_metadata(metadata);
+    asked.subagent_run_id = Some("sub\n1".into());
+    let mut interrupted = RunFinished::new("t", text.as_str());
+    interrupted.outcome = Some(RunFinishedOutcome::Interrupt {
+        interrupts: vec![asked, Interrupt::new("i2", "input_required")],
+    });
+    let mut pending = RunFinished::new("t", "r");
+    pending.outcome = Some(RunFinishedOutcome::Success {
+        pending_tool_call_ids: Some(vec![ToolCallId::new(text.as_str()), ToolCallId::new("b")]),
+    });
+    let mut none_pending = RunFinished::new("t", "r");
+    none_pending.outcome = Some(RunFinishedOutcome::Success {
+        pending_tool_call_ids: Some(Vec::new()),
+    });
+    let mut cancelled = RunFinished::new("t", "r");
+    cancelled.outcome = Some(RunFinishedOutcome::Cancelled);
+    let mut with_usage = cancelled.clone();
+    with_usage.usage = Some(vec![
+        serde_json::from_value(json!({"inputTokens": 3})).unwrap(),
+    ]);
     let plain: Vec<Event> = vec![
         TextMessageContent::new(text.as_str(), text.as_str()).into(),
         TextMessageContent::new("m", "").into(),
@@ -155,6 +184,12 @@ fn every_fast_path_shape_matches_serde_json() {
         run.into(),
         RunStarted::new("t", "r").into(),
         finished.into(),
+        interrupted.into(),
+        pending.into(),
+        none_pending.into(),
+        cancelled.into(),
+        with_usage.into(),
+        RunFinished::new("t", "r").into(),
         MessagesSnapshot::new(vec![Message::user("u1", text.as_str())]).into(),
     ];
     for role in [TextRole::Developer, TextRole::System, TextRole::Assistant] {

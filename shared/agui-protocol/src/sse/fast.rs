@@ -9,7 +9,7 @@ use super::json::{Sink, object, str_body, string, uint, value};
 use crate::event::{EventBase, TextRole};
 use crate::ids::SubagentRunId;
 use crate::message::Content;
-use crate::{Event, PatchOp};
+use crate::{Event, Interrupt, PatchOp, RunFinishedOutcome};
 
 /// `[id: <id>\n]data: <json>\n\n`.
 pub(super) fn frame<S: Sink>(out: &mut S, id: Option<u64>, event: &Event) {
@@ -24,7 +24,7 @@ pub(super) fn frame<S: Sink>(out: &mut S, id: Option<u64>, event: &Event) {
 }
 
 /// The event as compact JSON.
-fn json<S: Sink>(out: &mut S, event: &Event) {
+pub(super) fn json<S: Sink>(out: &mut S, event: &Event) {
     match event {
         Event::TextMessageContent(e) => {
             out.put(b"{\"type\":\"TEXT_MESSAGE_CONTENT\",\"messageId\":\"");
@@ -143,8 +143,100 @@ fn json<S: Sink>(out: &mut S, event: &Event) {
             }
             tail(out, None, &e.base);
         }
+        Event::RunFinished(e) if e.usage.is_none() => {
+            out.put(b"{\"type\":\"RUN_FINISHED\",\"threadId\":\"");
+            str_body(out, e.thread_id.as_str());
+            out.put(b"\",\"runId\":\"");
+            str_body(out, e.run_id.as_str());
+            out.put(b"\"");
+            if let Some(result) = &e.result {
+                out.put(b",\"result\":");
+                value(out, result);
+            }
+            if let Some(outcome) = &e.outcome {
+                out.put(b",\"outcome\":");
+                run_outcome(out, outcome);
+            }
+            tail(out, None, &e.base);
+        }
         other => out.put_serde(other),
     }
+}
+
+/// `RUN_FINISHED.outcome`, tag first as serde's internally tagged enum writes it.
+fn run_outcome<S: Sink>(out: &mut S, outcome: &RunFinishedOutcome) {
+    match outcome {
+        RunFinishedOutcome::Success {
+            pending_tool_call_ids,
+        } => {
+            out.put(b"{\"type\":\"success\"");
+            if let Some(ids) = pending_tool_call_ids {
+                out.put(b",\"pendingToolCallIds\":[");
+                for (i, id) in ids.iter().enumerate() {
+                    if i > 0 {
+                        out.put(b",");
+                    }
+                    string(out, id.as_str());
+                }
+                out.put(b"]");
+            }
+            out.put(b"}");
+        }
+        RunFinishedOutcome::Interrupt { interrupts } => {
+            out.put(b"{\"type\":\"interrupt\",\"interrupts\":[");
+            for (i, interrupt) in interrupts.iter().enumerate() {
+                if i > 0 {
+                    out.put(b",");
+                }
+                interrupt_json(out, interrupt);
+            }
+            out.put(b"]}");
+        }
+        RunFinishedOutcome::Cancelled => out.put(b"{\"type\":\"cancelled\"}"),
+    }
+}
+
+fn interrupt_json<S: Sink>(out: &mut S, interrupt: &Interrupt) {
+    // Every field named: a new one stops the build until it is written here.
+    let Interrupt {
+        id,
+        reason,
+        message,
+        tool_call_id,
+        response_schema,
+        expires_at,
+        metadata,
+        subagent_run_id,
+    } = interrupt;
+    out.put(b"{\"id\":");
+    string(out, id.as_str());
+    out.put(b",\"reason\":");
+    string(out, reason);
+    if let Some(message) = message {
+        out.put(b",\"message\":");
+        string(out, message);
+    }
+    if let Some(call) = tool_call_id {
+        out.put(b",\"toolCallId\":");
+        string(out, call.as_str());
+    }
+    if let Some(schema) = response_schema {
+        out.put(b",\"responseSchema\":");
+        value(out, schema);
+    }
+    if let Some(at) = expires_at {
+        out.put(b",\"expiresAt\":");
+        string(out, at);
+    }
+    if let Some(metadata) = metadata {
+        out.put(b",\"metadata\":");
+        object(out, metadata);
+    }
+    if let Some(sub) = subagent_run_id {
+        out.put(b",\"subagentRunId\":");
+        string(out, sub.as_str());
+    }
+    out.put(b"}");
 }
 
 /// `,"subagentRunId":…`, the flattened envelope, and the closing brace.
@@ -220,7 +312,7 @@ fn patch_op<S: Sink>(out: &mut S, op: &PatchOp) {
 #[allow(dead_code)]
 fn every_field_written(event: &Event) {
     use crate::event::{
-        Custom, RunStarted, StateDelta, StateSnapshot, StepFinished, StepStarted,
+        Custom, RunFinished, RunStarted, StateDelta, StateSnapshot, StepFinished, StepStarted,
         TextMessageContent, TextMessageEnd, TextMessageStart, ToolCallArgs, ToolCallEnd,
         ToolCallResult, ToolCallStart,
     };
@@ -305,6 +397,14 @@ fn every_field_written(event: &Event) {
             protocol_version: _,
             parent_run_id: _,
             input: _,
+            base,
+        }) => base,
+        Event::RunFinished(RunFinished {
+            thread_id: _,
+            run_id: _,
+            result: _,
+            outcome: _,
+            usage: _,
             base,
         }) => base,
         _ => return,

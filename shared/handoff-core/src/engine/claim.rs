@@ -257,12 +257,7 @@ pub(crate) async fn claim(
                 records::encode(&claimed_thread),
                 Some(now + inner.config.thread_ttl_ms),
             ),
-            Write::put(
-                &run_item_key,
-                run_condition,
-                records::encode(&run),
-                run_expiry,
-            ),
+            Write::put(&run_item_key, run_condition, run.encode(), run_expiry),
         ];
         writes.extend(migrated);
         if let Some(key) = &resume {

@@ -78,7 +78,7 @@ pub(crate) async fn finish_run(
             run_id: ctx.run_id().clone(),
             status,
         }),
-        ..claimed.thread.clone()
+        ..claimed.thread.carried_over()
     };
     let (mut log, cuts) = ctx_log(ctx);
     log.push(finished.clone());
@@ -191,7 +191,7 @@ fn record_executed(ctx: &mut RunContext, claimed: &Claimed, error: &CoreError) -
             run_id: ctx.run_id().clone(),
             status: RunStatus::Errored,
         }),
-        ..claimed.thread.clone()
+        ..claimed.thread.carried_over()
     }
 }
 
@@ -296,7 +296,7 @@ async fn commit_finish(
         cuts,
     };
     let run_expiry = Some(now + inner.config.run_ttl_ms);
-    let run_bytes = records::encode(&run);
+    let run_bytes = run.encode();
     // The resume record still names this run: the thread fence below proves no other
     // claim (which would have rewritten it in the same commit) happened since ours.
     let resume = claimed.resume_key.as_ref().map(|key| {

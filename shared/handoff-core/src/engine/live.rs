@@ -60,7 +60,7 @@ pub(crate) async fn journal(
                     first: flushed as u64 + 1,
                     events: log[flushed..].to_vec(),
                 };
-                (records::encode(&batch), log.len() - flushed)
+                (batch.encode(), log.len() - flushed)
             }
         };
         let now = inner.runtime.now_ms();

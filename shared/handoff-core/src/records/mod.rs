@@ -14,9 +14,11 @@ use agui_protocol::{Event, Interrupt, Message, MessageId, RunId};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::error::CoreError;
 use crate::principal::Owner;
-use crate::store::Item;
+
+mod encoding;
+
+pub(crate) use encoding::{decode, encode};
 
 /// Key of the thread record.
 pub const THREAD_KEY: &str = "thread";
@@ -150,6 +152,36 @@ pub struct ThreadRecord {
     pub owner: Option<Owner>,
 }
 
+impl ThreadRecord {
+    /// What a finish carries over from the head it claimed: the history counters and the
+    /// owner. Status, lease, pending interrupts, state and last run are left at their
+    /// defaults for the finish to set (copying the claimed ones only to replace them was a
+    /// measurable share of a finish).
+    pub(crate) fn carried_over(&self) -> ThreadRecord {
+        // Every field named: a new one must be placed on one side or the other.
+        let ThreadRecord {
+            status: _,
+            lease: _,
+            pending: _,
+            state: _,
+            messages,
+            pages,
+            message_count,
+            last_message_id,
+            last_run: _,
+            owner,
+        } = self;
+        ThreadRecord {
+            messages: messages.clone(),
+            pages: *pages,
+            message_count: *message_count,
+            last_message_id: last_message_id.clone(),
+            owner: owner.clone(),
+            ..ThreadRecord::default()
+        }
+    }
+}
+
 /// Lifecycle of one run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -279,21 +311,6 @@ pub struct ResumeRecord {
     pub finished: Option<Box<RunRecord>>,
 }
 
-impl ResumeRecord {
-    /// The encoding of `ResumeRecord { run_id, finished: Some(run) }`, given `run`'s own
-    /// encoding: the finish has just serialized the run record, so its copy is spliced in
-    /// instead of being cloned and serialized a second time.
-    pub(crate) fn encode_finished(run_id: &RunId, run_bytes: &[u8]) -> Vec<u8> {
-        let mut bytes = Vec::with_capacity(run_bytes.len() + run_id.as_str().len() + 32);
-        bytes.extend_from_slice(b"{\"runId\":");
-        serde_json::to_writer(&mut bytes, run_id).expect("ids always serialize");
-        bytes.extend_from_slice(b",\"finished\":");
-        bytes.extend_from_slice(run_bytes);
-        bytes.push(b'}');
-        bytes
-    }
-}
-
 /// Progress of one side effect.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -330,59 +347,4 @@ pub struct StopRequest {
     pub by: String,
     /// When (Unix ms).
     pub at_ms: u64,
-}
-
-/// Serializes a record.
-pub(crate) fn encode<T: Serialize>(record: &T) -> Vec<u8> {
-    serde_json::to_vec(record).expect("records always serialize")
-}
-
-/// Deserializes a record from an item.
-pub(crate) fn decode<T: serde::de::DeserializeOwned>(item: &Item) -> Result<T, CoreError> {
-    serde_json::from_slice(&item.value)
-        .map_err(|e| CoreError::CorruptRecord(format!("{}: {e}", item.key)))
-}
-
-#[cfg(test)]
-mod tests {
-    use agui_protocol::event::{RunStarted, TextMessageContent};
-    use agui_protocol::{Event, MessageId, RunId, ThreadId};
-
-    use super::{DeltaCuts, ResumeRecord, RunRecord, RunStatus, encode};
-    use crate::principal::Owner;
-
-    #[test]
-    fn a_spliced_resume_record_is_the_one_serde_writes() {
-        let run_id = RunId::new("run-\"1\"\u{e9}");
-        let run = RunRecord {
-            input_hash: "abc".to_owned(),
-            status: RunStatus::Succeeded,
-            resume_key: Some("resume#x".to_owned()),
-            started_at_ms: 7,
-            events: vec![
-                Event::from(RunStarted::new(ThreadId::new("t"), run_id.clone())),
-                Event::from(TextMessageContent::new(MessageId::new("m"), "h\u{e9}llo\n")),
-            ],
-            snapshot_pages: Some(2),
-            requested_by: Some(Owner {
-                subject: "alice".to_owned(),
-            }),
-            cuts: vec![DeltaCuts {
-                index: 1,
-                lengths: vec![3, 4],
-                offsets_ms: vec![],
-            }],
-        };
-        let whole = ResumeRecord {
-            run_id: run_id.clone(),
-            finished: Some(Box::new(run.clone())),
-        };
-        let spliced = ResumeRecord::encode_finished(&run_id, &encode(&run));
-        assert_eq!(
-            String::from_utf8(spliced).unwrap(),
-            String::from_utf8(encode(&whole)).unwrap()
-        );
-        let decoded: ResumeRecord = serde_json::from_slice(&encode(&whole)).unwrap();
-        assert_eq!(decoded, whole);
-    }
 }

@@ -1,0 +1,211 @@
+//! Records as bytes: JSON through serde, except where a run's event log dominates the
+//! cost (run records, live batches), whose events are written by the protocol crate's
+//! serde-free writer. Every encoding here is byte-identical to serde's, so any reader
+//! (and any record written before) sees the same thing.
+
+use agui_protocol::{Event, RunId};
+use serde::Serialize;
+
+use super::{LiveBatch, ResumeRecord, RunRecord};
+use crate::error::CoreError;
+use crate::store::Item;
+
+/// Serializes a record.
+pub(crate) fn encode<T: Serialize>(record: &T) -> Vec<u8> {
+    serde_json::to_vec(record).expect("records always serialize")
+}
+
+/// Deserializes a record from an item.
+pub(crate) fn decode<T: serde::de::DeserializeOwned>(item: &Item) -> Result<T, CoreError> {
+    serde_json::from_slice(&item.value)
+        .map_err(|e| CoreError::CorruptRecord(format!("{}: {e}", item.key)))
+}
+
+/// Appends `value` as serde writes it.
+fn put<T: Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) {
+    serde_json::to_writer(out, value).expect("records always serialize");
+}
+
+/// Appends `,"events":[…]`.
+fn put_events(out: &mut Vec<u8>, events: &[Event]) {
+    out.extend_from_slice(b",\"events\":[");
+    for (i, event) in events.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        event.write_json(out);
+    }
+    out.push(b']');
+}
+
+impl RunRecord {
+    /// [`encode`] of this record, its events written without serde (most of a run
+    /// record's bytes are its events).
+    pub(crate) fn encode(&self) -> Vec<u8> {
+        // Every field named: a new one fails to compile here instead of going unwritten.
+        let RunRecord {
+            input_hash,
+            status,
+            resume_key,
+            started_at_ms,
+            events,
+            snapshot_pages,
+            requested_by,
+            cuts,
+        } = self;
+        let mut out = Vec::with_capacity(512 + 192 * events.len());
+        out.extend_from_slice(b"{\"inputHash\":");
+        put(&mut out, input_hash);
+        out.extend_from_slice(b",\"status\":");
+        put(&mut out, status);
+        if let Some(key) = resume_key {
+            out.extend_from_slice(b",\"resumeKey\":");
+            put(&mut out, key);
+        }
+        out.extend_from_slice(b",\"startedAtMs\":");
+        put(&mut out, started_at_ms);
+        put_events(&mut out, events);
+        if let Some(pages) = snapshot_pages {
+            out.extend_from_slice(b",\"snapshotPages\":");
+            put(&mut out, pages);
+        }
+        if let Some(by) = requested_by {
+            out.extend_from_slice(b",\"requestedBy\":");
+            put(&mut out, by);
+        }
+        if !cuts.is_empty() {
+            out.extend_from_slice(b",\"cuts\":");
+            put(&mut out, cuts);
+        }
+        out.push(b'}');
+        out
+    }
+}
+
+impl LiveBatch {
+    /// [`encode`] of this batch, its events written without serde.
+    pub(crate) fn encode(&self) -> Vec<u8> {
+        let LiveBatch { first, events } = self;
+        let mut out = Vec::with_capacity(32 + 192 * events.len());
+        out.extend_from_slice(b"{\"first\":");
+        put(&mut out, first);
+        put_events(&mut out, events);
+        out.push(b'}');
+        out
+    }
+}
+
+impl ResumeRecord {
+    /// The encoding of `ResumeRecord { run_id, finished: Some(run) }`, given `run`'s own
+    /// encoding: the finish has just serialized the run record, so its copy is spliced in
+    /// instead of being cloned and serialized a second time.
+    pub(crate) fn encode_finished(run_id: &RunId, run_bytes: &[u8]) -> Vec<u8> {
+        let mut bytes = Vec::with_capacity(run_bytes.len() + run_id.as_str().len() + 32);
+        bytes.extend_from_slice(b"{\"runId\":");
+        put(&mut bytes, run_id);
+        bytes.extend_from_slice(b",\"finished\":");
+        bytes.extend_from_slice(run_bytes);
+        bytes.push(b'}');
+        bytes
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use agui_protocol::bench_corpus;
+    use agui_protocol::event::{MessagesSnapshot, RunFinished, RunStarted, TextMessageContent};
+    use agui_protocol::{Event, Interrupt, MessageId, RunFinishedOutcome, RunId, ThreadId};
+    use serde_json::json;
+
+    use super::encode;
+    use crate::principal::Owner;
+    use crate::records::{DeltaCuts, LiveBatch, ResumeRecord, RunRecord, RunStatus};
+
+    fn run(events: Vec<Event>) -> RunRecord {
+        RunRecord {
+            input_hash: "abc".to_owned(),
+            status: RunStatus::Succeeded,
+            resume_key: Some("resume#x".to_owned()),
+            started_at_ms: 7,
+            events,
+            snapshot_pages: Some(2),
+            requested_by: Some(Owner {
+                subject: "alice \"a\"".to_owned(),
+            }),
+            cuts: vec![DeltaCuts {
+                index: 1,
+                lengths: vec![3, 4],
+                offsets_ms: vec![],
+            }],
+        }
+    }
+
+    fn text(run_id: &RunId) -> Vec<Event> {
+        vec![
+            Event::from(RunStarted::new(ThreadId::new("t"), run_id.clone())),
+            Event::from(TextMessageContent::new(MessageId::new("m"), "h\u{e9}llo\n")),
+        ]
+    }
+
+    #[test]
+    fn a_run_record_is_written_as_serde_writes_it() {
+        let run_id = RunId::new("run-\"1\"\u{e9}");
+        // Every kind of event the corpus holds, fast-written or not, and an interrupt.
+        let mut corpus: Vec<Event> = bench_corpus::mix(400);
+        let mut finished = RunFinished::new(ThreadId::new("t"), run_id.clone());
+        finished.outcome = Some(RunFinishedOutcome::Interrupt {
+            interrupts: vec![
+                Interrupt::new("int-1", "tool_call")
+                    .with_message("Refund?")
+                    .with_response_schema(json!({"type": "object", "required": ["approved"]})),
+            ],
+        });
+        corpus.push(MessagesSnapshot::new(Vec::new()).into());
+        corpus.push(Event::from(finished).with_timestamp(1_700_000_000_123));
+        let full = run(corpus.clone());
+        let bare = RunRecord {
+            resume_key: None,
+            snapshot_pages: None,
+            requested_by: None,
+            cuts: Vec::new(),
+            status: RunStatus::Interrupted,
+            ..run(Vec::new())
+        };
+        for record in [full, bare] {
+            let bytes = record.encode();
+            assert_eq!(
+                String::from_utf8(bytes.clone()).unwrap(),
+                String::from_utf8(encode(&record)).unwrap()
+            );
+            let decoded: RunRecord = serde_json::from_slice(&bytes).unwrap();
+            assert_eq!(decoded, record);
+        }
+        let batch = LiveBatch {
+            first: 12,
+            events: corpus,
+        };
+        assert_eq!(batch.encode(), encode(&batch));
+        let empty = LiveBatch {
+            first: 1,
+            events: Vec::new(),
+        };
+        assert_eq!(empty.encode(), encode(&empty));
+    }
+
+    #[test]
+    fn a_spliced_resume_record_is_the_one_serde_writes() {
+        let run_id = RunId::new("run-\"1\"\u{e9}");
+        let run = run(text(&run_id));
+        let whole = ResumeRecord {
+            run_id: run_id.clone(),
+            finished: Some(Box::new(run.clone())),
+        };
+        let spliced = ResumeRecord::encode_finished(&run_id, &run.encode());
+        assert_eq!(
+            String::from_utf8(spliced).unwrap(),
+            String::from_utf8(encode(&whole)).unwrap()
+        );
+        let decoded: ResumeRecord = serde_json::from_slice(&encode(&whole)).unwrap();
+        assert_eq!(decoded, whole);
+    }
+}
