@@ -37,10 +37,12 @@ pub(crate) struct Claimed {
     pub(crate) fence: u64,
     /// The thread as claimed.
     pub(crate) thread: ThreadRecord,
+    /// The validated answers; moved into the run's context when it starts.
     pub(crate) decisions: Vec<Decision>,
     pub(crate) resume_key: Option<String>,
     pub(crate) input_hash: String,
     pub(crate) started_at_ms: u64,
+    /// The state the run starts from; moved into its context when it starts.
     pub(crate) state: Value,
     /// The stored history when the claim had to read it (see `history::needs_check`).
     pub(crate) preloaded: Option<Vec<Message>>,

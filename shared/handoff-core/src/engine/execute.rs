@@ -43,9 +43,10 @@ pub(crate) fn spawn_run(
             store: inner.store.clone(),
             fence: Arc::new(Fence::new(claimed.fence)),
             effect_ttl_ms: inner.config.effect_ttl_ms,
-            state: claimed.state.clone(),
+            // Moved, not copied: the claim's copies are not read again.
+            state: std::mem::take(&mut claimed.state),
             messages: Vec::new(),
-            decisions: claimed.decisions.clone(),
+            decisions: std::mem::take(&mut claimed.decisions),
             log,
             validator: inner.validator.clone(),
             deadline_ms: options.deadline_ms,
