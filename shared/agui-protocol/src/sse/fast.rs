@@ -5,7 +5,7 @@
 //! byte-identity check against the official encoder pin. Every other event (and
 //! any shape with open extra members) goes through serde.
 
-use super::json::{Sink, object, str_body, string, uint, value};
+use super::json::{Sink, array, object, str_body, string, uint, value};
 use crate::event::{EventBase, TextRole};
 use crate::ids::SubagentRunId;
 use crate::message::Content;
@@ -43,14 +43,8 @@ pub(super) fn json<S: Sink>(out: &mut S, event: &Event) {
             tail(out, e.subagent_run_id.as_ref(), &e.base);
         }
         Event::StateDelta(e) if e.delta.iter().all(plain_op) => {
-            out.put(b"{\"type\":\"STATE_DELTA\",\"delta\":[");
-            for (i, op) in e.delta.iter().enumerate() {
-                if i > 0 {
-                    out.put(b",");
-                }
-                patch_op(out, op);
-            }
-            out.put(b"]");
+            out.put(b"{\"type\":\"STATE_DELTA\",\"delta\":");
+            array(out, &e.delta, patch_op);
             tail(out, e.subagent_run_id.as_ref(), &e.base);
         }
         Event::StateSnapshot(e) => {
@@ -171,26 +165,15 @@ fn run_outcome<S: Sink>(out: &mut S, outcome: &RunFinishedOutcome) {
         } => {
             out.put(b"{\"type\":\"success\"");
             if let Some(ids) = pending_tool_call_ids {
-                out.put(b",\"pendingToolCallIds\":[");
-                for (i, id) in ids.iter().enumerate() {
-                    if i > 0 {
-                        out.put(b",");
-                    }
-                    string(out, id.as_str());
-                }
-                out.put(b"]");
+                out.put(b",\"pendingToolCallIds\":");
+                array(out, ids, |out, id| string(out, id.as_str()));
             }
             out.put(b"}");
         }
         RunFinishedOutcome::Interrupt { interrupts } => {
-            out.put(b"{\"type\":\"interrupt\",\"interrupts\":[");
-            for (i, interrupt) in interrupts.iter().enumerate() {
-                if i > 0 {
-                    out.put(b",");
-                }
-                interrupt_json(out, interrupt);
-            }
-            out.put(b"]}");
+            out.put(b"{\"type\":\"interrupt\",\"interrupts\":");
+            array(out, interrupts, interrupt_json);
+            out.put(b"}");
         }
         RunFinishedOutcome::Cancelled => out.put(b"{\"type\":\"cancelled\"}"),
     }

@@ -214,18 +214,21 @@ pub(super) fn value<S: Sink>(out: &mut S, v: &Value) {
         Value::Bool(false) => out.put(b"false"),
         Value::Number(n) => number(out, n),
         Value::String(s) => string(out, s),
-        Value::Array(items) => {
-            out.put(b"[");
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.put(b",");
-                }
-                value(out, item);
-            }
-            out.put(b"]");
-        }
+        Value::Array(items) => array(out, items, value),
         Value::Object(map) => object(out, map),
     }
+}
+
+/// `[a,b,…]`, each item written by `write`.
+pub(super) fn array<S: Sink, T>(out: &mut S, items: &[T], mut write: impl FnMut(&mut S, &T)) {
+    out.put(b"[");
+    for (i, item) in items.iter().enumerate() {
+        if i > 0 {
+            out.put(b",");
+        }
+        write(out, item);
+    }
+    out.put(b"]");
 }
 
 /// A JSON object, keys in the map's own order (as `serde_json` writes it).
