@@ -56,11 +56,8 @@ pub(crate) async fn journal(
                 if log.len() <= flushed {
                     continue;
                 }
-                let batch = LiveBatch {
-                    first: flushed as u64 + 1,
-                    events: log[flushed..].to_vec(),
-                };
-                (batch.encode(), log.len() - flushed)
+                let bytes = LiveBatch::encode_from(flushed as u64 + 1, &log[flushed..]);
+                (bytes, log.len() - flushed)
             }
         };
         let now = inner.runtime.now_ms();
