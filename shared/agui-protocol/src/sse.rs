@@ -3,12 +3,13 @@
 
 mod fast;
 mod json;
+mod message;
 
 use std::cell::RefCell;
 
 use bytes::{Bytes, BytesMut};
 
-use crate::Event;
+use crate::{Event, Message};
 
 /// `Content-Type` of an AG-UI SSE response.
 pub const CONTENT_TYPE: &str = "text/event-stream";
@@ -66,6 +67,22 @@ impl Event {
     /// ```
     pub fn write_json(&self, out: &mut Vec<u8>) {
         fast::json(out, self);
+    }
+}
+
+impl Message {
+    /// Appends the message's compact JSON to `out`: the bytes `serde_json::to_writer(out, self)`
+    /// writes, produced without serde (for stores that keep a conversation as JSON).
+    ///
+    /// ```
+    /// use agui_protocol::Message;
+    /// let message = Message::assistant("a1", "\"done\"");
+    /// let mut json = Vec::new();
+    /// message.write_json(&mut json);
+    /// assert_eq!(json, serde_json::to_vec(&message).unwrap());
+    /// ```
+    pub fn write_json(&self, out: &mut Vec<u8>) {
+        message::message(out, self);
     }
 }
 

@@ -117,7 +117,14 @@ fn malformed_known_values_name_their_path() {
         br#"{"threadId":"t","runId":"r","messages":[{"id":"m","role":"user","content":5}]}"#,
     )
     .unwrap_err();
+    assert_eq!(err.path(), Some("messages[0].content"), "{err}");
+    // A member before `role` is read only once the role is known: named by its message.
+    let err = parse_input(
+        br#"{"threadId":"t","runId":"r","messages":[{"content":5,"id":"m","role":"user"}]}"#,
+    )
+    .unwrap_err();
     assert_eq!(err.path(), Some("messages[0]"), "{err}");
+    assert!(err.to_string().contains("content parts"), "{err}");
     let err = parse_input(br#"{"threadId":"t","runId":"r","messages":[],"resume":[{"interruptId":"i","status":"approved"}]}"#).unwrap_err();
     assert!(
         err.path().is_some_and(|p| p.starts_with("resume[0]")),

@@ -227,6 +227,90 @@ fn every_fast_path_shape_matches_serde_json() {
     assert_identical(&enveloped);
 }
 
+/// Every role with every optional field set, and with none.
+fn every_message_shape() -> Vec<Message> {
+    let text = every_control_char();
+    let metadata = || Some(numbers().as_object().unwrap().clone());
+    let all = json!({
+        "name": text, "encryptedValue": text, "metadata": numbers(), "subagentRunId": text,
+    });
+    let with = |mut base: Value| -> Message {
+        base.as_object_mut()
+            .unwrap()
+            .extend(all.as_object().unwrap().clone());
+        serde_json::from_value(base).unwrap()
+    };
+    let call = |id: &str| json!({"id": id, "type": "function", "function": {"name": text, "arguments": "{\"a\":[1]}"}});
+    let mut call_all = call("c2");
+    call_all["encryptedValue"] = json!(text);
+    call_all["metadata"] = numbers();
+    let parts = json!([
+        {"type": "text", "text": text},
+        {"type": "image", "source": {"type": "url", "value": "https://x/y.png"}, "id": "p"},
+    ]);
+    let mut messages = vec![
+        Message::user("u", text.as_str()),
+        Message::assistant("a", text.as_str()),
+        serde_json::from_value(json!({"role": "assistant", "id": "a0"})).unwrap(),
+        with(json!({"role": "user", "id": text, "content": parts})),
+        with(
+            json!({"role": "assistant", "id": "a", "content": text, "toolCalls": [call("c1"), call_all]}),
+        ),
+        with(json!({"role": "assistant", "id": "a", "toolCalls": []})),
+        with(json!({"role": "developer", "id": "d", "content": text})),
+        with(json!({"role": "system", "id": "s", "content": ""})),
+        with(
+            json!({"role": "tool", "id": "t", "content": text, "toolCallId": "c1", "error": text}),
+        ),
+        with(json!({"role": "tool", "id": "t", "content": parts, "toolCallId": "c1"})),
+        with(json!({"role": "activity", "id": "p", "activityType": text, "content": numbers()})),
+        with(json!({"role": "reasoning", "id": "r", "content": text})),
+    ];
+    for role in ["developer", "system", "reasoning"] {
+        messages.push(
+            serde_json::from_value(json!({"role": role, "id": "x", "content": "c"})).unwrap(),
+        );
+    }
+    messages.push(
+        serde_json::from_value(
+            json!({"role": "tool", "id": "t", "content": "c", "toolCallId": "c"}),
+        )
+        .unwrap(),
+    );
+    messages.push(
+        serde_json::from_value(
+            json!({"role": "activity", "id": "p", "activityType": "a", "content": {}}),
+        )
+        .unwrap(),
+    );
+    if let Message::User(user) = &mut messages[0] {
+        user.metadata = metadata();
+    }
+    messages
+}
+
+#[test]
+fn every_message_shape_matches_serde_json() {
+    let messages = every_message_shape();
+    for (i, message) in messages.iter().enumerate() {
+        let mut ours = Vec::new();
+        message.write_json(&mut ours);
+        assert_eq!(
+            String::from_utf8_lossy(&ours),
+            String::from_utf8_lossy(&serde_json::to_vec(message).unwrap()),
+            "message #{i}"
+        );
+    }
+    let snapshot: Event = MessagesSnapshot::new(messages).into();
+    let empty: Event = MessagesSnapshot::new(Vec::new()).into();
+    assert_identical(&[
+        snapshot.clone(),
+        empty.clone(),
+        envelope(snapshot),
+        envelope(empty),
+    ]);
+}
+
 #[test]
 fn large_frames_do_not_pin_the_scratch_buffer() {
     let big = StateSnapshot::new(json!({"blob": "x".repeat(200_000)})).into();

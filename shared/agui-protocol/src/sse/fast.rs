@@ -6,6 +6,7 @@
 //! any shape with open extra members) goes through serde.
 
 use super::json::{Sink, array, object, str_body, string, uint, value};
+use super::message::message;
 use crate::event::{EventBase, TextRole};
 use crate::ids::SubagentRunId;
 use crate::message::Content;
@@ -151,6 +152,11 @@ pub(super) fn json<S: Sink>(out: &mut S, event: &Event) {
                 out.put(b",\"outcome\":");
                 run_outcome(out, outcome);
             }
+            tail(out, None, &e.base);
+        }
+        Event::MessagesSnapshot(e) => {
+            out.put(b"{\"type\":\"MESSAGES_SNAPSHOT\",\"messages\":");
+            array(out, &e.messages, message);
             tail(out, None, &e.base);
         }
         other => out.put_serde(other),

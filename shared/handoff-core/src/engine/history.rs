@@ -136,7 +136,7 @@ pub(crate) fn append(
     Some(Write::put(
         key,
         Condition::Absent,
-        records::encode(&page),
+        page.encode(),
         Some(now + inner.config.history_ttl_ms),
     ))
 }

@@ -6,7 +6,7 @@
 use agui_protocol::{Event, RunId};
 use serde::Serialize;
 
-use super::{LiveBatch, ResumeRecord, RunRecord};
+use super::{HistoryPage, LiveBatch, ResumeRecord, RunRecord};
 use crate::error::CoreError;
 use crate::store::Item;
 
@@ -82,6 +82,35 @@ impl RunRecord {
     }
 }
 
+impl HistoryPage {
+    /// [`encode`] of this page, its messages written without serde.
+    pub(crate) fn encode(&self) -> Vec<u8> {
+        // Every field named: a new one fails to compile here instead of going unwritten.
+        let HistoryPage {
+            run_id,
+            messages,
+            answers,
+        } = self;
+        let mut out = Vec::with_capacity(64 + 256 * messages.len());
+        out.extend_from_slice(b"{\"runId\":");
+        put(&mut out, run_id);
+        out.extend_from_slice(b",\"messages\":[");
+        for (i, message) in messages.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            message.write_json(&mut out);
+        }
+        out.push(b']');
+        if !answers.is_empty() {
+            out.extend_from_slice(b",\"answers\":");
+            put(&mut out, answers);
+        }
+        out.push(b'}');
+        out
+    }
+}
+
 impl LiveBatch {
     /// [`encode`] of `LiveBatch { first, events }`, written from the run's log as it stands
     /// (no copy of the events to build the batch first), its events written without serde.
@@ -119,7 +148,9 @@ mod tests {
 
     use super::encode;
     use crate::principal::Owner;
-    use crate::records::{DeltaCuts, LiveBatch, ResumeRecord, RunRecord, RunStatus};
+    use crate::records::{
+        AnswerAudit, DeltaCuts, HistoryPage, LiveBatch, ResumeRecord, RunRecord, RunStatus,
+    };
 
     fn run(events: Vec<Event>) -> RunRecord {
         RunRecord {
@@ -201,5 +232,39 @@ mod tests {
         );
         let decoded: ResumeRecord = serde_json::from_slice(&encode(&whole)).unwrap();
         assert_eq!(decoded, whole);
+    }
+
+    #[test]
+    fn a_history_page_is_written_as_serde_writes_it() {
+        let messages: Vec<agui_protocol::Message> = serde_json::from_value(json!([
+            {"role": "user", "id": "u\"1", "content": "refund B7 \u{e9}\n"},
+            {"role": "assistant", "id": "a", "toolCalls": [{"id": "c", "type": "function",
+                "function": {"name": "get_order", "arguments": "{\"orderId\":\"B7\"}"}}]},
+            {"role": "tool", "id": "t", "content": [{"type": "text", "text": "x"}], "toolCallId": "c"},
+            {"role": "assistant", "id": "b", "content": "done", "metadata": {"k": [1.5, null]}},
+        ]))
+        .unwrap();
+        let answers = vec![AnswerAudit {
+            interrupt_id: "int-1".to_owned(),
+            status: agui_protocol::ResumeStatus::Resolved,
+            approved: Some(true),
+            by: "alice".to_owned(),
+            run_id: RunId::new("r2"),
+            at_ms: 9,
+        }];
+        for (messages, answers) in [(messages, answers), (Vec::new(), Vec::new())] {
+            let page = HistoryPage {
+                run_id: RunId::new("r\u{e9}"),
+                messages,
+                answers,
+            };
+            let bytes = page.encode();
+            assert_eq!(
+                String::from_utf8(bytes.clone()).unwrap(),
+                String::from_utf8(encode(&page)).unwrap()
+            );
+            let decoded: HistoryPage = serde_json::from_slice(&bytes).unwrap();
+            assert_eq!(decoded, page);
+        }
     }
 }

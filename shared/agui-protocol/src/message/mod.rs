@@ -5,11 +5,16 @@ use serde_json::{Map, Value};
 
 use crate::ids::{MessageId, SubagentRunId, ToolCallId};
 
+mod de;
+
 /// Free-form metadata object. Never `null` on the wire; the `"ag-ui"` key is reserved.
 pub type Metadata = Map<String, Value>;
 
 /// One message of the conversation history (`MESSAGES_SNAPSHOT`, `RunAgentInput.messages`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+///
+/// Read without buffering the object when `role` comes first, as in everything Handoff
+/// writes (see `de.rs`); the members before a later `role` are the only ones held aside.
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "role", rename_all = "lowercase")]
 #[non_exhaustive]
 pub enum Message {
@@ -279,7 +284,7 @@ pub struct FunctionCall {
 }
 
 /// Message content: a string or a list of parts.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum Content {
     /// Plain text.
