@@ -26,24 +26,16 @@ pub(crate) fn resume_hash(thread_id: &str, entries: &[ResumeEntry]) -> String {
     sha256_of_json(&canonical)
 }
 
-/// The hex SHA-256 of `value`'s compact JSON, serialized straight into the hasher.
+/// The hex SHA-256 of `value`'s compact JSON.
 fn sha256_of_json(value: &impl Serialize) -> String {
-    let mut hasher = HashWriter(Sha256::new());
-    // Writing into a hasher cannot fail, and a `Value` always serializes.
-    let _ = serde_json::to_writer(&mut hasher, value);
-    hex::encode(hasher.0.finalize())
-}
-
-struct HashWriter(Sha256);
-
-impl std::io::Write for HashWriter {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0.update(bytes);
-        Ok(bytes.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
+    // Serialized whole, then hashed in one call: fed straight into the hasher, serde's
+    // many small writes (a quote, a colon) each paid the hasher's buffering.
+    let json = serde_json::to_vec(value).unwrap_or_default();
+    let digest = Sha256::digest(&json);
+    let mut hex = [0u8; 64];
+    // 64 bytes for 32: the length always fits, and hex digits are ASCII.
+    let _ = hex::encode_to_slice(digest, &mut hex);
+    String::from_utf8_lossy(&hex).into_owned()
 }
 
 #[cfg(test)]
@@ -62,5 +54,32 @@ mod tests {
             .map(|b| format!("{b:02x}"))
             .collect();
         assert_eq!(sha256_of_json(&value), expected);
+    }
+}
+
+#[cfg(test)]
+mod stability {
+    use agui_protocol::lenient::parse_input;
+
+    use super::{input_hash, resume_hash};
+
+    /// Stored idempotency records hold these hashes: a retry after an upgrade must hash its
+    /// body to the same value, so the canonical form may not drift.
+    #[test]
+    fn hashes_of_a_fixed_input_do_not_change() {
+        let input = parse_input(
+            br#"{"threadId":"t1","runId":"r2","protocolVersion":"1.0","state":{"b":1,"a":[true,null]},
+                "messages":[{"id":"m1","role":"user","content":"Refund order B7 \u00e9"}],
+                "resume":[{"interruptId":"int-1","status":"resolved","payload":{"approved":true}}]}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            input_hash(&input),
+            "b0336b66c713f4f83abf069630ec1c95b75d39f482baf4486c85b17297cc74dc"
+        );
+        assert_eq!(
+            resume_hash("t1", input.resume_entries()),
+            "3644dfa2617d78fff9e27a2fccb34bec18cad0147316ec3ad6ec671137033fc6"
+        );
     }
 }

@@ -81,7 +81,7 @@ mod compiled {
     /// of validators inside one unlucky request.)
     pub(super) const LIMIT: usize = 256;
 
-    type Cache = Mutex<HashMap<String, Arc<jsonschema::Validator>>>;
+    type Cache = Mutex<HashMap<Vec<u8>, Arc<jsonschema::Validator>>>;
 
     static CACHE: OnceLock<Cache> = OnceLock::new();
 
@@ -95,7 +95,9 @@ mod compiled {
 
     pub(super) fn validator(schema: &Value) -> Result<Arc<jsonschema::Validator>, SchemaFailure> {
         let cache = CACHE.get_or_init(Cache::default);
-        let key = schema.to_string();
+        // The schema's compact JSON (written by serde_json into a `Vec`, several times faster
+        // than through `Display`).
+        let key = serde_json::to_vec(schema).unwrap_or_default();
         // A panic elsewhere cannot leave the map half-written: every change is one call.
         let lock = || cache.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(found) = lock().get(&key) {
