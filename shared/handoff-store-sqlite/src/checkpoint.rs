@@ -1,4 +1,4 @@
-//! Checkpoints on a thread of their own, so the writer never stops to copy the WAL into the
+//! Checkpoints on a thread of their own, so the writer rarely stops to copy the WAL into the
 //! database file.
 //!
 //! SQLite's automatic checkpoint runs inside the `COMMIT` that takes the WAL past 1,000
@@ -6,11 +6,20 @@
 //! copied and the database file is synced. Here the writer's WAL hook only nudges a thread
 //! with its own connection, which runs the same `PASSIVE` checkpoint (copy what no reader
 //! still needs, never wait on a lock) while the writer goes on committing.
+//!
+//! A WAL is started over only by a writer that begins while every frame has been copied and no
+//! reader is still reading one. Under steady load that never happens: the writer begins its
+//! next group at once, while the thread is still copying the last one, so the WAL grew by
+//! every commit (150 MB in 6 s of the load benchmark) and each checkpoint re-sorted its
+//! index. So past [`RESTART_FRAMES`] the writer, between two groups (after answering the
+//! first), runs a `RESTART` checkpoint itself: it copies the few frames the thread has not,
+//! waits briefly for readers to move on, and its next group starts the WAL over.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::thread;
+use std::time::Duration;
 
 use handoff_core::store::StoreError;
 use rusqlite::Connection;
@@ -20,6 +29,17 @@ use crate::sql::sql_err;
 /// WAL frames after which the writer asks for a checkpoint: SQLite's own default for its
 /// automatic checkpoint.
 pub(crate) const CHECKPOINT_FRAMES: i32 = 1_000;
+
+/// Past the first checkpoint, the writer asks again once this many more frames were written
+/// (not after every commit: each checkpoint sorts the WAL's whole index).
+const CHECKPOINT_STEP: i32 = 256;
+
+/// WAL frames (of 4 KiB pages: 16 MiB) past which the writer restarts the WAL itself.
+pub(crate) const RESTART_FRAMES: i32 = 4 * CHECKPOINT_FRAMES;
+
+/// The longest a restart waits for the checkpoint thread or a reader (then the writer goes on,
+/// and tries again after its next group).
+const RESTART_WAIT: Duration = Duration::from_millis(50);
 
 enum Message {
     Checkpoint,
@@ -36,7 +56,12 @@ impl Checkpointer {
     /// Starts the thread on `conn` (a read-write connection with the writer's `synchronous`
     /// setting: a checkpoint syncs the database file before the WAL may be reused) and makes
     /// `writer`'s commits nudge it, which turns SQLite's automatic checkpoint off on `writer`.
-    pub(crate) fn spawn(conn: Connection, writer: &mut Connection) -> Result<Self, StoreError> {
+    /// The writer's thread runs the returned [`Restart`] after each group.
+    pub(crate) fn spawn(
+        conn: Connection,
+        writer: &mut Connection,
+        busy_timeout: Duration,
+    ) -> Result<(Self, Restart), StoreError> {
         let (messages, inbox) = mpsc::channel();
         let pending = Arc::new(AtomicBool::new(false));
         let thread = thread::Builder::new()
@@ -47,19 +72,64 @@ impl Checkpointer {
             })
             .map_err(|e| StoreError::Backend(format!("cannot start a sqlite thread: {e}")))?;
         let nudge = Nudge { messages, pending };
+        let restart = Restart {
+            wanted: Arc::new(AtomicBool::new(false)),
+            busy_timeout,
+        };
         let hook = nudge.clone();
+        let wanted = Arc::clone(&restart.wanted);
+        // The WAL's length when the thread was last nudged (0: not since it started over).
+        let mut nudged_at = 0;
         writer
             .wal_hook(Some(move |_: &mut rusqlite::hooks::Wal, frames: i32| {
-                if frames >= CHECKPOINT_FRAMES {
+                if frames < nudged_at {
+                    nudged_at = 0;
+                }
+                if frames >= CHECKPOINT_FRAMES
+                    && (nudged_at == 0 || frames >= nudged_at + CHECKPOINT_STEP)
+                {
+                    nudged_at = frames;
                     hook.send();
+                }
+                if frames >= RESTART_FRAMES {
+                    wanted.store(true, Ordering::Release);
                 }
                 Ok(())
             }))
             .map_err(sql_err)?;
-        Ok(Self {
-            nudge,
-            thread: Some(thread),
-        })
+        Ok((
+            Self {
+                nudge,
+                thread: Some(thread),
+            },
+            restart,
+        ))
+    }
+}
+
+/// What the writer's thread runs between groups: a `RESTART` checkpoint once the WAL is past
+/// [`RESTART_FRAMES`].
+#[derive(Debug, Clone)]
+pub(crate) struct Restart {
+    wanted: Arc<AtomicBool>,
+    /// The connection's own busy timeout, put back after the restart's shorter one.
+    busy_timeout: Duration,
+}
+
+impl Restart {
+    /// Runs the restart on the writer's `conn` if the WAL is past the limit. A restart that
+    /// cannot finish in [`RESTART_WAIT`] has still copied what it could; the next commit
+    /// past the limit asks again.
+    pub(crate) fn run_if_due(&self, conn: &Connection) {
+        if !self.wanted.swap(false, Ordering::AcqRel) {
+            return;
+        }
+        if conn.busy_timeout(RESTART_WAIT).is_ok() {
+            let _ = conn
+                .prepare_cached("PRAGMA wal_checkpoint(RESTART)")
+                .and_then(|mut restart| restart.query_row([], |_| Ok(())));
+        }
+        let _ = conn.busy_timeout(self.busy_timeout);
     }
 }
 

@@ -104,12 +104,14 @@
 //!   ([`SqliteOptions::with_purge_expired_after`]); once a batch comes back short (nothing
 //!   more to delete), groups skip the purge for a second of their clocks. That deletion is
 //!   invisible, except to a caller whose clock lags the purging one's by more than the horizon.
-//! - **Checkpoints beside the writer.** Past 1,000 WAL frames the writer's commits nudge a
+//! - **Checkpoints beside the writer.** Past 1,000 WAL frames, and every 256 after, commits nudge a
 //!   thread with a connection of its own, which copies the WAL into the database file
 //!   (`PRAGMA wal_checkpoint(PASSIVE)`) while the writer goes on committing; SQLite's
 //!   automatic checkpoint, which would stall the commit that crossed the line and every
-//!   commit queued behind it, is off on the writer. The WAL is reused once a checkpoint has
-//!   copied all of it.
+//!   commit queued behind it, is off on the writer. Past 4,000 frames (16 MiB) the writer,
+//!   between two groups, runs a `RESTART` checkpoint itself (copying what the thread has not,
+//!   waiting at most 50 ms for readers to move on), so the WAL starts over even under steady
+//!   load, when no moment finds it both fully copied and unread.
 //! - **Never blocks the executor.** SQLite calls run on threads owned by the store (one writer
 //!   connection, and by default two reader connections); the async methods only queue work and
 //!   await its answer, so the store works under any executor (tokio, `futures::executor`, ...).
@@ -183,13 +185,19 @@ impl SqliteStore {
         migrate(&mut writer).map_err(context)?;
         // Its own read-write connection, with the writer's settings (`synchronous = FULL`).
         let checkpoints = open_connection(path, &options, Role::Writer).map_err(context)?;
-        let checkpointer = Checkpointer::spawn(checkpoints, &mut writer)?;
+        let (checkpointer, restart) =
+            Checkpointer::spawn(checkpoints, &mut writer, options.busy_timeout)?;
         let readers: Vec<Connection> = (0..options.readers)
             .map(|_| open_connection(path, &options, Role::Reader))
             .collect::<Result<_, _>>()
             .map_err(context)?;
         Ok(Self {
-            writer: Worker::spawn("handoff-sqlite-writer", vec![writer], options.purge)?,
+            writer: Worker::spawn(
+                "handoff-sqlite-writer",
+                vec![writer],
+                options.purge,
+                Some(restart),
+            )?,
             readers: if readers.is_empty() {
                 None
             } else {
@@ -197,6 +205,7 @@ impl SqliteStore {
                     "handoff-sqlite-reader",
                     readers,
                     options.purge,
+                    None,
                 )?)
             },
             _checkpointer: Some(checkpointer),
@@ -213,6 +222,7 @@ impl SqliteStore {
                 "handoff-sqlite-memory",
                 vec![conn],
                 SqliteOptions::default().purge,
+                None,
             )?,
             readers: None,
             _checkpointer: None,

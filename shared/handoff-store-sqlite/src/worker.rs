@@ -8,6 +8,7 @@ use futures::channel::oneshot;
 use handoff_core::store::StoreError;
 use rusqlite::Connection;
 
+use crate::checkpoint::Restart;
 use crate::group::{MAX_GROUP, apply_group};
 use crate::options::Purge;
 use crate::write::{Commit, Purger};
@@ -34,6 +35,7 @@ impl Worker {
         name: &str,
         connections: Vec<Connection>,
         purge: Purge,
+        restart: Option<Restart>,
     ) -> Result<Self, StoreError> {
         let (queue, jobs) = mpsc::channel::<Job>();
         let jobs = Arc::new(Mutex::new(jobs));
@@ -43,9 +45,10 @@ impl Worker {
         };
         for (n, conn) in connections.into_iter().enumerate() {
             let jobs = Arc::clone(&jobs);
+            let restart = restart.clone();
             let thread = thread::Builder::new()
                 .name(format!("{name}-{n}"))
-                .spawn(move || serve(conn, &jobs, purge))
+                .spawn(move || serve(conn, &jobs, purge, restart.as_ref()))
                 .map_err(|e| StoreError::Backend(format!("cannot start a sqlite thread: {e}")))?;
             worker.threads.push(thread);
         }
@@ -93,7 +96,12 @@ fn stopped() -> StoreError {
 
 /// One thread's loop: takes the next job; a commit takes with it every commit queued right
 /// behind it (up to [`MAX_GROUP`]), and they run as one group.
-fn serve(mut conn: Connection, jobs: &Mutex<mpsc::Receiver<Job>>, purge: Purge) {
+fn serve(
+    mut conn: Connection,
+    jobs: &Mutex<mpsc::Receiver<Job>>,
+    purge: Purge,
+    restart: Option<&Restart>,
+) {
     let mut purger = Purger::new(purge);
     let lock = || jobs.lock().unwrap_or_else(PoisonError::into_inner);
     // A job taken while gathering a group, to run right after it (queue order is kept).
@@ -125,6 +133,10 @@ fn serve(mut conn: Connection, jobs: &Mutex<mpsc::Receiver<Job>>, purge: Purge) 
                 for (answer, outcome) in answers.into_iter().zip(outcomes) {
                     // The caller may have stopped waiting.
                     let _ = answer.send(outcome);
+                }
+                // After the answers: the group's commits do not wait for it.
+                if let Some(restart) = restart {
+                    restart.run_if_due(&conn);
                 }
             }
         }
