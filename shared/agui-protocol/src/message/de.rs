@@ -18,7 +18,7 @@ use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
 use super::{
-    ActivityMessage, AssistantMessage, Content, ContentPart, Message, ReasoningMessage,
+    ActivityMessage, AssistantMessage, Content, ContentPart, Message, ROLES, ReasoningMessage,
     TextOnlyMessage, ToolMessage, UserMessage,
 };
 
@@ -32,16 +32,6 @@ enum Role {
     Activity,
     Reasoning,
 }
-
-const ROLES: &[&str] = &[
-    "developer",
-    "system",
-    "assistant",
-    "user",
-    "tool",
-    "activity",
-    "reasoning",
-];
 
 impl<'de> Deserialize<'de> for Role {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
@@ -67,7 +57,7 @@ impl<'de> Visitor<'de> for RoleVisitor {
             "tool" => Role::Tool,
             "activity" => Role::Activity,
             "reasoning" => Role::Reasoning,
-            other => return Err(de::Error::unknown_variant(other, ROLES)),
+            other => return Err(de::Error::unknown_variant(other, &ROLES)),
         })
     }
 }

@@ -10,6 +10,17 @@ mod de;
 /// Free-form metadata object. Never `null` on the wire; the `"ag-ui"` key is reserved.
 pub type Metadata = Map<String, Value>;
 
+/// Every `role` on the wire, in declaration order.
+pub(crate) const ROLES: [&str; 7] = [
+    "developer",
+    "system",
+    "assistant",
+    "user",
+    "tool",
+    "activity",
+    "reasoning",
+];
+
 /// One message of the conversation history (`MESSAGES_SNAPSHOT`, `RunAgentInput.messages`).
 ///
 /// Read without buffering the object when `role` comes first, as in everything Handoff

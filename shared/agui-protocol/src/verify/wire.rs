@@ -13,6 +13,7 @@ use serde_json::{Map, Value};
 use super::state::MAX_SAFE_INTEGER;
 use super::{Mode, Violation};
 use crate::lenient::EventReader;
+use crate::message::ROLES;
 use crate::{Event, EventType, PROTOCOL_VERSION, ProtocolError};
 
 const THINKING: [&str; 5] = [
@@ -25,15 +26,6 @@ const THINKING: [&str; 5] = [
 const PART_TYPES: [&str; 5] = ["text", "image", "audio", "video", "document"];
 const SOURCE_TYPES: [&str; 3] = ["data", "url", "file"];
 const PATCH_OPS: [&str; 6] = ["add", "remove", "replace", "move", "copy", "test"];
-const ROLES: [&str; 7] = [
-    "developer",
-    "system",
-    "assistant",
-    "user",
-    "tool",
-    "activity",
-    "reasoning",
-];
 
 /// Checks frames one at a time (keeps the `THINKING_*` translation state).
 #[derive(Debug)]
