@@ -5,7 +5,7 @@
 //! byte-identity check against the official encoder pin. Every other event (and
 //! any shape with open extra members) goes through serde.
 
-use super::json::{Sink, array, object, str_body, string, uint, value};
+use super::json::{Sink, array, optional_object, optional_string, str_body, string, uint, value};
 use super::message::message;
 use crate::event::{EventBase, TextRole};
 use crate::ids::SubagentRunId;
@@ -61,10 +61,7 @@ pub(super) fn json<S: Sink>(out: &mut S, event: &Event) {
                 out.put(b",\"role\":");
                 out.put(text_role(role));
             }
-            if let Some(name) = &e.name {
-                out.put(b",\"name\":");
-                string(out, name);
-            }
+            optional_string(out, b",\"name\":", e.name.as_deref());
             tail(out, e.subagent_run_id.as_ref(), &e.base);
         }
         Event::TextMessageEnd(e) => {
@@ -79,10 +76,11 @@ pub(super) fn json<S: Sink>(out: &mut S, event: &Event) {
             out.put(b"\",\"toolCallName\":\"");
             str_body(out, &e.tool_call_name);
             out.put(b"\"");
-            if let Some(parent) = &e.parent_message_id {
-                out.put(b",\"parentMessageId\":");
-                string(out, parent.as_str());
-            }
+            optional_string(
+                out,
+                b",\"parentMessageId\":",
+                e.parent_message_id.as_ref().map(|p| p.as_str()),
+            );
             tail(out, e.subagent_run_id.as_ref(), &e.base);
         }
         Event::ToolCallEnd(e) => {
@@ -201,40 +199,34 @@ fn interrupt_json<S: Sink>(out: &mut S, interrupt: &Interrupt) {
     string(out, id.as_str());
     out.put(b",\"reason\":");
     string(out, reason);
-    if let Some(message) = message {
-        out.put(b",\"message\":");
-        string(out, message);
-    }
-    if let Some(call) = tool_call_id {
-        out.put(b",\"toolCallId\":");
-        string(out, call.as_str());
-    }
+    optional_string(out, b",\"message\":", message.as_deref());
+    optional_string(
+        out,
+        b",\"toolCallId\":",
+        tool_call_id.as_ref().map(|c| c.as_str()),
+    );
     if let Some(schema) = response_schema {
         out.put(b",\"responseSchema\":");
         value(out, schema);
     }
-    if let Some(at) = expires_at {
-        out.put(b",\"expiresAt\":");
-        string(out, at);
-    }
-    if let Some(metadata) = metadata {
-        out.put(b",\"metadata\":");
-        object(out, metadata);
-    }
-    if let Some(sub) = subagent_run_id {
-        out.put(b",\"subagentRunId\":");
-        string(out, sub.as_str());
-    }
+    optional_string(out, b",\"expiresAt\":", expires_at.as_deref());
+    optional_object(out, b",\"metadata\":", metadata.as_ref());
+    optional_string(
+        out,
+        b",\"subagentRunId\":",
+        subagent_run_id.as_ref().map(SubagentRunId::as_str),
+    );
     out.put(b"}");
 }
 
 /// `,"subagentRunId":…`, the flattened envelope, and the closing brace.
 #[inline]
 fn tail<S: Sink>(out: &mut S, subagent: Option<&SubagentRunId>, base: &EventBase) {
-    if let Some(id) = subagent {
-        out.put(b",\"subagentRunId\":");
-        string(out, id.as_str());
-    }
+    optional_string(
+        out,
+        b",\"subagentRunId\":",
+        subagent.map(SubagentRunId::as_str),
+    );
     if let Some(ts) = base.timestamp {
         out.put(b",\"timestamp\":");
         uint(out, ts);
@@ -243,10 +235,7 @@ fn tail<S: Sink>(out: &mut S, subagent: Option<&SubagentRunId>, base: &EventBase
         out.put(b",\"rawEvent\":");
         value(out, raw);
     }
-    if let Some(metadata) = &base.metadata {
-        out.put(b",\"metadata\":");
-        object(out, metadata);
-    }
+    optional_object(out, b",\"metadata\":", base.metadata.as_ref());
     out.put(b"}");
 }
 

@@ -158,6 +158,25 @@ pub(super) fn string<S: Sink>(out: &mut S, s: &str) {
     out.put(b"\"");
 }
 
+/// `<key>"<text>"` when `text` is set (`key` is `,"name":`); nothing otherwise, as serde skips
+/// a `None`.
+#[inline]
+pub(super) fn optional_string<S: Sink>(out: &mut S, key: &[u8], text: Option<&str>) {
+    if let Some(text) = text {
+        out.put(key);
+        string(out, text);
+    }
+}
+
+/// `<key>{…}` when `map` is set; nothing otherwise.
+#[inline]
+pub(super) fn optional_object<S: Sink>(out: &mut S, key: &[u8], map: Option<&Map<String, Value>>) {
+    if let Some(map) = map {
+        out.put(key);
+        object(out, map);
+    }
+}
+
 /// "00" to "99", for two digits per division.
 static DIGIT_PAIRS: [u8; 200] = {
     let mut table = [0u8; 200];

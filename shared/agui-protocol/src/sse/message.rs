@@ -3,7 +3,7 @@
 //! enum writes it, then each variant's fields in declaration order, `None`s skipped.
 //! Multimodal content parts, which are rare, go through serde.
 
-use super::json::{Sink, array, object, string};
+use super::json::{Sink, array, object, optional_object, optional_string, string};
 use crate::ids::SubagentRunId;
 use crate::message::{
     ActivityMessage, AssistantMessage, Content, FunctionCall, FunctionKind, Message, Metadata,
@@ -14,8 +14,7 @@ use crate::message::{
 pub(super) fn message<S: Sink>(out: &mut S, message: &Message) {
     // Every field named: a new one stops the build until it is written here.
     match message {
-        Message::Developer(m) => text_only(out, "developer", m),
-        Message::System(m) => text_only(out, "system", m),
+        Message::Developer(m) | Message::System(m) => text_only(out, message.role(), m),
         Message::Assistant(AssistantMessage {
             id,
             content,
@@ -25,13 +24,13 @@ pub(super) fn message<S: Sink>(out: &mut S, message: &Message) {
             metadata,
             subagent_run_id,
         }) => {
-            head(out, "assistant", id.as_str());
-            optional(out, ",\"content\":", content.as_deref());
+            head(out, message.role(), id.as_str());
+            optional_string(out, b",\"content\":", content.as_deref());
             if let Some(calls) = tool_calls {
                 out.put(b",\"toolCalls\":");
                 array(out, calls, tool_call);
             }
-            optional(out, ",\"name\":", name.as_deref());
+            optional_string(out, b",\"name\":", name.as_deref());
             common(out, encrypted_value, metadata, subagent_run_id);
         }
         Message::User(UserMessage {
@@ -42,10 +41,10 @@ pub(super) fn message<S: Sink>(out: &mut S, message: &Message) {
             metadata,
             subagent_run_id,
         }) => {
-            head(out, "user", id.as_str());
+            head(out, message.role(), id.as_str());
             out.put(b",\"content\":");
             self::content(out, content);
-            optional(out, ",\"name\":", name.as_deref());
+            optional_string(out, b",\"name\":", name.as_deref());
             common(out, encrypted_value, metadata, subagent_run_id);
         }
         Message::Tool(ToolMessage {
@@ -57,12 +56,12 @@ pub(super) fn message<S: Sink>(out: &mut S, message: &Message) {
             metadata,
             subagent_run_id,
         }) => {
-            head(out, "tool", id.as_str());
+            head(out, message.role(), id.as_str());
             out.put(b",\"content\":");
             self::content(out, content);
             out.put(b",\"toolCallId\":");
             string(out, tool_call_id.as_str());
-            optional(out, ",\"error\":", error.as_deref());
+            optional_string(out, b",\"error\":", error.as_deref());
             common(out, encrypted_value, metadata, subagent_run_id);
         }
         Message::Activity(ActivityMessage {
@@ -72,7 +71,7 @@ pub(super) fn message<S: Sink>(out: &mut S, message: &Message) {
             metadata,
             subagent_run_id,
         }) => {
-            head(out, "activity", id.as_str());
+            head(out, message.role(), id.as_str());
             out.put(b",\"activityType\":");
             string(out, activity_type);
             out.put(b",\"content\":");
@@ -86,7 +85,7 @@ pub(super) fn message<S: Sink>(out: &mut S, message: &Message) {
             metadata,
             subagent_run_id,
         }) => {
-            head(out, "reasoning", id.as_str());
+            head(out, message.role(), id.as_str());
             out.put(b",\"content\":");
             string(out, content);
             common(out, encrypted_value, metadata, subagent_run_id);
@@ -106,7 +105,7 @@ fn text_only<S: Sink>(out: &mut S, role: &str, m: &TextOnlyMessage) {
     head(out, role, id.as_str());
     out.put(b",\"content\":");
     string(out, content);
-    optional(out, ",\"name\":", name.as_deref());
+    optional_string(out, b",\"name\":", name.as_deref());
     common(out, encrypted_value, metadata, subagent_run_id);
 }
 
@@ -125,24 +124,14 @@ fn common<S: Sink>(
     metadata: &Option<Metadata>,
     subagent_run_id: &Option<SubagentRunId>,
 ) {
-    optional(out, ",\"encryptedValue\":", encrypted_value.as_deref());
-    if let Some(metadata) = metadata {
-        out.put(b",\"metadata\":");
-        object(out, metadata);
-    }
-    optional(
+    optional_string(out, b",\"encryptedValue\":", encrypted_value.as_deref());
+    optional_object(out, b",\"metadata\":", metadata.as_ref());
+    optional_string(
         out,
-        ",\"subagentRunId\":",
+        b",\"subagentRunId\":",
         subagent_run_id.as_ref().map(SubagentRunId::as_str),
     );
     out.put(b"}");
-}
-
-fn optional<S: Sink>(out: &mut S, key: &str, text: Option<&str>) {
-    if let Some(text) = text {
-        out.put(key.as_bytes());
-        string(out, text);
-    }
 }
 
 fn content<S: Sink>(out: &mut S, content: &Content) {
@@ -170,10 +159,7 @@ fn tool_call<S: Sink>(out: &mut S, call: &ToolCall) {
     out.put(b",\"arguments\":");
     string(out, arguments);
     out.put(b"}");
-    optional(out, ",\"encryptedValue\":", encrypted_value.as_deref());
-    if let Some(metadata) = metadata {
-        out.put(b",\"metadata\":");
-        object(out, metadata);
-    }
+    optional_string(out, b",\"encryptedValue\":", encrypted_value.as_deref());
+    optional_object(out, b",\"metadata\":", metadata.as_ref());
     out.put(b"}");
 }

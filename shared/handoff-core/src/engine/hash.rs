@@ -40,13 +40,14 @@ fn sha256_of_json(value: &impl Serialize) -> String {
 
 #[cfg(test)]
 mod tests {
+    use agui_protocol::lenient::parse_input;
     use serde_json::json;
     use sha2::{Digest, Sha256};
 
-    use super::sha256_of_json;
+    use super::{input_hash, resume_hash, sha256_of_json};
 
     #[test]
-    fn streams_the_same_digest_as_hashing_the_whole_text() {
+    fn is_the_digest_of_the_compact_json_text() {
         let value = json!({"b": [1, "two", {"z": null, "a": 3.5}], "a": "ünï\"code\n"});
         let text = value.to_string();
         let expected: String = Sha256::digest(text.as_bytes())
@@ -55,13 +56,6 @@ mod tests {
             .collect();
         assert_eq!(sha256_of_json(&value), expected);
     }
-}
-
-#[cfg(test)]
-mod stability {
-    use agui_protocol::lenient::parse_input;
-
-    use super::{input_hash, resume_hash};
 
     /// Stored idempotency records hold these hashes: a retry after an upgrade must hash its
     /// body to the same value, so the canonical form may not drift.

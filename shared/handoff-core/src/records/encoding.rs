@@ -3,7 +3,7 @@
 //! serde-free writer. Every encoding here is byte-identical to serde's, so any reader
 //! (and any record written before) sees the same thing.
 
-use agui_protocol::{Event, RunId};
+use agui_protocol::{Event, Message, RunId};
 use serde::Serialize;
 
 use super::{HistoryPage, LiveBatch, ResumeRecord, RunRecord};
@@ -26,16 +26,22 @@ fn put<T: Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) {
     serde_json::to_writer(out, value).expect("records always serialize");
 }
 
-/// Appends `,"events":[…]`.
-fn put_events(out: &mut Vec<u8>, events: &[Event]) {
-    out.extend_from_slice(b",\"events\":[");
-    for (i, event) in events.iter().enumerate() {
+/// Appends `[…]`, each item written by `write` (the protocol crate's serde-free writers).
+fn put_array<T>(out: &mut Vec<u8>, items: &[T], write: impl Fn(&T, &mut Vec<u8>)) {
+    out.push(b'[');
+    for (i, item) in items.iter().enumerate() {
         if i > 0 {
             out.push(b',');
         }
-        event.write_json(out);
+        write(item, out);
     }
     out.push(b']');
+}
+
+/// Appends `,"events":[…]`.
+fn put_events(out: &mut Vec<u8>, events: &[Event]) {
+    out.extend_from_slice(b",\"events\":");
+    put_array(out, events, Event::write_json);
 }
 
 impl RunRecord {
@@ -94,14 +100,8 @@ impl HistoryPage {
         let mut out = Vec::with_capacity(64 + 256 * messages.len());
         out.extend_from_slice(b"{\"runId\":");
         put(&mut out, run_id);
-        out.extend_from_slice(b",\"messages\":[");
-        for (i, message) in messages.iter().enumerate() {
-            if i > 0 {
-                out.push(b',');
-            }
-            message.write_json(&mut out);
-        }
-        out.push(b']');
+        out.extend_from_slice(b",\"messages\":");
+        put_array(&mut out, messages, Message::write_json);
         if !answers.is_empty() {
             out.extend_from_slice(b",\"answers\":");
             put(&mut out, answers);
