@@ -73,8 +73,10 @@
 //!
 //! - **Atomic, conditional commits.** Every [`Store::commit`] runs under the database's write
 //!   lock (`BEGIN IMMEDIATE`): it checks every condition against the rows as they are, and
-//!   either applies every write or none (reporting the first failing index). Conditions are all
-//!   checked before any write of the batch is applied.
+//!   either applies every write or none (reporting the first failing index). A write carries
+//!   its condition in its own statement (a put under `Version(v)` is an `UPDATE … WHERE
+//!   version = v`; no read of the row first), and a failure rolls back the writes before it;
+//!   a batch that names a key twice is checked whole before its first write instead.
 //! - **Group commit.** Commits queued together share one transaction: the writer thread takes
 //!   a commit and every commit already queued behind it (up to 64; finding none, it yields
 //!   its time slice once and looks again), runs them in queue order,
@@ -126,6 +128,7 @@
 //! shutdown, or from a blocking context.
 
 mod checkpoint;
+mod conditional;
 mod group;
 mod open;
 mod options;

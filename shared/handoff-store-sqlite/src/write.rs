@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use handoff_core::store::{Item, StoreError, Write, WriteOp, condition_holds, is_live};
 use rusqlite::{Connection, OptionalExtension, params};
 
+use crate::conditional;
 use crate::options::Purge;
 use crate::sql::{ms_from_sql, ms_to_sql, sql_err, version_from_sql};
 
@@ -15,7 +16,7 @@ const UPSERT: &str =
     "INSERT INTO items (partition, key, version, value, expires_at_ms) VALUES (?1, ?2, ?3, ?4, ?5)
     ON CONFLICT (partition, key) DO UPDATE SET
         version = excluded.version, value = excluded.value, expires_at_ms = excluded.expires_at_ms";
-const DELETE: &str = "DELETE FROM items WHERE partition = ?1 AND key = ?2";
+pub(crate) const DELETE: &str = "DELETE FROM items WHERE partition = ?1 AND key = ?2";
 const PURGE: &str = "DELETE FROM items WHERE rowid IN (
     SELECT rowid FROM items
     WHERE expires_at_ms IS NOT NULL AND expires_at_ms BETWEEN 0 AND ?1
@@ -28,34 +29,27 @@ pub(crate) struct Commit {
     pub(crate) now_ms: u64,
 }
 
-/// Checks every condition of `commit`, then applies its writes, inside the caller's open
+/// Checks every condition of `commit` and applies its writes, inside the caller's open
 /// transaction. On an error some writes may have been applied: the caller rolls them back.
 pub(crate) fn apply(conn: &Connection, commit: Commit) -> Result<(), StoreError> {
+    if conditional::applies_to(&commit.writes, commit.now_ms) {
+        return conditional::apply(conn, &commit.partition, commit.writes, commit.now_ms);
+    }
+    apply_checked(conn, commit)
+}
+
+/// The general path (a key named twice, a clock past `i64::MAX`): every condition is checked
+/// against the rows as they were before the batch, then the writes apply in order, `live`
+/// tracking each key's live version as they do.
+fn apply_checked(conn: &Connection, commit: Commit) -> Result<(), StoreError> {
     let Commit {
         partition,
         writes,
         now_ms,
     } = commit;
-    // Every condition is checked against the rows as they were before the batch; `live`
-    // then tracks each key's live version as the writes apply, in order.
     let mut live: HashMap<String, Option<u64>> = HashMap::with_capacity(writes.len());
-    let mut select = conn.prepare_cached(SELECT_VERSION).map_err(sql_err)?;
     for (index, write) in writes.iter().enumerate() {
-        let row = select
-            .query_row(params![partition, write.key], |row| {
-                Ok((row.get::<_, i64>(0)?, row.get::<_, Option<i64>>(1)?))
-            })
-            .optional()
-            .map_err(sql_err)?;
-        let current = match row {
-            Some((version, expires)) if is_live(expires.map(ms_from_sql), now_ms) => Some(Item {
-                key: String::new(),
-                version: version_from_sql(version)?,
-                value: Vec::new(),
-                expires_at_ms: expires.map(ms_from_sql),
-            }),
-            _ => None,
-        };
+        let current = live_version(conn, &partition, &write.key, now_ms)?;
         if !condition_holds(write.condition, current.as_ref()) {
             return Err(StoreError::ConditionFailed { index });
         }
@@ -95,6 +89,34 @@ pub(crate) fn apply(conn: &Connection, commit: Commit) -> Result<(), StoreError>
         }
     }
     Ok(())
+}
+
+/// The row's version and expiry if it is live at `now_ms` (the item carries no key or value).
+pub(crate) fn live_version(
+    conn: &Connection,
+    partition: &str,
+    key: &str,
+    now_ms: u64,
+) -> Result<Option<Item>, StoreError> {
+    let row = conn
+        .prepare_cached(SELECT_VERSION)
+        .and_then(|mut select| {
+            select
+                .query_row(params![partition, key], |row| {
+                    Ok((row.get::<_, i64>(0)?, row.get::<_, Option<i64>>(1)?))
+                })
+                .optional()
+        })
+        .map_err(sql_err)?;
+    match row {
+        Some((version, expires)) if is_live(expires.map(ms_from_sql), now_ms) => Ok(Some(Item {
+            key: String::new(),
+            version: version_from_sql(version)?,
+            value: Vec::new(),
+            expires_at_ms: expires.map(ms_from_sql),
+        })),
+        _ => Ok(None),
+    }
 }
 
 /// While nothing is left to purge, the purge waits this long (by the commits' clock) before
