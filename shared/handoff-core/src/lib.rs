@@ -18,7 +18,8 @@ pub use agent::{Agent, AgentError, Finish, Readiness};
 pub use context::RunContext;
 pub use decision::Decision;
 pub use engine::{
-    Engine, EngineConfig, FrameStream, RunOptions, RunStream, StopOutcome, ThreadView,
+    Engine, EngineConfig, FrameStream, RunOptions, RunStream, SharedRunStream, StopOutcome,
+    ThreadView,
 };
 pub use error::CoreError;
 pub use principal::{Owner, Principal};

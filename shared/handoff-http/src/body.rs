@@ -2,6 +2,7 @@
 //! legacy framing, with keep-alive comments during quiet periods; or AG-UI
 //! protobuf, length-prefixed and without keep-alives (it has no comments).
 
+use std::borrow::Borrow;
 use std::convert::Infallible;
 
 use agui_protocol::a2ui::A2uiEncoder;
@@ -92,9 +93,10 @@ const BATCH_BYTES: usize = 64 * 1024;
 /// first, in `encoding`; AG-UI frames are numbered `id: 1`, `2`, … (With
 /// [`Encoding::Proto`] it is a protobuf stream instead, which carries no ids.)
 ///
-/// `history` lets A2UI frames name tools called in earlier runs of the thread.
-pub fn sse_response(
-    events: BoxStream<'static, Event>,
+/// `history` lets A2UI frames name tools called in earlier runs of the thread. Events may
+/// be owned ([`handoff_core::RunStream`]) or shared ([`handoff_core::SharedRunStream`]).
+pub fn sse_response<E: Borrow<Event> + Send + 'static>(
+    events: BoxStream<'static, E>,
     encoding: Encoding,
     agent_name: &str,
     history: &[Message],
@@ -116,8 +118,8 @@ pub fn sse_response(
 
 /// [`sse_response`] for events that carry their own ids (a stream rejoined part-way,
 /// see [`agui_protocol::span::rejoin`]).
-pub fn sse_response_numbered(
-    events: BoxStream<'static, (u64, Event)>,
+pub fn sse_response_numbered<E: Borrow<Event> + Send + 'static>(
+    events: BoxStream<'static, (u64, E)>,
     encoding: Encoding,
     agent_name: &str,
     history: &[Message],
@@ -166,7 +168,7 @@ pub fn sse_response_numbered(
             };
             match next {
                 Some(Some((id, event))) => {
-                    let bytes = pump.batch(id, &event);
+                    let bytes = pump.batch(id, event.borrow());
                     if !bytes.is_empty() {
                         return Some((bytes, pump));
                     }
@@ -196,15 +198,15 @@ pub fn sse_response_numbered(
 }
 
 /// The state of a response body: the run's events and how they are framed.
-struct Pump {
-    events: BoxStream<'static, (u64, Event)>,
+struct Pump<E> {
+    events: BoxStream<'static, (u64, E)>,
     framer: Framer,
     runtime: Runtime,
     /// The events ended while a batch was being gathered.
     ended: bool,
 }
 
-impl Pump {
+impl<E: Borrow<Event>> Pump<E> {
     /// `first`, then every event already waiting (up to [`BATCH_BYTES`]), framed in one chunk.
     fn batch(&mut self, id: u64, first: &Event) -> Bytes {
         let now_ms = self.runtime.now_ms();
@@ -212,7 +214,9 @@ impl Pump {
         self.framer.frame_into(&mut buf, id, first, now_ms);
         while buf.len() < BATCH_BYTES {
             match self.events.next().now_or_never() {
-                Some(Some((id, event))) => self.framer.frame_into(&mut buf, id, &event, now_ms),
+                Some(Some((id, event))) => {
+                    self.framer.frame_into(&mut buf, id, event.borrow(), now_ms);
+                }
                 Some(None) => {
                     self.ended = true;
                     break;

@@ -1,5 +1,6 @@
 //! A run's event log: appended by its context, streamed to the client and read by the
-//! live-journal writer, with no per-event channel between them.
+//! live-journal writer, with no per-event channel between them. Events are shared, not
+//! copied: the response stream gets the log's own `Arc` of each.
 
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -12,7 +13,7 @@ use futures::task::AtomicWaker;
 
 #[derive(Debug, Default)]
 struct Shared {
-    events: Mutex<Vec<Event>>,
+    events: Mutex<Vec<Arc<Event>>>,
     /// The response stream waiting for the next event.
     reader: AtomicWaker,
     /// No more events will be appended (the run's context is gone).
@@ -25,11 +26,11 @@ pub(crate) struct SharedLog(Arc<Shared>);
 
 impl SharedLog {
     pub(crate) fn push(&self, event: Event) {
-        self.lock().push(event);
+        self.lock().push(Arc::new(event));
         self.0.reader.wake();
     }
 
-    pub(crate) fn lock(&self) -> MutexGuard<'_, Vec<Event>> {
+    pub(crate) fn lock(&self) -> MutexGuard<'_, Vec<Arc<Event>>> {
         self.0.events.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
@@ -67,9 +68,9 @@ pub(crate) struct LogReader {
 }
 
 impl Stream for LogReader {
-    type Item = Event;
+    type Item = Arc<Event>;
 
-    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Event>> {
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Arc<Event>>> {
         let this = &mut *self;
         if let Some(event) = this.take_next() {
             return Poll::Ready(Some(event));
@@ -88,7 +89,7 @@ impl Stream for LogReader {
 
 impl LogReader {
     /// The next unread event, if it has been appended.
-    fn take_next(&mut self) -> Option<Event> {
+    fn take_next(&mut self) -> Option<Arc<Event>> {
         let event = self.log.lock().get(self.next).cloned()?;
         self.next += 1;
         Some(event)
@@ -97,6 +98,8 @@ impl LogReader {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+
     use agui_protocol::event::TextMessageContent;
     use agui_protocol::{Event, MessageId};
     use futures::executor::block_on;
@@ -114,14 +117,17 @@ mod tests {
         let writer = LogWriter(log.clone());
         let mut reader = log.reader();
         log.push(delta("a"));
-        assert_eq!(reader.next().now_or_never(), Some(Some(delta("a"))));
+        assert_eq!(
+            reader.next().now_or_never(),
+            Some(Some(Arc::new(delta("a"))))
+        );
         // Nothing new yet: the reader waits rather than ending.
         assert_eq!(reader.next().now_or_never(), None);
         log.push(delta("b"));
         log.push(delta("c"));
         drop(writer);
-        let rest: Vec<Event> = block_on(reader.collect());
-        assert_eq!(rest, vec![delta("b"), delta("c")]);
+        let rest: Vec<Arc<Event>> = block_on(reader.collect());
+        assert_eq!(rest, vec![Arc::new(delta("b")), Arc::new(delta("c"))]);
     }
 
     #[test]
@@ -134,9 +140,9 @@ mod tests {
                 writer.0.push(delta(&n.to_string()));
             }
         });
-        let all: Vec<Event> = block_on(reader.collect());
+        let all: Vec<Arc<Event>> = block_on(reader.collect());
         appender.join().expect("appender");
         assert_eq!(all.len(), 1_000);
-        assert_eq!(all[999], delta("999"));
+        assert_eq!(*all[999], delta("999"));
     }
 }

@@ -202,7 +202,7 @@ impl RunContext {
     }
 
     /// Everything this run emitted, in order.
-    pub(crate) fn log(&self) -> std::sync::MutexGuard<'_, Vec<Event>> {
+    pub(crate) fn log(&self) -> std::sync::MutexGuard<'_, Vec<std::sync::Arc<Event>>> {
         self.log.0.lock()
     }
 

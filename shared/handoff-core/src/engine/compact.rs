@@ -3,6 +3,7 @@
 //! the same SSE ids) as the live run did.
 
 use std::borrow::Cow;
+use std::sync::Arc;
 
 use agui_protocol::Event;
 
@@ -24,8 +25,8 @@ pub fn compact_with_cuts(events: Vec<Event>) -> (Vec<Event>, Vec<DeltaCuts>) {
 
 /// [`compact_with_cuts`] of a borrowed log: only the events kept are cloned, a merged
 /// fragment is appended to its first one (a run's text deltas cost one clone, not one each).
-pub(crate) fn compact_borrowed(events: &[Event]) -> (Vec<Event>, Vec<DeltaCuts>) {
-    compact_fragments(events.iter().map(Cow::Borrowed), events.len())
+pub(crate) fn compact_borrowed(events: &[Arc<Event>]) -> (Vec<Event>, Vec<DeltaCuts>) {
+    compact_fragments(events.iter().map(|e| Cow::Borrowed(&**e)), events.len())
 }
 
 fn compact_fragments<'a>(

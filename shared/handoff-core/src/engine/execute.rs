@@ -16,7 +16,7 @@ use super::history;
 use super::lease::{self, Stop};
 use super::live;
 use super::stop::{self, StopBoard};
-use super::{Inner, RunOptions, RunStream};
+use super::{Inner, RunOptions, SharedRunStream};
 use crate::agent::Finish;
 use crate::context::fence::Fence;
 use crate::context::{ContextParts, RunContext, SharedLog};
@@ -28,7 +28,7 @@ pub(crate) fn spawn_run(
     input: RunAgentInput,
     options: RunOptions,
     mut claimed: Box<Claimed>,
-) -> RunStream {
+) -> SharedRunStream {
     // The client's stream reads the log the run appends to (the run no longer depends on
     // it: a dropped stream only stops delivery).
     let log = SharedLog::default();

@@ -384,7 +384,7 @@ fn frontend_calls_pending(ctx: &RunContext) -> Vec<ToolCallId> {
     let mut started = Vec::new();
     let mut answered = HashSet::new();
     for event in ctx.log().iter() {
-        match event {
+        match &**event {
             Event::ToolCallStart(e) if frontend.contains(e.tool_call_name.as_str()) => {
                 started.push(e.tool_call_id.clone())
             }

@@ -14,6 +14,7 @@ mod validate;
 use std::sync::Arc;
 
 use agui_protocol::{Event, Interrupt, Message, RunAgentInput};
+use futures::StreamExt;
 use futures::stream::BoxStream;
 use serde::Serialize;
 use serde_json::Value;
@@ -100,6 +101,10 @@ impl Default for RunOptions {
 
 /// A stream of events for one response. Always ends with a terminal event.
 pub type RunStream = BoxStream<'static, Event>;
+
+/// [`RunStream`] with each event shared with the run's log instead of copied out of it
+/// ([`Engine::start_shared`]): for hosts that only encode the events.
+pub type SharedRunStream = BoxStream<'static, Arc<Event>>;
 
 /// What `GET /threads/{threadId}` shows: enough to rehydrate a UI after a reload.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -257,8 +262,21 @@ impl Engine {
         input: RunAgentInput,
         options: RunOptions,
     ) -> Result<RunStream, CoreError> {
+        let events = self.start_shared(input, options).await?;
+        Ok(Box::pin(events.map(Arc::unwrap_or_clone)))
+    }
+
+    /// [`Engine::start`], whose events are shared with the run's log rather than copied
+    /// out of it: a host that encodes each event and drops it saves a copy per event.
+    pub async fn start_shared(
+        &self,
+        input: RunAgentInput,
+        options: RunOptions,
+    ) -> Result<SharedRunStream, CoreError> {
         match claim::claim(&self.inner, &input, &options).await? {
-            claim::Claim::Replay(events) => Ok(Box::pin(futures::stream::iter(events))),
+            claim::Claim::Replay(events) => Ok(Box::pin(futures::stream::iter(
+                events.into_iter().map(Arc::new),
+            ))),
             claim::Claim::Run(claimed) => Ok(execute::spawn_run(
                 self.inner.clone(),
                 input,

@@ -3,6 +3,8 @@
 //! serde-free writer. Every encoding here is byte-identical to serde's, so any reader
 //! (and any record written before) sees the same thing.
 
+use std::sync::Arc;
+
 use agui_protocol::{Event, Message, RunId};
 use serde::Serialize;
 
@@ -114,11 +116,12 @@ impl HistoryPage {
 impl LiveBatch {
     /// [`encode`] of `LiveBatch { first, events }`, written from the run's log as it stands
     /// (no copy of the events to build the batch first), its events written without serde.
-    pub(crate) fn encode_from(first: u64, events: &[Event]) -> Vec<u8> {
+    pub(crate) fn encode_from(first: u64, events: &[Arc<Event>]) -> Vec<u8> {
         let mut out = Vec::with_capacity(32 + 192 * events.len());
         out.extend_from_slice(b"{\"first\":");
         put(&mut out, &first);
-        put_events(&mut out, events);
+        out.extend_from_slice(b",\"events\":");
+        put_array(&mut out, events, |event, out| event.write_json(out));
         out.push(b'}');
         out
     }
@@ -212,7 +215,9 @@ mod tests {
             assert_eq!(decoded, record);
         }
         for (first, events) in [(12, corpus), (1, Vec::new())] {
-            let bytes = LiveBatch::encode_from(first, &events);
+            let shared: Vec<std::sync::Arc<Event>> =
+                events.iter().cloned().map(std::sync::Arc::new).collect();
+            let bytes = LiveBatch::encode_from(first, &shared);
             assert_eq!(bytes, encode(&LiveBatch { first, events }));
         }
     }

@@ -59,7 +59,7 @@ pub(crate) async fn start_run(
     } else {
         a2ui_history(app, &options.principal, encoding, &input.thread_id).await?
     };
-    let mut events = app.engine.start(input, options).await?.peekable();
+    let mut events = app.engine.start_shared(input, options).await?.peekable();
     // The head goes out with the first frame rather than alone: one write and one
     // wake-up of the client fewer per run (RUN_STARTED comes at once).
     std::pin::Pin::new(&mut events).peek().await;
