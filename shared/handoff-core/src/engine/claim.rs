@@ -224,6 +224,8 @@ pub(crate) async fn claim(
         };
         let mut thread = thread;
         let migrated = history::migrate(inner, &mut thread, &input.run_id, now);
+        let owner = thread.owner.take().or_else(|| Some(Owner::from(principal)));
+        // Moved, not copied: a thread head carries its pending interrupts and state.
         let claimed_thread = ThreadRecord {
             status: ThreadStatus::Running,
             lease: Some(Lease {
@@ -235,11 +237,8 @@ pub(crate) async fn claim(
                 run_id: input.run_id.clone(),
                 status: RunStatus::Running,
             }),
-            owner: thread
-                .owner
-                .clone()
-                .or_else(|| Some(Owner::from(principal))),
-            ..thread.clone()
+            owner,
+            ..thread
         };
         let run = RunRecord {
             input_hash: hash.clone(),

@@ -3,7 +3,6 @@
 //! the same SSE ids) as the live run did.
 
 use std::borrow::Cow;
-use std::sync::Arc;
 
 use agui_protocol::Event;
 
@@ -23,13 +22,10 @@ pub fn compact_with_cuts(events: Vec<Event>) -> (Vec<Event>, Vec<DeltaCuts>) {
     compact_fragments(events.into_iter().map(Cow::Owned), capacity)
 }
 
-/// [`compact_with_cuts`] of a borrowed log: only the events kept are cloned, a merged
-/// fragment is appended to its first one (a run's text deltas cost one clone, not one each).
-pub(crate) fn compact_borrowed(events: &[Arc<Event>]) -> (Vec<Event>, Vec<DeltaCuts>) {
-    compact_fragments(events.iter().map(|e| Cow::Borrowed(&**e)), events.len())
-}
-
-fn compact_fragments<'a>(
+/// [`compact_with_cuts`] of events owned or borrowed: only the borrowed events kept are
+/// cloned, a merged fragment is appended to its first one (a run's text deltas cost one
+/// clone, not one each).
+pub(crate) fn compact_fragments<'a>(
     events: impl Iterator<Item = Cow<'a, Event>>,
     capacity: usize,
 ) -> (Vec<Event>, Vec<DeltaCuts>) {

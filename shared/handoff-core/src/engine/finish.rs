@@ -1,6 +1,7 @@
 //! Ending a run: persist, then announce. What an answer becomes when its run does not
 //! finish cleanly is decided here (see the crate docs, "Answers and side effects").
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 
 use agui_protocol::event::{MessagesSnapshot, RunError, RunFinished, StateSnapshot};
@@ -9,7 +10,7 @@ use serde_json::json;
 
 use super::Inner;
 use super::claim::Claimed;
-use super::compact::compact_borrowed;
+use super::compact::compact_fragments;
 use super::history;
 use crate::agent::Finish;
 use crate::context::RunContext;
@@ -80,20 +81,15 @@ pub(crate) async fn finish_run(
         }),
         ..claimed.thread.carried_over()
     };
-    let (mut log, cuts) = ctx_log(ctx);
-    log.push(finished.clone());
-    match commit_finish(
-        inner,
-        ctx,
-        claimed,
-        thread,
-        status,
-        (log, cuts),
-        Ending::Consumed,
-    )
-    .await
-    {
-        Ok(()) => ctx.emit_engine(finished),
+    let mut log = ctx_log(ctx);
+    log.events.push(finished);
+    match commit_finish(inner, ctx, claimed, thread, status, log, Ending::Consumed).await {
+        // The record's own copy of RUN_FINISHED, its last event, is the one announced.
+        Ok(mut stored) => {
+            if let Some(finished) = stored.pop() {
+                ctx.emit_engine(finished);
+            }
+        }
         Err(error) => {
             if !matches!(error, CoreError::LeaseLost) {
                 release_lease(inner, ctx, claimed).await;
@@ -138,10 +134,9 @@ pub(crate) async fn stop_run(
         if let Some(last) = thread.last_run.as_mut() {
             last.status = status;
         }
-        let (mut log, cuts) = ctx_log(ctx);
-        log.push(event.clone());
-        let committed =
-            commit_finish(inner, ctx, claimed, thread, status, (log, cuts), ending).await;
+        let mut log = ctx_log(ctx);
+        log.events.push(event.clone());
+        let committed = commit_finish(inner, ctx, claimed, thread, status, log, ending).await;
         if let Err(commit_error) = committed {
             tracing::error!(error = %commit_error, "could not record the failed run");
             if !matches!(commit_error, CoreError::LeaseLost) {
@@ -245,9 +240,39 @@ async fn release_lease(inner: &Inner, ctx: &RunContext, claimed: &Claimed) {
     }
 }
 
-/// The run's log as stored: compacted, with where its deltas were cut.
-fn ctx_log(ctx: &RunContext) -> (Vec<Event>, Vec<DeltaCuts>) {
-    compact_borrowed(&ctx.log())
+/// The run's log as it is stored.
+struct StoredLog {
+    /// Compacted (deltas merged).
+    events: Vec<Event>,
+    /// Where the merged deltas were cut.
+    cuts: Vec<DeltaCuts>,
+    /// A `MESSAGES_SNAPSHOT` of the whole history was stored empty: the history pages
+    /// hold it.
+    snapshot_stripped: bool,
+}
+
+/// The run's log as stored: compacted, and a `MESSAGES_SNAPSHOT` that is the run's whole
+/// history stored empty (never copied: in a long thread it is most of the log's bytes).
+fn ctx_log(ctx: &RunContext) -> StoredLog {
+    let history = ctx.messages();
+    let log = ctx.log();
+    let mut snapshot_stripped = false;
+    let events = log.iter().map(|event| match &**event {
+        Event::MessagesSnapshot(snapshot) if snapshot.messages == history => {
+            snapshot_stripped = true;
+            Cow::Owned(Event::MessagesSnapshot(MessagesSnapshot {
+                messages: Vec::new(),
+                base: snapshot.base.clone(),
+            }))
+        }
+        other => Cow::Borrowed(other),
+    });
+    let (events, cuts) = compact_fragments(events, log.len());
+    StoredLog {
+        events,
+        cuts,
+        snapshot_stripped,
+    }
 }
 
 /// Largest run record copied into its resume record.
@@ -264,16 +289,16 @@ enum Ending {
 }
 
 /// Commits the thread head, the run record and (when the run added messages) its
-/// history page, under the fence.
+/// history page, under the fence; answers the run record's events.
 async fn commit_finish(
     inner: &Inner,
     ctx: &RunContext,
     claimed: &Claimed,
     mut thread: ThreadRecord,
     status: RunStatus,
-    (mut events, cuts): (Vec<Event>, Vec<DeltaCuts>),
+    log: StoredLog,
     ending: Ending,
-) -> Result<(), CoreError> {
+) -> Result<Vec<Event>, CoreError> {
     let now = inner.runtime.now_ms();
     let consume_answer = ending == Ending::Consumed;
     let page = if consume_answer {
@@ -283,17 +308,15 @@ async fn commit_finish(
     } else {
         None
     };
-    let snapshot_pages =
-        history::strip_snapshot(&mut events, ctx.messages()).then_some(thread.pages);
     let run = RunRecord {
         input_hash: claimed.input_hash.clone(),
         status,
         resume_key: claimed.resume_key.clone(),
         started_at_ms: claimed.started_at_ms,
-        events,
-        snapshot_pages,
+        events: log.events,
+        snapshot_pages: log.snapshot_stripped.then_some(thread.pages),
         requested_by: Some(claimed.requested_by.clone()),
-        cuts,
+        cuts: log.cuts,
     };
     let run_expiry = Some(now + inner.config.run_ttl_ms);
     let run_bytes = run.encode();
@@ -333,7 +356,7 @@ async fn commit_finish(
     writes.extend(resume);
     writes.extend(page);
     match inner.store.commit(ctx.partition(), writes, now).await {
-        Ok(()) => Ok(()),
+        Ok(()) => Ok(run.events),
         Err(StoreError::ConditionFailed { .. }) => Err(CoreError::LeaseLost),
         Err(e) => Err(e.into()),
     }

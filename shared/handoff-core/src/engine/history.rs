@@ -156,22 +156,6 @@ pub(crate) fn migrate(
     append(inner, head, run_id, legacy, Vec::new(), now)
 }
 
-/// Stores the run's `MESSAGES_SNAPSHOT`s that equal the thread's whole history by
-/// reference (emptied; the pages up to the run's own are the snapshot), so an
-/// interrupted run's log does not copy the conversation. Returns whether any was.
-pub(crate) fn strip_snapshot(events: &mut [Event], history: &[Message]) -> bool {
-    let mut stripped = false;
-    for event in events.iter_mut() {
-        if let Event::MessagesSnapshot(snapshot) = event
-            && snapshot.messages == history
-        {
-            snapshot.messages.clear();
-            stripped = true;
-        }
-    }
-    stripped
-}
-
 /// Makes a stored run's log replayable as it streamed: its merged deltas cut back into
 /// their fragments, its referenced `MESSAGES_SNAPSHOT` filled back in.
 pub(crate) async fn hydrate(
