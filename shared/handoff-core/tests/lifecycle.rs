@@ -480,25 +480,20 @@ fn unanswered_frontend_tool_calls_are_listed_as_pending() {
 /// events for a fresh run on a twin engine, and the recorded run again on a retry.
 #[test]
 fn the_shared_stream_carries_the_same_run_as_the_owned_one() {
+    async fn shared(h: &Harness, input: &agui_protocol::RunAgentInput) -> Vec<Event> {
+        let events = h.engine.start_shared(input.clone(), RunOptions::default());
+        let events = events.await.expect("accepted");
+        events.map(|e| (*e).clone()).collect().await
+    }
     block_on(async {
         let input = user_input("t", "r1", "hello");
         let owned = Harness::new(Chatty).run(&input).await;
         let h = Harness::new(Chatty);
-        let shared = h
-            .engine
-            .start_shared(input.clone(), RunOptions::default())
-            .await
-            .expect("accepted");
-        let shared: Vec<Event> = shared.map(|e| (*e).clone()).collect().await;
-        assert_valid_stream(&shared, &input);
-        assert_eq!(shared, owned);
+        let live = shared(&h, &input).await;
+        assert_valid_stream(&live, &input);
+        assert_eq!(live, owned);
         // A retry of the same request is a replay of the recorded run, shared or not.
-        let replayed = h
-            .engine
-            .start_shared(input.clone(), RunOptions::default())
-            .await
-            .expect("replayed");
-        let replayed: Vec<Event> = replayed.map(|e| (*e).clone()).collect().await;
+        let replayed = shared(&h, &input).await;
         assert_eq!(types(&replayed), types(&owned));
         assert_eq!(text(&replayed), "You said: hello");
     });
