@@ -3,6 +3,7 @@
 //! serde-free writer. Every encoding here is byte-identical to serde's, so any reader
 //! (and any record written before) sees the same thing.
 
+use std::borrow::Borrow;
 use std::sync::Arc;
 
 use agui_protocol::{Event, Message, RunId};
@@ -40,10 +41,10 @@ fn put_array<T>(out: &mut Vec<u8>, items: &[T], write: impl Fn(&T, &mut Vec<u8>)
     out.push(b']');
 }
 
-/// Appends `,"events":[…]`.
-fn put_events(out: &mut Vec<u8>, events: &[Event]) {
+/// Appends `,"events":[…]`, from a record's own events or a run's shared log.
+fn put_events<E: Borrow<Event>>(out: &mut Vec<u8>, events: &[E]) {
     out.extend_from_slice(b",\"events\":");
-    put_array(out, events, Event::write_json);
+    put_array(out, events, |event, out| event.borrow().write_json(out));
 }
 
 impl RunRecord {
@@ -120,8 +121,7 @@ impl LiveBatch {
         let mut out = Vec::with_capacity(32 + 192 * events.len());
         out.extend_from_slice(b"{\"first\":");
         put(&mut out, &first);
-        out.extend_from_slice(b",\"events\":");
-        put_array(&mut out, events, |event, out| event.write_json(out));
+        put_events(&mut out, events);
         out.push(b'}');
         out
     }
