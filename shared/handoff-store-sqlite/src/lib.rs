@@ -54,14 +54,16 @@
 //!     value         BLOB    NOT NULL,
 //!     UNIQUE (partition, key)
 //! ) STRICT;
-//! CREATE INDEX items_by_expiry ON items (expires_at_ms) WHERE expires_at_ms IS NOT NULL;
 //! ```
 //!
 //! A rowid table, not `WITHOUT ROWID` (schema version 1): an index b-tree keeps at most about
 //! a quarter of a page of a row inline, so the engine's records of one to four KB (a run's
 //! event log, a resume's result) spilled into overflow pages, more pages written per commit;
 //! a table b-tree keeps them inline. The value comes last so reading a row's version and
-//! expiry never touches it. Version 1 files are migrated in place when opened.
+//! expiry never touches it. No index on the expiry (versions 1 and 2 had one): every put
+//! moves a row's expiry, so the index cost a b-tree delete and insert, and about a quarter of
+//! the pages written, per put; expired rows are found by a sweep instead (below). Files of
+//! earlier versions are migrated in place when opened.
 //!
 //! The schema version is kept in `PRAGMA user_version` ([`SCHEMA_VERSION`]); opening a file
 //! applies the missing migrations in one transaction and refuses a file written by a newer
@@ -101,11 +103,14 @@
 //!   `Version`. A put yields the live version + 1, or 1 over a missing or expired row (so the
 //!   version is predictable from the condition: `v + 1` under `Version(v)`, 1 under `Absent`);
 //!   a key re-created after a `Delete` starts at 1 too. Expired rows stay in the table until a
-//!   group with a successful commit deletes (once per group) a bounded batch of those expired at
-//!   least an hour before the latest `now_ms` of its successful commits
-//!   ([`SqliteOptions::with_purge_expired_after`]); once a batch comes back short (nothing
-//!   more to delete), groups skip the purge for a second of their clocks. That deletion is
-//!   invisible, except to a caller whose clock lags the purging one's by more than the horizon.
+//!   sweep deletes them: each group with a successful commit examines the next 100 rows in
+//!   rowid order ([`SqliteOptions::with_purge_batch`]) and deletes those among them that expired
+//!   at least an hour before the latest `now_ms` of its successful commits
+//!   ([`SqliteOptions::with_purge_expired_after`]). A sweep that reaches the end of the table
+//!   ends; the next starts a horizon later by the commits' clock (at least a second), so a row
+//!   is gone within about two horizons of its expiry under steady writes, and between sweeps a
+//!   group does no purging work at all. That deletion is invisible, except to a caller whose
+//!   clock lags the purging one's by more than the horizon.
 //! - **Checkpoints beside the writer.** Past 1,000 WAL frames, and every 256 after, commits nudge a
 //!   thread with a connection of its own, which copies the WAL into the database file
 //!   (`PRAGMA wal_checkpoint(PASSIVE)`) while the writer goes on committing; SQLite's
@@ -154,7 +159,7 @@ use worker::Worker;
 use write::Commit;
 
 /// The schema version this build creates and understands (`PRAGMA user_version`).
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// [`Store`] on a SQLite database; see the [crate docs](crate) for the table and the guarantees.
 pub struct SqliteStore {

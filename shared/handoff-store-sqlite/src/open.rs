@@ -37,6 +37,8 @@ const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = ["
     DROP TABLE items;
     ALTER TABLE items_v2 RENAME TO items;
     CREATE INDEX items_by_expiry ON items (expires_at_ms) WHERE expires_at_ms IS NOT NULL;
+", "
+    DROP INDEX IF EXISTS items_by_expiry;
 "];
 
 /// Prepared statements kept per connection.
@@ -77,7 +79,7 @@ pub(crate) fn open_connection(
 
 /// Turns on the query planner's stability guarantee: plans never depend on bound values.
 /// Without it this build of SQLite (STAT4) re-prepares a cached statement whenever a parameter
-/// in a range (`key >= ?`, `expires_at_ms <= ?`) is bound anew, so every list and every purge
+/// in a range (`key >= ?`, `rowid > ?`) is bound anew, so every list and every sweep
 /// parsed its SQL again; the plans are the same either way (the obvious indexes).
 pub(crate) fn plan_stably(conn: &Connection) -> Result<(), StoreError> {
     conn.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)

@@ -55,8 +55,9 @@ impl SqliteOptions {
         self
     }
 
-    /// At most this many long-expired rows are deleted per group of commits (default 100; 0
-    /// disables). A batch that comes back short pauses the purge for a second.
+    /// How many rows a group of commits examines for long-expired ones while a sweep runs,
+    /// and so deletes at most (default 100; 0 disables purging). A sweep that reaches the end
+    /// of the table pauses the purge for the horizon (at least a second).
     pub fn with_purge_batch(mut self, rows: u32) -> Self {
         self.purge.batch = rows;
         self

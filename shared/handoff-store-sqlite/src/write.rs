@@ -17,10 +17,14 @@ const UPSERT: &str =
     ON CONFLICT (partition, key) DO UPDATE SET
         version = excluded.version, value = excluded.value, expires_at_ms = excluded.expires_at_ms";
 pub(crate) const DELETE: &str = "DELETE FROM items WHERE partition = ?1 AND key = ?2";
-const PURGE: &str = "DELETE FROM items WHERE rowid IN (
-    SELECT rowid FROM items
-    WHERE expires_at_ms IS NOT NULL AND expires_at_ms BETWEEN 0 AND ?1
-    ORDER BY expires_at_ms LIMIT ?2)";
+/// The sweep's next window, the `?2` rows after rowid `?1`: its last rowid, how many rows it
+/// has and how many of them expired at or before `?3`.
+const SWEEP_WINDOW: &str =
+    "SELECT max(rowid), count(*), count(*) FILTER (WHERE expires_at_ms BETWEEN 0 AND ?3)
+    FROM (SELECT rowid, expires_at_ms FROM items WHERE rowid > ?1 ORDER BY rowid LIMIT ?2)";
+/// Deletes the window's rows (rowids in `(?1, ?2]`) that expired at or before `?3`.
+const PURGE: &str =
+    "DELETE FROM items WHERE rowid > ?1 AND rowid <= ?2 AND expires_at_ms BETWEEN 0 AND ?3";
 
 /// One queued [`Store::commit`](handoff_core::Store::commit).
 pub(crate) struct Commit {
@@ -119,49 +123,86 @@ pub(crate) fn live_version(
     }
 }
 
-/// While nothing is left to purge, the purge waits this long (by the commits' clock) before
-/// it looks again: most groups would otherwise run a `DELETE` that finds nothing.
-const PURGE_PAUSE_MS: u64 = 1_000;
+/// The shortest wait between two sweeps, by the commits' clock: with a small horizon (tests),
+/// a sweep that found nothing would otherwise start again at once.
+const MIN_SWEEP_PAUSE_MS: u64 = 1_000;
 
-/// Deletes long-expired rows for the writer's groups: a bounded batch per group while there
-/// are any, then nothing for [`PURGE_PAUSE_MS`] once a batch comes back short.
+/// Deletes long-expired rows for the writer's groups by sweeping the table in rowid order: a
+/// group examines the next `batch` rows and deletes those among them that expired at least
+/// the horizon before its clock. Once a sweep reaches the end of the table, the next one
+/// starts a horizon later (at least [`MIN_SWEEP_PAUSE_MS`]): a row is gone within about two
+/// horizons of its expiry, and between sweeps a group costs nothing.
+///
+/// Why not an index on `expires_at_ms`: every put moves a row's expiry, so the index took a
+/// b-tree delete and insert, and about a quarter of the WAL pages, on every write; a sweep
+/// reads each row once per horizon.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Purger {
     purge: Purge,
-    /// When the last purge found fewer rows than a batch (nothing more to delete).
-    paused_at_ms: Option<u64>,
+    /// The last rowid the running sweep examined (0 before its first window); `None` between
+    /// sweeps.
+    cursor: Option<i64>,
+    /// When the last sweep ended.
+    ended_at_ms: Option<u64>,
 }
 
 impl Purger {
     pub(crate) fn new(purge: Purge) -> Self {
         Self {
             purge,
-            paused_at_ms: None,
+            cursor: None,
+            ended_at_ms: None,
         }
     }
 
-    /// Deletes a bounded batch of rows that expired at least the purge horizon before
-    /// `now_ms` (one statement: on an error it changed nothing), unless paused.
+    /// Examines the sweep's next window and deletes its long-expired rows (one statement: on
+    /// an error it changed nothing), unless no sweep is due.
     pub(crate) fn run(&mut self, conn: &Connection, now_ms: u64) -> Result<(), StoreError> {
-        // A clock that went back (or a wild one) ends the pause rather than extending it.
-        if self
-            .paused_at_ms
-            .is_some_and(|at| at <= now_ms && now_ms - at < PURGE_PAUSE_MS)
-        {
-            return Ok(());
-        }
         let purge = self.purge;
-        if let Some(after_ms) = purge.after_ms
-            && let Some(cutoff) = now_ms.checked_sub(after_ms)
-            && purge.batch > 0
+        let Some(after_ms) = purge.after_ms.filter(|_| purge.batch > 0) else {
+            return Ok(());
+        };
+        let Some(cutoff) = now_ms.checked_sub(after_ms) else {
+            return Ok(());
+        };
+        let pause = after_ms.max(MIN_SWEEP_PAUSE_MS);
+        let from = match self.cursor {
+            Some(cursor) => cursor,
+            // A clock that went back (or a wild one) ends the pause rather than extending it.
+            None if self
+                .ended_at_ms
+                .is_some_and(|at| at <= now_ms && now_ms - at < pause) =>
+            {
+                return Ok(());
+            }
+            None => 0,
+        };
+        let cutoff = i64::try_from(cutoff).unwrap_or(i64::MAX);
+        let window = conn
+            .prepare_cached(SWEEP_WINDOW)
+            .and_then(|mut s| {
+                s.query_row(params![from, purge.batch, cutoff], |row| {
+                    Ok((
+                        row.get::<_, Option<i64>>(0)?,
+                        row.get::<_, i64>(1)?,
+                        row.get::<_, i64>(2)?,
+                    ))
+                })
+            })
+            .map_err(sql_err)?;
+        let (last, examined, expired) = window;
+        if expired > 0
+            && let Some(last) = last
         {
-            let cutoff = i64::try_from(cutoff).unwrap_or(i64::MAX);
-            let deleted = conn
-                .prepare_cached(PURGE)
-                .map_err(sql_err)?
-                .execute(params![cutoff, purge.batch])
+            conn.prepare_cached(PURGE)
+                .and_then(|mut s| s.execute(params![from, last, cutoff]))
                 .map_err(sql_err)?;
-            self.paused_at_ms = (deleted < purge.batch as usize).then_some(now_ms);
+        }
+        if examined < i64::from(purge.batch) {
+            self.cursor = None;
+            self.ended_at_ms = Some(now_ms);
+        } else {
+            self.cursor = last;
         }
         Ok(())
     }
@@ -169,23 +210,38 @@ impl Purger {
 
 #[cfg(test)]
 mod tests {
-    use rusqlite::StatementStatus;
+    use rusqlite::{StatementStatus, params};
 
-    use super::{PURGE, PURGE_PAUSE_MS, Purger};
+    use super::{MIN_SWEEP_PAUSE_MS, PURGE, Purger, SWEEP_WINDOW};
     use crate::open::test_database;
     use crate::options::Purge;
 
     #[test]
-    fn a_purge_is_not_re_prepared_for_each_new_cutoff() {
+    fn sweep_statements_are_not_re_prepared_for_each_new_cutoff() {
         let conn = test_database();
+        for n in 1..=4i64 {
+            conn.execute(
+                "INSERT INTO items (partition, key, version, value, expires_at_ms) VALUES ('p', ?1, 1, x'00', ?2)",
+                params![format!("k{n}"), n * 10_000 - 5_000],
+            )
+            .expect("row");
+        }
         let mut purger = Purger::new(Purge {
             after_ms: Some(1_000),
             batch: 10,
         });
         for n in 1..=4 {
-            purger.run(&conn, n * 10 * PURGE_PAUSE_MS).expect("purge");
+            purger
+                .run(&conn, n * 10 * MIN_SWEEP_PAUSE_MS)
+                .expect("purge");
+            let left: i64 = conn
+                .query_row("SELECT count(*) FROM items", [], |r| r.get(0))
+                .expect("count");
+            assert_eq!(left, 4 - n as i64, "one row more has expired at each run");
         }
-        let statement = conn.prepare_cached(PURGE).expect("cached");
-        assert_eq!(statement.get_status(StatementStatus::RePrepare), 0);
+        for sql in [SWEEP_WINDOW, PURGE] {
+            let statement = conn.prepare_cached(sql).expect("cached");
+            assert_eq!(statement.get_status(StatementStatus::RePrepare), 0, "{sql}");
+        }
     }
 }

@@ -24,6 +24,18 @@ fn raw_row_count(path: &std::path::Path) -> i64 {
         .expect("count rows")
 }
 
+/// The keys of `partition` as stored, expired or not.
+fn raw_keys(path: &std::path::Path, partition: &str) -> Vec<String> {
+    let conn = rusqlite::Connection::open(path).expect("raw connection");
+    let mut select = conn
+        .prepare("SELECT key FROM items WHERE partition = ?1 ORDER BY key")
+        .expect("prepare");
+    select
+        .query_map([partition], |row| row.get(0))
+        .and_then(Iterator::collect)
+        .expect("keys")
+}
+
 #[test]
 fn data_survives_a_restart() {
     let dir = tempfile::tempdir().expect("temporary directory");
@@ -268,6 +280,12 @@ fn a_version_1_file_is_migrated_with_its_rows() {
         .expect("user_version");
     assert_eq!(user_version, SCHEMA_VERSION);
     assert_eq!(raw_row_count(&path), 3);
+    // Version 3 sweeps for expired rows instead of keeping them in an index.
+    let indexes: Vec<String> = conn
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND name NOT LIKE 'sqlite_%'")
+        .and_then(|mut s| s.query_map([], |row| row.get(0))?.collect())
+        .expect("indexes");
+    assert!(indexes.is_empty(), "{indexes:?}");
 }
 
 #[test]
@@ -379,30 +397,40 @@ fn long_expired_rows_are_purged_in_bounded_batches() {
         .expect("write");
     assert_eq!(raw_row_count(&path), 7);
 
-    // 1.5 s after the old rows expired: two of them go per commit; `recent` (not yet expired
-    // for a second) and `live` stay.
-    let later = NOW + 1_004 + 500;
-    block_on(store.commit("q", vec![put("a", Condition::Absent, b"x", None)], later))
+    // From 1.5 s after the old rows expired, a commit a second: the sweep deletes at most two
+    // rows per group (it examines two), until every old row is gone; `recent` (not purgeable
+    // before NOW + 6 s) and `live` stay.
+    let mut rows = raw_row_count(&path);
+    let mut now = NOW + 1_004 + 500;
+    for n in 0.. {
+        if now >= NOW + 6_000 {
+            break;
+        }
+        block_on(store.commit(
+            "q",
+            vec![put(&format!("k{n}"), Condition::Absent, b"x", None)],
+            now,
+        ))
         .expect("commit");
-    assert_eq!(raw_row_count(&path), 8 - 2);
-    block_on(store.commit("q", vec![put("b", Condition::Absent, b"x", None)], later))
-        .expect("commit");
-    block_on(store.commit("q", vec![put("c", Condition::Absent, b"x", None)], later))
-        .expect("commit");
-    assert_eq!(raw_row_count(&path), 10 - 5);
-    assert_eq!(
-        block_on(store.list("p", "", NOW)).expect("list"),
-        vec!["live".to_owned(), "recent".to_owned()]
-    );
+        let after = raw_row_count(&path);
+        assert!(
+            rows + 1 - after <= 2,
+            "{} rows purged by one group",
+            rows + 1 - after
+        );
+        rows = after;
+        now += 1_000;
+    }
+    assert_eq!(raw_keys(&path, "p"), ["live", "recent"]);
     // A failed commit purges nothing.
     let much_later = NOW + 10_000;
     let failed = block_on(store.commit(
         "q",
-        vec![put("a", Condition::Absent, b"x", None)],
+        vec![put("k0", Condition::Absent, b"x", None)],
         much_later,
     ));
     assert_eq!(failed, Err(StoreError::ConditionFailed { index: 0 }));
-    assert_eq!(raw_row_count(&path), 5);
+    assert_eq!(raw_row_count(&path), rows);
     // Purging never changes what callers see: an expired row and a purged one both read as absent
     // and are both replaced at version 1.
     block_on(store.commit(
