@@ -8,8 +8,9 @@
 //! back the writes before it.
 
 use handoff_core::store::{Condition, StoreError, Write, WriteOp, condition_holds};
-use rusqlite::{Connection, params};
+use rusqlite::params;
 
+use crate::prepared::Prepared;
 use crate::sql::{ms_to_sql, sql_err};
 use crate::write::{DELETE, live_version};
 
@@ -62,7 +63,7 @@ pub(crate) fn applies_to(writes: &[Write], now_ms: u64) -> bool {
 /// (the writes before it stay applied: the caller rolls them back). Only for batches
 /// [`applies_to`] accepts.
 pub(crate) fn apply(
-    conn: &Connection,
+    p: &mut Prepared<'_>,
     partition: &str,
     writes: Vec<Write>,
     now_ms: u64,
@@ -81,52 +82,51 @@ pub(crate) fn apply(
             ) => {
                 let expires = expires_at_ms.map(ms_to_sql);
                 match condition {
-                    Condition::Always => conn
-                        .prepare_cached(PUT_ALWAYS)
-                        .and_then(|mut s| s.execute(params![partition, key, value, expires, now])),
-                    Condition::Absent => conn
-                        .prepare_cached(PUT_ABSENT)
-                        .and_then(|mut s| s.execute(params![partition, key, value, expires, now])),
+                    Condition::Always => p
+                        .get(PUT_ALWAYS)?
+                        .execute(params![partition, key, value, expires, now]),
+                    Condition::Absent => p
+                        .get(PUT_ABSENT)?
+                        .execute(params![partition, key, value, expires, now]),
                     Condition::Version(version) => {
                         let Some((expected, next)) = i64::try_from(version)
                             .ok()
                             .and_then(|v| Some((v, v.checked_add(1)?)))
                         else {
                             // No row can be past `i64::MAX`; one at it cannot move on.
-                            let current = live_version(conn, partition, &key, now_ms)?;
+                            let current = live_version(p, partition, &key, now_ms)?;
                             return Err(if condition_holds(condition, current.as_ref()) {
                                 StoreError::Backend(format!("version overflow on {key}"))
                             } else {
                                 failed
                             });
                         };
-                        conn.prepare_cached(PUT_VERSION).and_then(|mut s| {
-                            s.execute(params![partition, key, value, expires, now, next, expected])
-                        })
+                        p.get(PUT_VERSION)?
+                            .execute(params![partition, key, value, expires, now, next, expected])
                     }
                 }
             }
-            (WriteOp::Delete, Condition::Always) => conn
-                .prepare_cached(DELETE)
-                .and_then(|mut s| s.execute(params![partition, key]))
+            (WriteOp::Delete, Condition::Always) => p
+                .get(DELETE)?
+                .execute(params![partition, key])
                 // Deleting nothing satisfies `Always`.
                 .map(|_| 1),
             (WriteOp::Delete, Condition::Version(version)) => {
                 let Ok(expected) = i64::try_from(version) else {
                     return Err(failed);
                 };
-                conn.prepare_cached(DELETE_VERSION)
-                    .and_then(|mut s| s.execute(params![partition, key, expected, now]))
+                p.get(DELETE_VERSION)?
+                    .execute(params![partition, key, expected, now])
             }
             // Rare: the row is read, as on the general path.
             (op, condition) => {
-                let current = live_version(conn, partition, &key, now_ms)?;
+                let current = live_version(p, partition, &key, now_ms)?;
                 if !condition_holds(condition, current.as_ref()) {
                     return Err(failed);
                 }
                 if op == WriteOp::Delete {
-                    conn.prepare_cached(DELETE)
-                        .and_then(|mut s| s.execute(params![partition, key]))
+                    p.get(DELETE)?
+                        .execute(params![partition, key])
                         .map_err(sql_err)?;
                 }
                 continue;

@@ -3,11 +3,9 @@
 
 use std::panic::{self, AssertUnwindSafe};
 
-use handoff_core::store::StoreError;
-use rusqlite::Connection;
-
-use crate::sql::exec;
+use crate::prepared::Prepared;
 use crate::write::{Commit, Purger, apply};
+use handoff_core::store::StoreError;
 
 /// The most commits one transaction takes from the queue.
 pub(crate) const MAX_GROUP: usize = 64;
@@ -25,30 +23,30 @@ const ROLLBACK_TO: &str = "ROLLBACK TO handoff_commit";
 /// error that makes SQLite roll back, a panic), nothing of the group was applied and every
 /// commit answers that error.
 pub(crate) fn apply_group(
-    conn: &Connection,
+    p: &mut Prepared<'_>,
     commits: Vec<Commit>,
     purger: &mut Purger,
 ) -> Vec<Result<(), StoreError>> {
     let count = commits.len();
-    let outcome = panic::catch_unwind(AssertUnwindSafe(|| run_group(conn, commits, purger)))
+    let outcome = panic::catch_unwind(AssertUnwindSafe(|| run_group(p, commits, purger)))
         .unwrap_or_else(|_| Err(StoreError::Backend("sqlite worker panicked".to_owned())));
-    if !conn.is_autocommit() {
+    if !p.conn().is_autocommit() {
         // Still inside the transaction (a failed COMMIT or ROLLBACK, a panic): undo all of it.
         // If even this fails, the next group's `BEGIN` fails and it tries again.
-        let _ = exec(conn, ROLLBACK);
+        let _ = p.exec(ROLLBACK);
     }
     outcome.unwrap_or_else(|e| vec![Err(e); count])
 }
 
 /// `Err` means the transaction is lost (or was never started): the caller rolls back what is left.
 fn run_group(
-    conn: &Connection,
+    p: &mut Prepared<'_>,
     commits: Vec<Commit>,
     purger: &mut Purger,
 ) -> Result<Vec<Result<(), StoreError>>, StoreError> {
     // Takes the write lock up front (waiting up to the busy timeout), so the conditions checked
     // below still hold when the writes land.
-    exec(conn, BEGIN)?;
+    p.exec(BEGIN)?;
     // A lone commit needs no savepoint: if it fails, the whole transaction is rolled back.
     let savepoints = commits.len() > 1;
     let mut answers = Vec::with_capacity(commits.len());
@@ -56,10 +54,10 @@ fn run_group(
     for commit in commits {
         let now_ms = commit.now_ms;
         if savepoints {
-            exec(conn, SAVEPOINT)?;
+            p.exec(SAVEPOINT)?;
         }
-        let answer = apply(conn, commit);
-        if conn.is_autocommit() {
+        let answer = apply(p, commit);
+        if p.conn().is_autocommit() {
             // Some errors (I/O, disk full) make SQLite roll back the whole transaction.
             return Err(answer.err().unwrap_or_else(|| {
                 StoreError::Backend("sqlite: the transaction ended unexpectedly".to_owned())
@@ -67,9 +65,9 @@ fn run_group(
         }
         if savepoints {
             if answer.is_err() {
-                exec(conn, ROLLBACK_TO)?;
+                p.exec(ROLLBACK_TO)?;
             }
-            exec(conn, RELEASE)?;
+            p.exec(RELEASE)?;
         }
         if answer.is_ok() {
             latest_applied = Some(latest_applied.map_or(now_ms, |latest| latest.max(now_ms)));
@@ -79,22 +77,23 @@ fn run_group(
     let Some(now_ms) = latest_applied else {
         // Nothing to keep: release the lock without writing anything. Every answer is already
         // an error of its own; if even `ROLLBACK` fails, `apply_group` retries it.
-        let _ = exec(conn, ROLLBACK);
+        let _ = p.exec(ROLLBACK);
         return Ok(answers);
     };
     // Housekeeping, once per group: if it fails, the commits still stand (the statement
     // changed nothing), unless SQLite gave up the transaction.
-    if purger.run(conn, now_ms).is_err() && conn.is_autocommit() {
+    if purger.run(p, now_ms).is_err() && p.conn().is_autocommit() {
         return Err(StoreError::Backend(
             "sqlite: the transaction ended while purging expired rows".to_owned(),
         ));
     }
-    exec(conn, COMMIT)?;
+    p.exec(COMMIT)?;
     Ok(answers)
 }
 
 #[cfg(test)]
 mod tests {
+    use crate::prepared::Prepared;
     use handoff_core::store::{Condition, StoreError, Write};
     use rusqlite::Connection;
 
@@ -176,7 +175,7 @@ mod tests {
             commit("q", vec![Write::check("b", Condition::Version(2))]),
             commit("q", vec![put("b", Condition::Always, "z")]),
         ];
-        let answers = apply_group(&conn, group, &mut Purger::new(NO_PURGE));
+        let answers = apply_group(&mut Prepared::new(&conn), group, &mut Purger::new(NO_PURGE));
         assert_eq!(
             answers,
             vec![
@@ -211,7 +210,7 @@ mod tests {
                 ],
             ),
         ];
-        let answers = apply_group(&conn, group, &mut Purger::new(NO_PURGE));
+        let answers = apply_group(&mut Prepared::new(&conn), group, &mut Purger::new(NO_PURGE));
         assert_eq!(
             answers,
             vec![
@@ -234,7 +233,7 @@ mod tests {
             ],
         )];
         assert_eq!(
-            apply_group(&conn, group, &mut Purger::new(NO_PURGE)),
+            apply_group(&mut Prepared::new(&conn), group, &mut Purger::new(NO_PURGE)),
             vec![Err(StoreError::ConditionFailed { index: 1 })]
         );
         assert!(conn.is_autocommit());
@@ -250,7 +249,7 @@ mod tests {
             commit("p", vec![put("a", Condition::Absent, "1")]),
             commit("p", vec![put("b", Condition::Absent, "2")]),
         ];
-        let answers = apply_group(&conn, group, &mut Purger::new(NO_PURGE));
+        let answers = apply_group(&mut Prepared::new(&conn), group, &mut Purger::new(NO_PURGE));
         assert_eq!(answers.len(), 2);
         assert!(
             answers
@@ -274,7 +273,7 @@ mod tests {
             vec![expiring("x", NOW - 3 * hour), expiring("y", NOW - 2 * hour)],
         )];
         assert_eq!(
-            apply_group(&conn, seed, &mut Purger::new(NO_PURGE)),
+            apply_group(&mut Prepared::new(&conn), seed, &mut Purger::new(NO_PURGE)),
             vec![Ok(())]
         );
         let purge = Purge {
@@ -289,7 +288,11 @@ mod tests {
             ..commit("q", vec![put("a", Condition::Absent, "3")])
         };
         assert_eq!(
-            apply_group(&conn, vec![early, late, failed], &mut Purger::new(purge)),
+            apply_group(
+                &mut Prepared::new(&conn),
+                vec![early, late, failed],
+                &mut Purger::new(purge)
+            ),
             vec![
                 Ok(()),
                 Ok(()),

@@ -137,6 +137,7 @@ mod conditional;
 mod group;
 mod open;
 mod options;
+mod prepared;
 mod read;
 mod sql;
 mod worker;

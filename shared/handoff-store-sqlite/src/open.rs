@@ -41,9 +41,6 @@ const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = ["
     DROP INDEX IF EXISTS items_by_expiry;
 "];
 
-/// Prepared statements kept per connection.
-const STATEMENT_CACHE: usize = 32;
-
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Role {
     Writer,
@@ -60,9 +57,6 @@ pub(crate) fn open_connection(
         | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     let conn = Connection::open_with_flags(path, flags).map_err(sql_err)?;
     conn.busy_timeout(options.busy_timeout).map_err(sql_err)?;
-    // Room for every statement the writer runs (rusqlite keeps 16 by default; the writer has
-    // about that many, and a full cache would evict and parse again on every group).
-    conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
     plan_stably(&conn)?;
     match role {
         Role::Writer => {

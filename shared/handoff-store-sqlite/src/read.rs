@@ -1,9 +1,10 @@
 //! Reads: `get` (one read transaction) and `list` (one range scan).
 
 use handoff_core::store::{Item, StoreError, is_live};
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{OptionalExtension, params};
 
-use crate::sql::{exec, ms_from_sql, sql_err, version_from_sql};
+use crate::prepared::Prepared;
+use crate::sql::{ms_from_sql, sql_err, version_from_sql};
 
 const SELECT_ITEM: &str =
     "SELECT version, value, expires_at_ms FROM items WHERE partition = ?1 AND key = ?2";
@@ -11,7 +12,7 @@ const SELECT_KEYS: &str =
     "SELECT key, expires_at_ms FROM items WHERE partition = ?1 AND key >= ?2 ORDER BY key";
 
 pub(crate) fn read_items(
-    conn: &mut Connection,
+    p: &mut Prepared<'_>,
     partition: &str,
     keys: Vec<String>,
     now_ms: u64,
@@ -19,13 +20,13 @@ pub(crate) fn read_items(
     // Several keys share one read transaction, so every key comes from the same snapshot; a
     // lone key is one statement, a snapshot by itself. (Prepared `BEGIN`/`COMMIT`: no parsing.)
     if keys.len() < 2 {
-        return select_items(conn, partition, keys, now_ms);
+        return select_items(p, partition, keys, now_ms);
     }
-    exec(conn, "BEGIN")?;
-    let items = select_items(conn, partition, keys, now_ms);
-    let ended = exec(conn, if items.is_ok() { "COMMIT" } else { "ROLLBACK" });
-    if ended.is_err() && !conn.is_autocommit() {
-        let _ = exec(conn, "ROLLBACK");
+    p.exec("BEGIN")?;
+    let items = select_items(p, partition, keys, now_ms);
+    let ended = p.exec(if items.is_ok() { "COMMIT" } else { "ROLLBACK" });
+    if ended.is_err() && !p.conn().is_autocommit() {
+        let _ = p.exec("ROLLBACK");
     }
     let items = items?;
     ended?;
@@ -33,13 +34,13 @@ pub(crate) fn read_items(
 }
 
 fn select_items(
-    conn: &Connection,
+    p: &mut Prepared<'_>,
     partition: &str,
     keys: Vec<String>,
     now_ms: u64,
 ) -> Result<Vec<Option<Item>>, StoreError> {
     let mut items = Vec::with_capacity(keys.len());
-    let mut select = conn.prepare_cached(SELECT_ITEM).map_err(sql_err)?;
+    let select = p.get(SELECT_ITEM)?;
     for key in keys {
         let row = select
             .query_row(params![partition, key], |row| {
@@ -68,14 +69,14 @@ fn select_items(
 }
 
 pub(crate) fn list_keys(
-    conn: &mut Connection,
+    p: &mut Prepared<'_>,
     partition: &str,
     prefix: &str,
     now_ms: u64,
 ) -> Result<Vec<String>, StoreError> {
     // A range scan from the prefix, stopping at the first key without it: no `LIKE`, whose
     // wildcards and case folding would not match `starts_with`.
-    let mut select = conn.prepare_cached(SELECT_KEYS).map_err(sql_err)?;
+    let select = p.get(SELECT_KEYS)?;
     let mut rows = select.query(params![partition, prefix]).map_err(sql_err)?;
     let mut keys = Vec::new();
     while let Some(row) = rows.next().map_err(sql_err)? {
@@ -97,14 +98,16 @@ mod tests {
 
     use super::{SELECT_KEYS, list_keys};
     use crate::open::test_database;
+    use crate::prepared::Prepared;
 
     #[test]
-    fn a_cached_range_scan_is_not_re_prepared_for_new_bindings() {
-        let mut conn = test_database();
+    fn a_kept_range_scan_is_not_re_prepared_for_new_bindings() {
+        let conn = test_database();
+        let mut prepared = Prepared::new(&conn);
         for prefix in ["a", "b", "c", "d"] {
-            list_keys(&mut conn, "p", prefix, 1).expect("list");
+            list_keys(&mut prepared, "p", prefix, 1).expect("list");
         }
-        let statement = conn.prepare_cached(SELECT_KEYS).expect("cached");
+        let statement = prepared.get(SELECT_KEYS).expect("prepared");
         assert_eq!(statement.get_status(StatementStatus::RePrepare), 0);
     }
 }

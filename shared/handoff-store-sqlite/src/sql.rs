@@ -1,7 +1,7 @@
 //! Conversions between SQLite's values and errors and the store's.
 
 use handoff_core::store::StoreError;
-use rusqlite::{Connection, ErrorCode};
+use rusqlite::ErrorCode;
 
 /// `u64` milliseconds as the `i64` with the same bits (exact round trip).
 pub(crate) fn ms_to_sql(ms: u64) -> i64 {
@@ -43,12 +43,4 @@ pub(crate) fn with_context(e: StoreError, context: &str) -> StoreError {
         StoreError::Backend(m) => StoreError::Backend(format!("{context}: {m}")),
         other => other,
     }
-}
-
-/// Runs a statement without parameters or results through the statement cache (parsed once).
-pub(crate) fn exec(conn: &Connection, sql: &str) -> Result<(), StoreError> {
-    conn.prepare_cached(sql)
-        .and_then(|mut statement| statement.execute([]))
-        .map(drop)
-        .map_err(sql_err)
 }

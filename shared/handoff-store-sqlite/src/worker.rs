@@ -11,13 +11,14 @@ use rusqlite::Connection;
 use crate::checkpoint::Restart;
 use crate::group::{MAX_GROUP, apply_group};
 use crate::options::Purge;
+use crate::prepared::Prepared;
 use crate::write::{Commit, Purger};
 
 type Answer = oneshot::Sender<Result<(), StoreError>>;
 
 enum Job {
     /// Any work on the connection (reads; the closure answers its caller itself).
-    Run(Box<dyn FnOnce(&mut Connection) + Send + 'static>),
+    Run(Box<dyn FnOnce(&mut Prepared<'_>) + Send + 'static>),
     /// A [`Store::commit`](handoff_core::Store::commit): the commits queued together run as
     /// one group ([`apply_group`]).
     Commit(Commit, Answer),
@@ -59,7 +60,7 @@ impl Worker {
     pub(crate) async fn run<T, F>(&self, f: F) -> Result<T, StoreError>
     where
         T: Send + 'static,
-        F: FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,
+        F: FnOnce(&mut Prepared<'_>) -> Result<T, StoreError> + Send + 'static,
     {
         let (answer, result) = oneshot::channel();
         let job = Job::Run(Box::new(move |conn| {
@@ -97,12 +98,14 @@ fn stopped() -> StoreError {
 /// One thread's loop: takes the next job; a commit takes with it every commit queued right
 /// behind it (up to [`MAX_GROUP`]), and they run as one group.
 fn serve(
-    mut conn: Connection,
+    conn: Connection,
     jobs: &Mutex<mpsc::Receiver<Job>>,
     purge: Purge,
     restart: Option<&Restart>,
 ) {
     let mut purger = Purger::new(purge);
+    // Declared after `conn`, so dropped before it: the statements borrow the connection.
+    let mut prepared = Prepared::new(&conn);
     let lock = || jobs.lock().unwrap_or_else(PoisonError::into_inner);
     // A job taken while gathering a group, to run right after it (queue order is kept).
     let mut next: Option<Job> = None;
@@ -116,7 +119,7 @@ fn serve(
             },
         };
         match job {
-            Job::Run(job) => job(&mut conn),
+            Job::Run(job) => job(&mut prepared),
             Job::Commit(commit, answer) => {
                 let mut commits = vec![commit];
                 let mut answers = vec![answer];
@@ -129,7 +132,7 @@ fn serve(
                     thread::yield_now();
                     gather(&lock(), &mut commits, &mut answers, &mut next);
                 }
-                let outcomes = apply_group(&conn, commits, &mut purger);
+                let outcomes = apply_group(&mut prepared, commits, &mut purger);
                 for (answer, outcome) in answers.into_iter().zip(outcomes) {
                     // The caller may have stopped waiting.
                     let _ = answer.send(outcome);

@@ -4,10 +4,11 @@
 use std::collections::HashMap;
 
 use handoff_core::store::{Item, StoreError, Write, WriteOp, condition_holds, is_live};
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{OptionalExtension, params};
 
 use crate::conditional;
 use crate::options::Purge;
+use crate::prepared::Prepared;
 use crate::sql::{ms_from_sql, ms_to_sql, sql_err, version_from_sql};
 
 const SELECT_VERSION: &str =
@@ -35,17 +36,17 @@ pub(crate) struct Commit {
 
 /// Checks every condition of `commit` and applies its writes, inside the caller's open
 /// transaction. On an error some writes may have been applied: the caller rolls them back.
-pub(crate) fn apply(conn: &Connection, commit: Commit) -> Result<(), StoreError> {
+pub(crate) fn apply(p: &mut Prepared<'_>, commit: Commit) -> Result<(), StoreError> {
     if conditional::applies_to(&commit.writes, commit.now_ms) {
-        return conditional::apply(conn, &commit.partition, commit.writes, commit.now_ms);
+        return conditional::apply(p, &commit.partition, commit.writes, commit.now_ms);
     }
-    apply_checked(conn, commit)
+    apply_checked(p, commit)
 }
 
 /// The general path (a key named twice, a clock past `i64::MAX`): every condition is checked
 /// against the rows as they were before the batch, then the writes apply in order, `live`
 /// tracking each key's live version as they do.
-fn apply_checked(conn: &Connection, commit: Commit) -> Result<(), StoreError> {
+fn apply_checked(p: &mut Prepared<'_>, commit: Commit) -> Result<(), StoreError> {
     let Commit {
         partition,
         writes,
@@ -53,15 +54,13 @@ fn apply_checked(conn: &Connection, commit: Commit) -> Result<(), StoreError> {
     } = commit;
     let mut live: HashMap<String, Option<u64>> = HashMap::with_capacity(writes.len());
     for (index, write) in writes.iter().enumerate() {
-        let current = live_version(conn, &partition, &write.key, now_ms)?;
+        let current = live_version(p, &partition, &write.key, now_ms)?;
         if !condition_holds(write.condition, current.as_ref()) {
             return Err(StoreError::ConditionFailed { index });
         }
         live.entry(write.key.clone())
             .or_insert(current.map(|item| item.version));
     }
-    let mut put = conn.prepare_cached(UPSERT).map_err(sql_err)?;
-    let mut delete = conn.prepare_cached(DELETE).map_err(sql_err)?;
     for write in writes {
         match write.op {
             WriteOp::Put {
@@ -73,18 +72,19 @@ fn apply_checked(conn: &Connection, commit: Commit) -> Result<(), StoreError> {
                 let sql_version = i64::try_from(version).map_err(|_| {
                     StoreError::Backend(format!("version overflow on {}", write.key))
                 })?;
-                put.execute(params![
-                    partition,
-                    write.key,
-                    sql_version,
-                    value,
-                    expires_at_ms.map(ms_to_sql)
-                ])
-                .map_err(sql_err)?;
+                p.get(UPSERT)?
+                    .execute(params![
+                        partition,
+                        write.key,
+                        sql_version,
+                        value,
+                        expires_at_ms.map(ms_to_sql)
+                    ])
+                    .map_err(sql_err)?;
                 live.insert(write.key, is_live(expires_at_ms, now_ms).then_some(version));
             }
             WriteOp::Delete => {
-                delete
+                p.get(DELETE)?
                     .execute(params![partition, write.key])
                     .map_err(sql_err)?;
                 live.insert(write.key, None);
@@ -97,20 +97,17 @@ fn apply_checked(conn: &Connection, commit: Commit) -> Result<(), StoreError> {
 
 /// The row's version and expiry if it is live at `now_ms` (the item carries no key or value).
 pub(crate) fn live_version(
-    conn: &Connection,
+    p: &mut Prepared<'_>,
     partition: &str,
     key: &str,
     now_ms: u64,
 ) -> Result<Option<Item>, StoreError> {
-    let row = conn
-        .prepare_cached(SELECT_VERSION)
-        .and_then(|mut select| {
-            select
-                .query_row(params![partition, key], |row| {
-                    Ok((row.get::<_, i64>(0)?, row.get::<_, Option<i64>>(1)?))
-                })
-                .optional()
+    let row = p
+        .get(SELECT_VERSION)?
+        .query_row(params![partition, key], |row| {
+            Ok((row.get::<_, i64>(0)?, row.get::<_, Option<i64>>(1)?))
         })
+        .optional()
         .map_err(sql_err)?;
     match row {
         Some((version, expires)) if is_live(expires.map(ms_from_sql), now_ms) => Ok(Some(Item {
@@ -157,7 +154,7 @@ impl Purger {
 
     /// Examines the sweep's next window and deletes its long-expired rows (one statement: on
     /// an error it changed nothing), unless no sweep is due.
-    pub(crate) fn run(&mut self, conn: &Connection, now_ms: u64) -> Result<(), StoreError> {
+    pub(crate) fn run(&mut self, p: &mut Prepared<'_>, now_ms: u64) -> Result<(), StoreError> {
         let purge = self.purge;
         let Some(after_ms) = purge.after_ms.filter(|_| purge.batch > 0) else {
             return Ok(());
@@ -178,24 +175,22 @@ impl Purger {
             None => 0,
         };
         let cutoff = i64::try_from(cutoff).unwrap_or(i64::MAX);
-        let window = conn
-            .prepare_cached(SWEEP_WINDOW)
-            .and_then(|mut s| {
-                s.query_row(params![from, purge.batch, cutoff], |row| {
-                    Ok((
-                        row.get::<_, Option<i64>>(0)?,
-                        row.get::<_, i64>(1)?,
-                        row.get::<_, i64>(2)?,
-                    ))
-                })
+        let window = p
+            .get(SWEEP_WINDOW)?
+            .query_row(params![from, purge.batch, cutoff], |row| {
+                Ok((
+                    row.get::<_, Option<i64>>(0)?,
+                    row.get::<_, i64>(1)?,
+                    row.get::<_, i64>(2)?,
+                ))
             })
             .map_err(sql_err)?;
         let (last, examined, expired) = window;
         if expired > 0
             && let Some(last) = last
         {
-            conn.prepare_cached(PURGE)
-                .and_then(|mut s| s.execute(params![from, last, cutoff]))
+            p.get(PURGE)?
+                .execute(params![from, last, cutoff])
                 .map_err(sql_err)?;
         }
         if examined < i64::from(purge.batch) {
@@ -215,6 +210,7 @@ mod tests {
     use super::{MIN_SWEEP_PAUSE_MS, PURGE, Purger, SWEEP_WINDOW};
     use crate::open::test_database;
     use crate::options::Purge;
+    use crate::prepared::Prepared;
 
     #[test]
     fn sweep_statements_are_not_re_prepared_for_each_new_cutoff() {
@@ -226,13 +222,14 @@ mod tests {
             )
             .expect("row");
         }
+        let mut prepared = Prepared::new(&conn);
         let mut purger = Purger::new(Purge {
             after_ms: Some(1_000),
             batch: 10,
         });
         for n in 1..=4 {
             purger
-                .run(&conn, n * 10 * MIN_SWEEP_PAUSE_MS)
+                .run(&mut prepared, n * 10 * MIN_SWEEP_PAUSE_MS)
                 .expect("purge");
             let left: i64 = conn
                 .query_row("SELECT count(*) FROM items", [], |r| r.get(0))
@@ -240,7 +237,7 @@ mod tests {
             assert_eq!(left, 4 - n as i64, "one row more has expired at each run");
         }
         for sql in [SWEEP_WINDOW, PURGE] {
-            let statement = conn.prepare_cached(sql).expect("cached");
+            let statement = prepared.get(sql).expect("prepared");
             assert_eq!(statement.get_status(StatementStatus::RePrepare), 0, "{sql}");
         }
     }
