@@ -2,7 +2,8 @@
 //! where they were cut is remembered, so a replay streams the very same events (and
 //! the same SSE ids) as the live run did.
 
-use std::borrow::Cow;
+use std::borrow::Borrow;
+use std::sync::Arc;
 
 use agui_protocol::Event;
 
@@ -19,51 +20,57 @@ pub fn compact(events: Vec<Event>) -> Vec<Event> {
 /// [`expand`].
 pub fn compact_with_cuts(events: Vec<Event>) -> (Vec<Event>, Vec<DeltaCuts>) {
     let capacity = events.len();
-    compact_fragments(events.into_iter().map(Cow::Owned), capacity)
+    compact_fragments(events.into_iter(), capacity)
 }
 
-/// [`compact_with_cuts`] of events owned or borrowed: only the borrowed events kept are
-/// cloned, a merged fragment is appended to its first one (a run's text deltas cost one
-/// clone, not one each).
-pub(crate) fn compact_fragments<'a>(
-    events: impl Iterator<Item = Cow<'a, Event>>,
+/// An entry of a log being compacted: an event owned, or shared with the run's live log
+/// (copied only if a later fragment is merged into it).
+pub(crate) trait LogEntry: Borrow<Event> {
+    fn event_mut(&mut self) -> &mut Event;
+}
+
+impl LogEntry for Event {
+    fn event_mut(&mut self) -> &mut Event {
+        self
+    }
+}
+
+impl LogEntry for Arc<Event> {
+    fn event_mut(&mut self) -> &mut Event {
+        Arc::make_mut(self)
+    }
+}
+
+/// [`compact_with_cuts`] of events owned or shared: an event kept as it is is not copied,
+/// and a merged fragment is appended to its first one (a run's text deltas cost one copy,
+/// not one each).
+pub(crate) fn compact_fragments<T: LogEntry>(
+    events: impl Iterator<Item = T>,
     capacity: usize,
-) -> (Vec<Event>, Vec<DeltaCuts>) {
-    let mut out: Vec<Event> = Vec::with_capacity(capacity);
+) -> (Vec<T>, Vec<DeltaCuts>) {
+    let mut out: Vec<T> = Vec::with_capacity(capacity);
     let mut cuts: Vec<DeltaCuts> = Vec::new();
-    for event in events {
-        let previous_len = out.last().and_then(delta).map(str::len);
-        let previous_at = out.last().and_then(|e| e.base().timestamp);
-        let merged = match (out.last_mut(), &*event) {
-            (Some(Event::TextMessageContent(prev)), Event::TextMessageContent(next))
-                if prev.message_id == next.message_id
-                    && prev.subagent_run_id == next.subagent_run_id =>
-            {
-                prev.delta.push_str(&next.delta);
-                true
-            }
-            (Some(Event::ToolCallArgs(prev)), Event::ToolCallArgs(next))
-                if prev.tool_call_id == next.tool_call_id
-                    && prev.subagent_run_id == next.subagent_run_id =>
-            {
-                prev.delta.push_str(&next.delta);
-                true
-            }
-            (Some(Event::ReasoningMessageContent(prev)), Event::ReasoningMessageContent(next))
-                if prev.message_id == next.message_id
-                    && prev.subagent_run_id == next.subagent_run_id =>
-            {
-                prev.delta.push_str(&next.delta);
+    for entry in events {
+        let event: &Event = entry.borrow();
+        let last = out.last().map(Borrow::<Event>::borrow);
+        let previous_len = last.and_then(delta).map(str::len);
+        let previous_at = last.and_then(|e| e.base().timestamp);
+        let merged = match out.last_mut() {
+            Some(prev) if continues(Borrow::<Event>::borrow(&*prev), event) => {
+                let next = delta(event).unwrap_or_default();
+                if let Some(prev) = delta_mut(prev.event_mut()) {
+                    prev.push_str(next);
+                }
                 true
             }
             _ => false,
         };
         if !merged {
-            out.push(event.into_owned());
+            out.push(entry);
             continue;
         }
         let index = (out.len() - 1) as u32;
-        let added = delta(&event).map_or(0, str::len) as u32;
+        let added = delta(event).map_or(0, str::len) as u32;
         // The merged event keeps its first fragment's timestamp; later ones are offsets.
         let first_at = previous_at.unwrap_or(0);
         let offset = event
@@ -108,6 +115,31 @@ pub fn expand(events: Vec<Event>, cuts: &[DeltaCuts]) -> Vec<Event> {
         }
     }
     out
+}
+
+/// Whether `next` is a further fragment of the delta `prev` streams (same kind, same item).
+fn continues(prev: &Event, next: &Event) -> bool {
+    match (prev, next) {
+        (Event::TextMessageContent(prev), Event::TextMessageContent(next)) => {
+            prev.message_id == next.message_id && prev.subagent_run_id == next.subagent_run_id
+        }
+        (Event::ToolCallArgs(prev), Event::ToolCallArgs(next)) => {
+            prev.tool_call_id == next.tool_call_id && prev.subagent_run_id == next.subagent_run_id
+        }
+        (Event::ReasoningMessageContent(prev), Event::ReasoningMessageContent(next)) => {
+            prev.message_id == next.message_id && prev.subagent_run_id == next.subagent_run_id
+        }
+        _ => false,
+    }
+}
+
+fn delta_mut(event: &mut Event) -> Option<&mut String> {
+    match event {
+        Event::TextMessageContent(e) => Some(&mut e.delta),
+        Event::ToolCallArgs(e) => Some(&mut e.delta),
+        Event::ReasoningMessageContent(e) => Some(&mut e.delta),
+        _ => None,
+    }
 }
 
 fn delta(event: &Event) -> Option<&str> {
@@ -190,6 +222,27 @@ mod tests {
             "equal timestamps need no offsets"
         );
         assert_eq!(expand(compacted, &cuts), stream());
+    }
+
+    /// A live log's events are compacted without copying the ones kept as they are, and
+    /// merging fragments never changes the live log (its clients still replay them).
+    #[test]
+    fn a_shared_log_is_compacted_without_copies_or_changes() {
+        let live: Vec<Arc<Event>> = stream().into_iter().map(Arc::new).collect();
+        let (compacted, cuts) = compact_fragments(live.iter().cloned(), live.len());
+        let (owned, owned_cuts) = compact_with_cuts(stream());
+        assert_eq!(cuts, owned_cuts);
+        let events: Vec<Event> = compacted.iter().map(|e| (**e).clone()).collect();
+        assert_eq!(events, owned);
+        for (kept, original) in [(0, 0), (2, 4), (3, 5), (4, 6)] {
+            assert!(Arc::ptr_eq(&compacted[kept], &live[original]), "{kept}");
+        }
+        assert!(
+            !Arc::ptr_eq(&compacted[1], &live[1]),
+            "the merged event is a copy"
+        );
+        let live_now: Vec<Event> = live.iter().map(|e| (**e).clone()).collect();
+        assert_eq!(live_now, stream(), "the live log is unchanged");
     }
 
     #[test]

@@ -1,8 +1,8 @@
 //! Ending a run: persist, then announce. What an answer becomes when its run does not
 //! finish cleanly is decided here (see the crate docs, "Answers and side effects").
 
-use std::borrow::Cow;
 use std::collections::HashSet;
+use std::sync::Arc;
 
 use agui_protocol::event::{MessagesSnapshot, RunError, RunFinished, StateSnapshot};
 use agui_protocol::{Event, Interrupt, Message, RunFinishedOutcome, ToolCallId};
@@ -82,12 +82,12 @@ pub(crate) async fn finish_run(
         ..claimed.thread.carried_over()
     };
     let mut log = ctx_log(ctx);
-    log.events.push(finished);
+    log.events.push(Arc::new(finished));
     match commit_finish(inner, ctx, claimed, thread, status, log, Ending::Consumed).await {
         // The record's own copy of RUN_FINISHED, its last event, is the one announced.
         Ok(mut stored) => {
             if let Some(finished) = stored.pop() {
-                ctx.emit_engine(finished);
+                ctx.emit_engine(Arc::unwrap_or_clone(finished));
             }
         }
         Err(error) => {
@@ -135,7 +135,7 @@ pub(crate) async fn stop_run(
             last.status = status;
         }
         let mut log = ctx_log(ctx);
-        log.events.push(event.clone());
+        log.events.push(Arc::new(event.clone()));
         let committed = commit_finish(inner, ctx, claimed, thread, status, log, ending).await;
         if let Err(commit_error) = committed {
             tracing::error!(error = %commit_error, "could not record the failed run");
@@ -242,8 +242,8 @@ async fn release_lease(inner: &Inner, ctx: &RunContext, claimed: &Claimed) {
 
 /// The run's log as it is stored.
 struct StoredLog {
-    /// Compacted (deltas merged).
-    events: Vec<Event>,
+    /// Compacted (deltas merged); the events kept as they are shared with the live log.
+    events: Vec<Arc<Event>>,
     /// Where the merged deltas were cut.
     cuts: Vec<DeltaCuts>,
     /// A `MESSAGES_SNAPSHOT` of the whole history was stored empty: the history pages
@@ -260,12 +260,12 @@ fn ctx_log(ctx: &RunContext) -> StoredLog {
     let events = log.iter().map(|event| match &**event {
         Event::MessagesSnapshot(snapshot) if snapshot.messages == history => {
             snapshot_stripped = true;
-            Cow::Owned(Event::MessagesSnapshot(MessagesSnapshot {
+            Arc::new(Event::MessagesSnapshot(MessagesSnapshot {
                 messages: Vec::new(),
                 base: snapshot.base.clone(),
             }))
         }
-        other => Cow::Borrowed(other),
+        _ => Arc::clone(event),
     });
     let (events, cuts) = compact_fragments(events, log.len());
     StoredLog {
@@ -298,7 +298,7 @@ async fn commit_finish(
     status: RunStatus,
     log: StoredLog,
     ending: Ending,
-) -> Result<Vec<Event>, CoreError> {
+) -> Result<Vec<Arc<Event>>, CoreError> {
     let now = inner.runtime.now_ms();
     let consume_answer = ending == Ending::Consumed;
     let page = if consume_answer {
@@ -313,13 +313,13 @@ async fn commit_finish(
         status,
         resume_key: claimed.resume_key.clone(),
         started_at_ms: claimed.started_at_ms,
-        events: log.events,
+        events: Vec::new(),
         snapshot_pages: log.snapshot_stripped.then_some(thread.pages),
         requested_by: Some(claimed.requested_by.clone()),
         cuts: log.cuts,
     };
     let run_expiry = Some(now + inner.config.run_ttl_ms);
-    let run_bytes = run.encode();
+    let run_bytes = run.encode_with_events(&log.events);
     // The resume record still names this run: the thread fence below proves no other
     // claim (which would have rewritten it in the same commit) happened since ours.
     let resume = claimed.resume_key.as_ref().map(|key| {
@@ -356,7 +356,7 @@ async fn commit_finish(
     writes.extend(resume);
     writes.extend(page);
     match inner.store.commit(ctx.partition(), writes, now).await {
-        Ok(()) => Ok(run.events),
+        Ok(()) => Ok(log.events),
         Err(StoreError::ConditionFailed { .. }) => Err(CoreError::LeaseLost),
         Err(e) => Err(e.into()),
     }

@@ -51,13 +51,19 @@ impl RunRecord {
     /// [`encode`] of this record, its events written without serde (most of a run
     /// record's bytes are its events).
     pub(crate) fn encode(&self) -> Vec<u8> {
+        self.encode_with_events(&self.events)
+    }
+
+    /// [`Self::encode`] with `events` in place of the record's own (a finishing run's
+    /// log, shared with its response stream rather than copied into the record).
+    pub(crate) fn encode_with_events<E: Borrow<Event>>(&self, events: &[E]) -> Vec<u8> {
         // Every field named: a new one fails to compile here instead of going unwritten.
         let RunRecord {
             input_hash,
             status,
             resume_key,
             started_at_ms,
-            events,
+            events: _,
             snapshot_pages,
             requested_by,
             cuts,
