@@ -3,9 +3,10 @@
 
 use std::panic::{self, AssertUnwindSafe};
 
+use handoff_core::store::StoreError;
+
 use crate::prepared::Prepared;
 use crate::write::{Commit, Purger, apply};
-use handoff_core::store::StoreError;
 
 /// The most commits one transaction takes from the queue.
 pub(crate) const MAX_GROUP: usize = 64;
@@ -93,9 +94,10 @@ fn run_group(
 
 #[cfg(test)]
 mod tests {
-    use crate::prepared::Prepared;
     use handoff_core::store::{Condition, StoreError, Write};
     use rusqlite::Connection;
+
+    use crate::prepared::Prepared;
 
     use super::apply_group;
     use crate::open::test_database;
