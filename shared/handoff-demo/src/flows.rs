@@ -69,7 +69,10 @@ pub(crate) async fn propose_refund(
     )
     .await;
 
-    let args = json!({"orderId": order.order_id, "amountCents": order.amount_cents, "currency": order.currency}).to_string();
+    // serde_json::to_string, not Display: the same compact text, without the formatter.
+    let args = serde_json::to_string(
+        &json!({"orderId": order.order_id, "amountCents": order.amount_cents, "currency": order.currency}),
+    )?;
     let call = ctx.tool_call_start("refund_order", None);
     // Streamed the way a model emits arguments: in small fragments.
     for fragment in args.as_bytes().chunks(12) {
@@ -273,7 +276,7 @@ async fn resume_refund(
             Ok::<_, handoff_core::CoreError>(json!({"refundId": refund_id, "orderId": order_id, "amountCents": cents, "status": "refunded", "idempotencyKey": idempotency_key}))
         })
         .await?;
-    ctx.tool_result(&call, receipt.to_string());
+    ctx.tool_result(&call, serde_json::to_string(&receipt)?);
     ctx.patch_state(vec![PatchOp::replace("/step", json!("refunded"))])?;
     let amount = format_cents(cents);
     let order = receipt

@@ -15,7 +15,20 @@ use futures::future::{Either, select};
 use futures::stream::BoxStream;
 use futures::{FutureExt, StreamExt};
 use handoff_core::Runtime;
-use http::{HeaderMap, HeaderValue, StatusCode};
+use http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
+
+/// [`sse::RESPONSE_HEADERS`], parsed at compile time (a `&str` name is parsed on every
+/// insert).
+const SSE_HEADERS: [(HeaderName, HeaderValue); 3] = {
+    const fn parsed((name, value): (&'static str, &'static str)) -> (HeaderName, HeaderValue) {
+        (
+            HeaderName::from_static(name),
+            HeaderValue::from_static(value),
+        )
+    }
+    let [first, second, third] = sse::RESPONSE_HEADERS;
+    [parsed(first), parsed(second), parsed(third)]
+};
 
 /// How events are framed on the wire.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -183,10 +196,8 @@ pub fn sse_response_numbered<E: Borrow<Event> + Send + 'static>(
     let body = Body::from_stream(stream.map(Ok::<_, Infallible>));
     let mut response = Response::new(body);
     *response.status_mut() = StatusCode::OK;
-    for (name, value) in sse::RESPONSE_HEADERS {
-        response
-            .headers_mut()
-            .insert(name, HeaderValue::from_static(value));
+    for (name, value) in SSE_HEADERS {
+        response.headers_mut().insert(name, value);
     }
     if encoding == Encoding::Proto {
         response.headers_mut().insert(

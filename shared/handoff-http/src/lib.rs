@@ -222,7 +222,8 @@ impl Routes {
             ));
         let app = protected
             .route("/healthz", get(routes::threads::health))
-            .with_state(state)
+            // In an Arc: axum clones the state for every request (and a route layer again).
+            .with_state(Arc::new(state))
             .merge(self.extra);
         let app = match self.fallback {
             Some(fallback) => app.fallback_service(fallback),

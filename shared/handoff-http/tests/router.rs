@@ -147,6 +147,7 @@ async fn agui_stream_is_valid_and_a_second_input_needs_resume() {
     assert_eq!(headers["content-type"], "text/event-stream");
     assert_eq!(headers["cache-control"], "no-cache");
     assert_eq!(headers["x-accel-buffering"], "no");
+    assert_eq!(headers["x-handoff-run-id"], "r1");
     let report = verify_sse(
         text.as_bytes(),
         VerifyOptions::strict().with_ids("t1", "r1"),

@@ -67,7 +67,9 @@ impl RunContext {
     /// A whole tool call with JSON arguments (START, ARGS, END).
     pub fn tool_call(&mut self, name: &str, args: &Value) -> ToolCallId {
         let id = self.tool_call_start(name, None);
-        self.tool_call_args(&id, &args.to_string());
+        // serde_json's writer, not `Display`: the same compact text without the formatter.
+        let args = serde_json::to_string(args).unwrap_or_default();
+        self.tool_call_args(&id, &args);
         self.tool_call_end(&id);
         id
     }

@@ -1,12 +1,14 @@
 //! `POST /agent`: one AG-UI run (or A2UI with `X-A2UI: true` / `?a2ui=true`).
 
+use std::sync::Arc;
+
 use agui_protocol::RunAgentInput;
 use agui_protocol::lenient::parse_input;
 use axum::extract::{Request, State};
 use axum::response::Response;
 use futures::StreamExt;
 use handoff_core::RunOptions;
-use http::StatusCode;
+use http::{HeaderName, StatusCode};
 
 use super::json_body::read_json_body;
 use super::{a2ui_history, principal};
@@ -15,8 +17,11 @@ use crate::body::{Encoding, sse_response};
 use crate::config::HostDeadline;
 use crate::error::ApiError;
 
+/// The run's id, for a client that needs it before the first event (exposed by CORS).
+const RUN_ID_HEADER: HeaderName = HeaderName::from_static("x-handoff-run-id");
+
 pub(crate) async fn run_agent(
-    State(app): State<AppState>,
+    State(app): State<Arc<AppState>>,
     request: Request,
 ) -> Result<Response, ApiError> {
     let (parts, body) = request.into_parts();
@@ -72,7 +77,7 @@ pub(crate) async fn start_run(
         app.config.keep_alive_ms,
     );
     if let Ok(value) = run_id.as_str().parse() {
-        response.headers_mut().insert("x-handoff-run-id", value);
+        response.headers_mut().insert(RUN_ID_HEADER, value);
     }
     Ok(response)
 }

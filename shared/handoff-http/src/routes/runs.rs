@@ -1,5 +1,7 @@
 //! `POST /threads/{threadId}/runs/{runId}/stop`: end a running run on purpose.
 
+use std::sync::Arc;
+
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::response::{IntoResponse, Response};
@@ -15,7 +17,7 @@ use crate::error::ApiError;
 /// `RUN_FINISHED{outcome: cancelled}` on whichever instance runs it); 200 with the final
 /// status of a run that had already ended. Idempotent: a repeated stop answers the same.
 pub(crate) async fn stop_run(
-    State(app): State<AppState>,
+    State(app): State<Arc<AppState>>,
     extensions: Extensions,
     Path((thread_id, run_id)): Path<(String, String)>,
 ) -> Result<Response, ApiError> {

@@ -6,6 +6,8 @@
 //!   pending interrupt. `input` is the payload; an object keyed by interrupt ids
 //!   answers each one separately; `{"cancelled": true}` cancels.
 
+use std::sync::Arc;
+
 use agui_protocol::{Message, ResumeEntry, RunAgentInput};
 use axum::extract::{Request, State};
 use axum::response::Response;
@@ -43,7 +45,7 @@ fn parse<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
 }
 
 pub(crate) async fn chat_stream(
-    State(app): State<AppState>,
+    State(app): State<Arc<AppState>>,
     request: Request,
 ) -> Result<Response, ApiError> {
     let (parts, body) = request.into_parts();
@@ -71,7 +73,7 @@ pub(crate) async fn chat_stream(
 }
 
 pub(crate) async fn chat_resume(
-    State(app): State<AppState>,
+    State(app): State<Arc<AppState>>,
     request: Request,
 ) -> Result<Response, ApiError> {
     let (parts, body) = request.into_parts();

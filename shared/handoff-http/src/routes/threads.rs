@@ -1,5 +1,7 @@
 //! Rehydration and replay: `GET /threads/{threadId}` and `GET /threads/{threadId}/runs/{runId}/events`.
 
+use std::sync::Arc;
+
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::response::{IntoResponse, Response};
@@ -12,7 +14,7 @@ use crate::body::{Encoding, sse_response_numbered};
 use crate::error::ApiError;
 
 pub(crate) async fn get_thread(
-    State(app): State<AppState>,
+    State(app): State<Arc<AppState>>,
     extensions: Extensions,
     Path(thread_id): Path<String>,
 ) -> Result<Response, ApiError> {
@@ -46,7 +48,7 @@ pub(crate) async fn get_thread(
 /// `Last-Event-ID` the client sends (0 without one). A finished run is answered from its
 /// record; a running one is followed on whichever instance runs it, to its end.
 pub(crate) async fn replay_run(
-    State(app): State<AppState>,
+    State(app): State<Arc<AppState>>,
     extensions: Extensions,
     Path((thread_id, run_id)): Path<(String, String)>,
     headers: HeaderMap,
@@ -91,7 +93,7 @@ pub(crate) fn last_event_id(headers: &HeaderMap) -> Result<u64, ApiError> {
     })
 }
 
-pub(crate) async fn health(State(app): State<AppState>) -> Response {
+pub(crate) async fn health(State(app): State<Arc<AppState>>) -> Response {
     Json(serde_json::json!({"status": "ok", "agent": app.engine.agent_name(), "protocolVersion": agui_protocol::PROTOCOL_VERSION}))
         .into_response()
 }

@@ -14,6 +14,8 @@
 
 mod connect;
 
+use std::sync::Arc;
+
 use agui_protocol::lenient::parse_input;
 use axum::Json;
 use axum::Router;
@@ -34,7 +36,7 @@ use crate::config::normalize_base;
 use crate::error::ApiError;
 
 /// Adds the CopilotKit routes under `base` to `router`.
-pub(crate) fn register(router: Router<AppState>, base: &str) -> Router<AppState> {
+pub(crate) fn register(router: Router<Arc<AppState>>, base: &str) -> Router<Arc<AppState>> {
     let base = normalize_base(base);
     let root = if base.is_empty() { "/" } else { base.as_str() };
     let router = router
@@ -119,12 +121,12 @@ fn info_body(app: &AppState) -> Value {
     })
 }
 
-async fn info(State(app): State<AppState>) -> Response {
+async fn info(State(app): State<Arc<AppState>>) -> Response {
     Json(info_body(&app)).into_response()
 }
 
 async fn run(
-    State(app): State<AppState>,
+    State(app): State<Arc<AppState>>,
     Path(agent_id): Path<String>,
     request: Request,
 ) -> Result<Response, ApiError> {
@@ -142,7 +144,7 @@ async fn run_agent(app: &AppState, parts: &Parts, body: &[u8]) -> Result<Respons
 }
 
 async fn connect(
-    State(app): State<AppState>,
+    State(app): State<Arc<AppState>>,
     Path(agent_id): Path<String>,
     request: Request,
 ) -> Result<Response, ApiError> {
@@ -153,7 +155,7 @@ async fn connect(
 }
 
 async fn stop(
-    State(app): State<AppState>,
+    State(app): State<Arc<AppState>>,
     Path((agent_id, thread_id)): Path<(String, String)>,
     request: Request,
 ) -> Result<Response, ApiError> {
@@ -204,7 +206,10 @@ impl Envelope {
 }
 
 /// `POST {base}`: the single-route transport, `{method, params, body}`.
-async fn envelope(State(app): State<AppState>, request: Request) -> Result<Response, ApiError> {
+async fn envelope(
+    State(app): State<Arc<AppState>>,
+    request: Request,
+) -> Result<Response, ApiError> {
     let (parts, body) = request.into_parts();
     let body = read_json_body(&app, &parts.headers, body).await?;
     let call: Envelope = serde_json::from_slice(&body).map_err(|e| invalid(e.to_string()))?;
