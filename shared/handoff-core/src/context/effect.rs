@@ -10,7 +10,7 @@ use super::RunContext;
 use super::fence::EffectState;
 use crate::agent::AgentError;
 use crate::error::CoreError;
-use crate::records::{self, EffectRecord, THREAD_KEY, effect_key};
+use crate::records::{self, EffectRecord, THREAD_KEY, concat, effect_key};
 use crate::store::{Condition, StoreError, Write};
 
 impl RunContext {
@@ -118,8 +118,8 @@ impl RunContext {
     fn idempotency_key(&self, key: &str) -> String {
         let thread = &self.input.thread_id;
         match self.principal.tenant.as_str() {
-            crate::principal::DEFAULT_TENANT => format!("{thread}/{key}"),
-            tenant => format!("{tenant}/{thread}/{key}"),
+            crate::principal::DEFAULT_TENANT => concat(&[thread, "/", key]),
+            tenant => concat(&[tenant, "/", thread, "/", key]),
         }
     }
 

@@ -2,6 +2,7 @@
 //! live-journal writer, with no per-event channel between them. Events are shared, not
 //! copied: the response stream gets the log's own `Arc` of each.
 
+use std::collections::VecDeque;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -39,6 +40,7 @@ impl SharedLog {
         LogReader {
             log: self.clone(),
             next: 0,
+            taken: VecDeque::new(),
         }
     }
 
@@ -64,7 +66,11 @@ impl Drop for LogWriter {
 #[derive(Debug)]
 pub(crate) struct LogReader {
     log: SharedLog,
+    /// The index of the first event not taken yet.
     next: usize,
+    /// Events taken but not yet yielded: one lock takes every event appended so far (a
+    /// run's events mostly arrive in bursts), not one lock per event.
+    taken: VecDeque<Arc<Event>>,
 }
 
 impl Stream for LogReader {
@@ -90,9 +96,14 @@ impl Stream for LogReader {
 impl LogReader {
     /// The next unread event, if it has been appended.
     fn take_next(&mut self) -> Option<Arc<Event>> {
-        let event = self.log.lock().get(self.next).cloned()?;
-        self.next += 1;
-        Some(event)
+        if self.taken.is_empty() {
+            let events = self.log.lock();
+            if let Some(new) = events.get(self.next..) {
+                self.taken.extend(new.iter().cloned());
+                self.next = events.len();
+            }
+        }
+        self.taken.pop_front()
     }
 }
 
@@ -128,6 +139,25 @@ mod tests {
         drop(writer);
         let rest: Vec<Arc<Event>> = block_on(reader.collect());
         assert_eq!(rest, vec![Arc::new(delta("b")), Arc::new(delta("c"))]);
+    }
+
+    #[test]
+    fn events_appended_while_a_burst_is_read_come_after_it() {
+        let log = SharedLog::default();
+        let writer = LogWriter(log.clone());
+        let mut reader = log.reader();
+        for text in ["a", "b", "c"] {
+            log.push(delta(text));
+        }
+        // The first read takes the whole burst; the next append lands behind it.
+        assert_eq!(
+            reader.next().now_or_never(),
+            Some(Some(Arc::new(delta("a"))))
+        );
+        log.push(delta("d"));
+        drop(writer);
+        let rest: Vec<Arc<Event>> = block_on(reader.collect());
+        assert_eq!(rest, ["b", "c", "d"].map(|t| Arc::new(delta(t))).to_vec());
     }
 
     #[test]

@@ -48,7 +48,7 @@ pub(crate) struct StopTicket {
 
 impl StopBoard {
     fn key(partition: &str, run_id: &str) -> String {
-        format!("{partition}\u{1f}{run_id}")
+        crate::records::concat(&[partition, "\u{1f}", run_id])
     }
 
     pub(crate) fn register(board: &Arc<StopBoard>, partition: &str, run_id: &str) -> StopTicket {
