@@ -10,7 +10,7 @@ use super::RunContext;
 use super::fence::EffectState;
 use crate::agent::AgentError;
 use crate::error::CoreError;
-use crate::records::{self, EffectRecord, THREAD_KEY, concat, effect_key};
+use crate::records::{self, EffectRecord, THREAD_KEY, effect_key};
 use crate::store::{Condition, StoreError, Write};
 
 impl RunContext {
@@ -116,10 +116,10 @@ impl RunContext {
     /// `{tenant}/` outside the default tenant so two tenants' threads of the same id
     /// never share one.
     fn idempotency_key(&self, key: &str) -> String {
-        let thread = &self.input.thread_id;
+        let thread = self.input.thread_id.as_str();
         match self.principal.tenant.as_str() {
-            crate::principal::DEFAULT_TENANT => concat(&[thread, "/", key]),
-            tenant => concat(&[tenant, "/", thread, "/", key]),
+            crate::principal::DEFAULT_TENANT => [thread, "/", key].concat(),
+            tenant => [tenant, "/", thread, "/", key].concat(),
         }
     }
 

@@ -48,7 +48,7 @@ pub(crate) struct StopTicket {
 
 impl StopBoard {
     fn key(partition: &str, run_id: &str) -> String {
-        crate::records::concat(&[partition, "\u{1f}", run_id])
+        [partition, "\u{1f}", run_id].concat()
     }
 
     pub(crate) fn register(board: &Arc<StopBoard>, partition: &str, run_id: &str) -> StopTicket {
