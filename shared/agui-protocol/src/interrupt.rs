@@ -1,5 +1,7 @@
 //! Run outcomes, interrupts, token usage and resume entries.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -51,9 +53,11 @@ pub struct Interrupt {
     /// The call this interrupt is about (set when `reason` is `tool_call`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_call_id: Option<ToolCallId>,
-    /// JSON Schema (an object) the resume payload must satisfy.
+    /// JSON Schema (an object) the resume payload must satisfy. Shared, not copied: an
+    /// interrupt is cloned into its pending record, its answer's decision and its
+    /// `RUN_FINISHED`, and the schema is most of its bytes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub response_schema: Option<Value>,
+    pub response_schema: Option<Arc<Value>>,
     /// ISO 8601 UTC instant after which only `cancelled` is accepted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expires_at: Option<String>,
@@ -91,7 +95,7 @@ impl Interrupt {
     }
     /// Sets the JSON Schema for the answer.
     pub fn with_response_schema(mut self, schema: Value) -> Self {
-        self.response_schema = Some(schema);
+        self.response_schema = Some(Arc::new(schema));
         self
     }
     /// Sets the expiry (ISO 8601).
@@ -202,4 +206,30 @@ pub enum SubagentOutcome {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         interrupt_ids: Option<Vec<InterruptId>>,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use serde_json::json;
+
+    use super::Interrupt;
+
+    #[test]
+    fn a_cloned_interrupt_shares_its_schema_and_writes_the_same_json() {
+        let schema = json!({"type": "object", "properties": {"approved": {"type": "boolean"}}});
+        let asked = Interrupt::new("i1", "tool_call").with_response_schema(schema.clone());
+        let pending = asked.clone();
+        let (first, second) = (
+            asked.response_schema.as_ref().expect("schema"),
+            pending.response_schema.as_ref().expect("schema"),
+        );
+        assert!(Arc::ptr_eq(first, second));
+        // On the wire the schema is the plain object, and it reads back equal.
+        let wire = serde_json::to_value(&asked).expect("serializes");
+        assert_eq!(wire["responseSchema"], schema);
+        let read: Interrupt = serde_json::from_value(wire).expect("deserializes");
+        assert_eq!(read, asked);
+    }
 }

@@ -196,11 +196,11 @@ async fn open_the_schema(store: &Arc<dyn Store>, thread: &str) {
         .unwrap()
         .unwrap();
     let mut record: ThreadRecord = serde_json::from_slice(&item.value).unwrap();
-    record.pending[0].interrupt.response_schema = Some(json!({
+    record.pending[0].interrupt.response_schema = Some(std::sync::Arc::new(json!({
         "type": "object",
         "properties": {"approved": {"type": "boolean"}, "editedArgs": {"type": "object"}},
         "required": ["approved"]
-    }));
+    })));
     let value = serde_json::to_vec(&record).unwrap();
     let write = Write::put(
         THREAD_KEY,

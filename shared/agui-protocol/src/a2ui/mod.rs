@@ -239,7 +239,7 @@ impl A2uiEncoder {
                             .message
                             .clone()
                             .unwrap_or_else(|| interrupt.reason.clone());
-                        let fields = fields_from_schema(interrupt.response_schema.as_ref());
+                        let fields = fields_from_schema(interrupt.response_schema.as_deref());
                         out.push(frame(
                             "interrupt",
                             json!({"id": interrupt.id, "reason": reason, "fields": fields}),
