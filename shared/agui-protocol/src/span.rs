@@ -54,19 +54,19 @@ impl Event {
         use SpanEdge::{Close, Open};
         use SpanKind::*;
         Some(match self {
-            Event::TextMessageStart(e) => Open(Text, &e.message_id.0),
-            Event::TextMessageEnd(e) => Close(Text, &e.message_id.0),
-            Event::ToolCallStart(e) => Open(ToolCall, &e.tool_call_id.0),
-            Event::ToolCallEnd(e) => Close(ToolCall, &e.tool_call_id.0),
-            Event::ReasoningMessageStart(e) => Open(ReasoningMessage, &e.message_id.0),
-            Event::ReasoningMessageEnd(e) => Close(ReasoningMessage, &e.message_id.0),
-            Event::ReasoningStart(e) => Open(Reasoning, &e.message_id.0),
-            Event::ReasoningEnd(e) => Close(Reasoning, &e.message_id.0),
+            Event::TextMessageStart(e) => Open(Text, e.message_id.as_str()),
+            Event::TextMessageEnd(e) => Close(Text, e.message_id.as_str()),
+            Event::ToolCallStart(e) => Open(ToolCall, e.tool_call_id.as_str()),
+            Event::ToolCallEnd(e) => Close(ToolCall, e.tool_call_id.as_str()),
+            Event::ReasoningMessageStart(e) => Open(ReasoningMessage, e.message_id.as_str()),
+            Event::ReasoningMessageEnd(e) => Close(ReasoningMessage, e.message_id.as_str()),
+            Event::ReasoningStart(e) => Open(Reasoning, e.message_id.as_str()),
+            Event::ReasoningEnd(e) => Close(Reasoning, e.message_id.as_str()),
             Event::StepStarted(e) => Open(Step, &e.step_name),
             Event::StepFinished(e) => Close(Step, &e.step_name),
-            Event::SubagentStarted(e) => Open(Subagent, &e.subagent_run_id.0),
-            Event::SubagentFinished(e) => Close(Subagent, &e.subagent_run_id.0),
-            Event::SubagentError(e) => Close(Subagent, &e.subagent_run_id.0),
+            Event::SubagentStarted(e) => Open(Subagent, e.subagent_run_id.as_str()),
+            Event::SubagentFinished(e) => Close(Subagent, e.subagent_run_id.as_str()),
+            Event::SubagentError(e) => Close(Subagent, e.subagent_run_id.as_str()),
             _ => return None,
         })
     }

@@ -168,7 +168,7 @@ impl A2uiEncoder {
         };
         match event {
             Event::TextMessageContent(e) => {
-                let splitter = self.text.entry(e.message_id.0.clone()).or_default();
+                let splitter = self.text.entry(e.message_id.to_string()).or_default();
                 splitter
                     .push(&e.delta)
                     .into_iter()
@@ -184,7 +184,7 @@ impl A2uiEncoder {
                 None => Vec::new(),
             },
             Event::ReasoningMessageContent(e) => {
-                let content = self.thinking.entry(e.message_id.0.clone()).or_default();
+                let content = self.thinking.entry(e.message_id.to_string()).or_default();
                 content.push_str(&e.delta);
                 vec![frame(
                     "thinking",
@@ -197,9 +197,9 @@ impl A2uiEncoder {
             }
             Event::ToolCallStart(e) => {
                 self.tool_names
-                    .insert(e.tool_call_id.0.clone(), e.tool_call_name.clone());
+                    .insert(e.tool_call_id.to_string(), e.tool_call_name.clone());
                 self.tools.insert(
-                    e.tool_call_id.0.clone(),
+                    e.tool_call_id.to_string(),
                     ToolCallDraft {
                         name: e.tool_call_name.clone(),
                         args: String::new(),
