@@ -22,10 +22,22 @@ struct Shared {
 }
 
 /// The log, shared by the run's context, its reader and the live journal.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub(crate) struct SharedLog(Arc<Shared>);
 
+/// Events a run's log has room for before it first grows: even a one-line answer emits
+/// about a dozen (lifecycle, text, snapshots), an answer streamed word by word a few dozen.
+const FIRST_CAPACITY: usize = 32;
+
 impl SharedLog {
+    /// An empty log, with room for a short run's events.
+    pub(crate) fn new() -> Self {
+        SharedLog(Arc::new(Shared {
+            events: Mutex::new(Vec::with_capacity(FIRST_CAPACITY)),
+            ..Shared::default()
+        }))
+    }
+
     pub(crate) fn push(&self, event: Event) {
         self.lock().push(Arc::new(event));
         self.0.reader.wake();
@@ -124,7 +136,7 @@ mod tests {
 
     #[test]
     fn a_reader_gets_every_event_in_order_and_ends_when_the_writer_goes() {
-        let log = SharedLog::default();
+        let log = SharedLog::new();
         let writer = LogWriter(log.clone());
         let mut reader = log.reader();
         log.push(delta("a"));
@@ -143,7 +155,7 @@ mod tests {
 
     #[test]
     fn events_appended_while_a_burst_is_read_come_after_it() {
-        let log = SharedLog::default();
+        let log = SharedLog::new();
         let writer = LogWriter(log.clone());
         let mut reader = log.reader();
         for text in ["a", "b", "c"] {
@@ -162,7 +174,7 @@ mod tests {
 
     #[test]
     fn a_waiting_reader_is_woken_by_an_append_from_another_thread() {
-        let log = SharedLog::default();
+        let log = SharedLog::new();
         let writer = LogWriter(log.clone());
         let reader = log.reader();
         let appender = std::thread::spawn(move || {

@@ -19,8 +19,7 @@ pub fn compact(events: Vec<Event>) -> Vec<Event> {
 /// [`compact`], plus the byte length of every fragment of each merged event, for
 /// [`expand`].
 pub fn compact_with_cuts(events: Vec<Event>) -> (Vec<Event>, Vec<DeltaCuts>) {
-    let capacity = events.len();
-    compact_fragments(events.into_iter(), capacity)
+    compact_fragments(events)
 }
 
 /// An entry of a log being compacted: an event owned, or shared with the run's live log
@@ -43,58 +42,97 @@ impl LogEntry for Arc<Event> {
 
 /// [`compact_with_cuts`] of events owned or shared: an event kept as it is is not copied,
 /// and a merged fragment is appended to its first one (a run's text deltas cost one copy,
-/// not one each).
-pub(crate) fn compact_fragments<T: LogEntry>(
-    events: impl Iterator<Item = T>,
-    capacity: usize,
-) -> (Vec<T>, Vec<DeltaCuts>) {
-    let mut out: Vec<T> = Vec::with_capacity(capacity);
-    let mut cuts: Vec<DeltaCuts> = Vec::new();
-    for entry in events {
-        let event: &Event = entry.borrow();
-        let last = out.last().map(Borrow::<Event>::borrow);
-        let previous_len = last.and_then(delta).map(str::len);
-        let previous_at = last.and_then(|e| e.base().timestamp);
-        let merged = match out.last_mut() {
-            Some(prev) if continues(Borrow::<Event>::borrow(&*prev), event) => {
-                let next = delta(event).unwrap_or_default();
-                if let Some(prev) = delta_mut(prev.event_mut()) {
-                    prev.push_str(next);
-                }
-                true
+/// not one each). Each merged delta and its cuts are sized once, from a first pass over the
+/// log, instead of growing fragment by fragment.
+pub(crate) fn compact_fragments<T: LogEntry>(events: Vec<T>) -> (Vec<T>, Vec<DeltaCuts>) {
+    let runs = fragment_runs(&events);
+    if runs.is_empty() {
+        return (events, Vec::new());
+    }
+    let merged_away: usize = runs.iter().map(|r| r.len - 1).sum();
+    let mut out: Vec<T> = Vec::with_capacity(events.len() - merged_away);
+    let mut cuts: Vec<DeltaCuts> = Vec::with_capacity(runs.len());
+    let mut runs = runs.into_iter().peekable();
+    // The run being merged: its end index, and its first fragment's timestamp.
+    let mut open: Option<(usize, u64)> = None;
+    for (at, mut entry) in events.into_iter().enumerate() {
+        if let Some((end, first_at)) = open.filter(|&(end, _)| at < end) {
+            let event: &Event = entry.borrow();
+            let next = delta(event).unwrap_or_default();
+            let offset = event
+                .base()
+                .timestamp
+                .map_or(0, |ts| ts.saturating_sub(first_at));
+            if let Some(prev) = out.last_mut().and_then(|p| delta_mut(p.event_mut())) {
+                prev.push_str(next);
             }
-            _ => false,
-        };
-        if !merged {
-            out.push(entry);
-            continue;
-        }
-        let index = (out.len() - 1) as u32;
-        let added = delta(event).map_or(0, str::len) as u32;
-        // The merged event keeps its first fragment's timestamp; later ones are offsets.
-        let first_at = previous_at.unwrap_or(0);
-        let offset = event
-            .base()
-            .timestamp
-            .map_or(0, |at| at.saturating_sub(first_at));
-        match cuts.last_mut() {
-            Some(c) if c.index == index => {
-                c.lengths.push(added);
+            if let Some(c) = cuts.last_mut() {
+                c.lengths.push(next.len() as u32);
                 c.offsets_ms.push(offset);
             }
-            _ => cuts.push(DeltaCuts {
-                index,
-                lengths: vec![previous_len.unwrap_or(0) as u32, added],
-                offsets_ms: vec![0, offset],
-            }),
+            if at + 1 == end {
+                open = None;
+            }
+            continue;
         }
+        if let Some(run) = runs.next_if(|r| r.start == at) {
+            let event: &Event = entry.borrow();
+            let first_len = delta(event).map_or(0, str::len);
+            // The merged event keeps its first fragment's timestamp; later ones are offsets.
+            open = Some((at + run.len, event.base().timestamp.unwrap_or(0)));
+            let mut lengths = Vec::with_capacity(run.len);
+            lengths.push(first_len as u32);
+            let mut offsets_ms = Vec::with_capacity(run.len);
+            offsets_ms.push(0);
+            cuts.push(DeltaCuts {
+                index: out.len() as u32,
+                lengths,
+                offsets_ms,
+            });
+            if let Some(first) = delta_mut(entry.event_mut()) {
+                first.reserve_exact(run.bytes - first_len);
+            }
+        }
+        out.push(entry);
     }
     for c in &mut cuts {
         if c.offsets_ms.iter().all(|&o| o == 0) {
-            c.offsets_ms.clear();
+            c.offsets_ms = Vec::new();
         }
     }
     (out, cuts)
+}
+
+/// Consecutive fragments of one item, two or more.
+struct FragmentRun {
+    start: usize,
+    len: usize,
+    /// The merged delta's length.
+    bytes: usize,
+}
+
+/// The runs of fragments a compaction merges, in order.
+fn fragment_runs<T: Borrow<Event>>(events: &[T]) -> Vec<FragmentRun> {
+    let mut runs: Vec<FragmentRun> = Vec::new();
+    for (at, pair) in events.windows(2).enumerate() {
+        let (prev, next) = (pair[0].borrow(), pair[1].borrow());
+        if !continues(prev, next) {
+            continue;
+        }
+        let added = delta(next).map_or(0, str::len);
+        match runs.last_mut() {
+            Some(run) if run.start + run.len == at + 1 => {
+                run.len += 1;
+                run.bytes += added;
+            }
+            _ => runs.push(FragmentRun {
+                start: at,
+                len: 2,
+                bytes: delta(prev).map_or(0, str::len) + added,
+            }),
+        }
+    }
+    runs
 }
 
 /// Undoes [`compact_with_cuts`]: each merged event is split back into the fragments it
@@ -229,7 +267,7 @@ mod tests {
     #[test]
     fn a_shared_log_is_compacted_without_copies_or_changes() {
         let live: Vec<Arc<Event>> = stream().into_iter().map(Arc::new).collect();
-        let (compacted, cuts) = compact_fragments(live.iter().cloned(), live.len());
+        let (compacted, cuts) = compact_fragments(live.clone());
         let (owned, owned_cuts) = compact_with_cuts(stream());
         assert_eq!(cuts, owned_cuts);
         let events: Vec<Event> = compacted.iter().map(|e| (**e).clone()).collect();
@@ -243,6 +281,32 @@ mod tests {
         );
         let live_now: Vec<Event> = live.iter().map(|e| (**e).clone()).collect();
         assert_eq!(live_now, stream(), "the live log is unchanged");
+    }
+
+    /// A long streamed answer is merged into a delta and cuts sized once, and runs of two
+    /// items that follow each other stay apart.
+    #[test]
+    fn merged_deltas_and_their_cuts_are_sized_exactly() {
+        let mut events: Vec<Event> = (0..40)
+            .map(|n| Event::from(TextMessageContent::new("m", format!("w{n} "))).with_timestamp(n))
+            .collect();
+        events.extend((0..3).map(|n| Event::from(ToolCallArgs::new("c", format!("{n}")))));
+        events.extend((0..2).map(|n| Event::from(ToolCallArgs::new("d", format!("{n}")))));
+        let (compacted, cuts) = compact_with_cuts(events.clone());
+        assert_eq!(compacted.len(), 3);
+        let Event::TextMessageContent(text) = &compacted[0] else {
+            panic!("text first")
+        };
+        assert_eq!(text.delta.capacity(), text.delta.len());
+        assert_eq!(
+            cuts.iter()
+                .map(|c| (c.index, c.lengths.len()))
+                .collect::<Vec<_>>(),
+            [(0, 40), (1, 3), (2, 2)]
+        );
+        assert_eq!(cuts[0].lengths.capacity(), 40);
+        assert_eq!(cuts[0].offsets_ms.capacity(), 40);
+        assert_eq!(expand(compacted, &cuts), events);
     }
 
     #[test]

@@ -31,7 +31,7 @@ pub(crate) fn spawn_run(
 ) -> SharedRunStream {
     // The client's stream reads the log the run appends to (the run no longer depends on
     // it: a dropped stream only stops delivery).
-    let log = SharedLog::default();
+    let log = SharedLog::new();
     let events = log.reader();
     let runtime_spawner = inner.runtime.spawner.clone();
     let driver = async move {

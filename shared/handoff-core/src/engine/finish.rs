@@ -267,7 +267,7 @@ fn ctx_log(ctx: &RunContext) -> StoredLog {
         }
         _ => Arc::clone(event),
     });
-    let (events, cuts) = compact_fragments(events, log.len());
+    let (events, cuts) = compact_fragments(events.collect());
     StoredLog {
         events,
         cuts,
