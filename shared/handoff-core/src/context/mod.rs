@@ -124,6 +124,11 @@ impl RunContext {
     pub fn state(&self) -> &Value {
         &self.state
     }
+    /// Takes the state out, leaving `null`: a finishing run moves it into the thread head
+    /// instead of copying it (nothing reads it afterwards).
+    pub(crate) fn take_state(&mut self) -> Value {
+        std::mem::take(&mut self.state)
+    }
     /// The history, including what this run has emitted so far.
     pub fn messages(&self) -> &[Message] {
         self.messages.messages()

@@ -74,7 +74,9 @@ pub(crate) async fn finish_run(
         status: thread_status,
         lease: None,
         pending,
-        state: ctx.state().clone(),
+        // Moved, not copied: the run's state is final (a snapshot event, if any, has its
+        // own copy).
+        state: ctx.take_state(),
         last_run: Some(LastRun {
             run_id: ctx.run_id().clone(),
             status,
