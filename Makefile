@@ -10,6 +10,7 @@ VENV := .venv
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 export SAM_CLI_TELEMETRY := 0
 CORPUS_DIR := $(CURDIR)/target/agui-corpus
+NODE_TEST_FLAGS ?= --test-concurrency=1 --test-timeout=300000 --test-force-exit
 # The web console: sources in web/, bundled into assets/ (committed; embedded and served by every host).
 CONSOLE_WEB := shared/handoff-console/web
 CHROMIUM ?= chromium
@@ -116,7 +117,13 @@ test-node: corpus build-worker build-starter-worker
 	cargo build -q -p agent-lambda
 	cargo build -q -p a2a-webhook-lambda
 	cargo build -q -p starter --bin starter-lambda
-	cd $(NODE_DIR) && AGUI_CORPUS_DIR=$(CORPUS_DIR) HANDOFF_BIN_DIR=$(CURDIR)/target/debug node --test
+	@# One file at a time (each starts servers, workerd, Chromium or cargo lambda: run side by side
+	@# on a busy machine they time each other out); a stuck test fails after 5 minutes instead of
+	@# stalling the run, and a file that leaves a handle open cannot keep the runner alive. The
+	@# failures are repeated at the end, where a truncated CI log still shows them.
+	set -o pipefail; cd $(NODE_DIR) && AGUI_CORPUS_DIR=$(CORPUS_DIR) HANDOFF_BIN_DIR=$(CURDIR)/target/debug \
+		node --test $(NODE_TEST_FLAGS) | tee $(CURDIR)/target/node-tests.tap \
+		|| { echo '--- failed Node tests:'; grep -E -A24 '^ *not ok' $(CURDIR)/target/node-tests.tap; exit 1; }
 
 lint: lint-infra check-console
 	cargo fmt --all -- --check

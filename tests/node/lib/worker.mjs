@@ -16,6 +16,9 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 export const WORKER_DIR = path.resolve(here, "../../../functions/agent-worker");
 export const STARTER_DIR = path.resolve(here, "../../../functions/starter");
 const live = new Set();
+// Bounds on workerd's start and stop, far above their usual second or two.
+const START_TIMEOUT_MS = 60_000;
+const STOP_TIMEOUT_MS = 30_000;
 
 export function assertWorkerBuilt(workerDir = WORKER_DIR) {
   const script = path.join(workerDir, "build/index.js");
@@ -39,7 +42,32 @@ const dirs = new Set();
  * another built Worker (e.g. STARTER_DIR, from `make build-starter-worker`).
  * Resolves to {url, label, stderr, logs(), kill()}.
  */
-export async function startWorker({ vars = {}, stateDir, label = "worker", workerDir = WORKER_DIR } = {}) {
+export async function startWorker(opts = {}) {
+  try {
+    return await startWorkerOnce(opts);
+  } catch (err) {
+    if (!err.startTimedOut) throw err;
+    // workerd that never reports ready is the runtime failing to start, not the Worker: one
+    // more try, so a machine's hiccup is not a red run; a second hang is reported.
+    console.log(`# ${err.message}; starting it once more`);
+    return await startWorkerOnce(opts);
+  }
+}
+
+/** Rejects with `what` after `ms` unless `promise` settles first. */
+async function within(promise, ms, what) {
+  let timer;
+  const timeout = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(Object.assign(new Error(`${what} took over ${ms} ms`), { startTimedOut: true })), ms);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function startWorkerOnce({ vars = {}, stateDir, label = "worker", workerDir = WORKER_DIR } = {}) {
   assertWorkerBuilt(workerDir);
   const dir = stateDir ?? makeStateDir();
   dirs.add(dir);
@@ -68,7 +96,15 @@ export async function startWorker({ vars = {}, stateDir, label = "worker", worke
       stderr.on("data", (d) => (output += d));
     },
   });
-  const url = (await mf.ready).toString().replace(/\/$/, "");
+  let ready;
+  try {
+    ready = await within(mf.ready, START_TIMEOUT_MS, `${label}: workerd`);
+  } catch (err) {
+    await within(mf.dispose(), STOP_TIMEOUT_MS, `${label}: disposing workerd`).catch(() => {});
+    err.message += `\n${output.slice(-5_000)}`;
+    throw err;
+  }
+  const url = ready.toString().replace(/\/$/, "");
   const worker = {
     url,
     label,
@@ -79,7 +115,7 @@ export async function startWorker({ vars = {}, stateDir, label = "worker", worke
     logs: () => output.slice(-20_000),
     async kill() {
       if (!live.delete(worker)) return;
-      await mf.dispose();
+      await within(mf.dispose(), STOP_TIMEOUT_MS, `${label}: disposing workerd`);
     },
   };
   live.add(worker);
