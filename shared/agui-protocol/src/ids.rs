@@ -50,6 +50,13 @@ macro_rules! id_type {
                 f.write_str(&self.0)
             }
         }
+        // Hash, Eq and Ord agree with `str`'s (derived over the `Arc<str>`), so a map keyed
+        // by ids can be searched with a `&str`.
+        impl std::borrow::Borrow<str> for $name {
+            fn borrow(&self) -> &str {
+                &self.0
+            }
+        }
         impl std::ops::Deref for $name {
             type Target = str;
             fn deref(&self) -> &str {
@@ -121,6 +128,22 @@ mod tests {
         let copy = id.clone();
         assert!(std::ptr::eq(id.as_str(), copy.as_str()));
         assert_eq!(copy, "msg_1");
+    }
+
+    /// `Borrow<str>` is only sound if an id hashes and compares like its text.
+    #[test]
+    fn maps_keyed_by_ids_are_searched_by_text() {
+        let mut hashed = std::collections::HashMap::new();
+        let mut ordered = std::collections::BTreeMap::new();
+        for text in ["call_b", "call_a", "call_c"] {
+            hashed.insert(ToolCallId::from(text), text.len());
+            ordered.insert(ToolCallId::from(text), ());
+        }
+        assert_eq!(hashed.get("call_a"), Some(&6));
+        assert_eq!(hashed.get("call_d"), None);
+        assert!(ordered.contains_key("call_c"));
+        let sorted: Vec<&str> = ordered.keys().map(ToolCallId::as_str).collect();
+        assert_eq!(sorted, ["call_a", "call_b", "call_c"]);
     }
 
     #[test]

@@ -81,6 +81,20 @@ fn tool_calls_are_one_frame_with_parsed_arguments_then_a_result() {
     );
 }
 
+/// A resumed run's stream has no `TOOL_CALL_START`: the name comes from earlier runs.
+#[test]
+fn a_remembered_tool_call_names_its_result() {
+    let mut encoder = A2uiEncoder::new("demo");
+    encoder.remember_tool_call("c9", "refund_order");
+    let out = encoder.frames(&ToolCallResult::new("r9", "c9", "done").into(), 7);
+    assert_eq!(
+        out[0].data,
+        json!({"id": "c9", "name": "refund_order", "result": "done", "is_error": false})
+    );
+    let unknown = encoder.frames(&ToolCallResult::new("r8", "c8", "done").into(), 7);
+    assert_eq!(unknown[0].data["name"], "");
+}
+
 #[test]
 fn interrupts_become_forms_then_done() {
     let interrupt = Interrupt::new("i1", "input_required").with_message("Why?").with_response_schema(json!({

@@ -144,7 +144,7 @@ pub fn sse_response_numbered<E: Borrow<Event> + Send + 'static>(
         for message in history {
             if let Message::Assistant(m) = message {
                 for call in m.tool_calls.iter().flatten() {
-                    encoder.remember_tool_call(call.id.to_string(), call.function.name.clone());
+                    encoder.remember_tool_call(call.id.clone(), call.function.name.clone());
                 }
             }
         }

@@ -38,6 +38,7 @@ use serde_json::{Map, Value, json};
 use std::collections::HashMap;
 
 use crate::Event;
+use crate::ids::{MessageId, ToolCallId};
 use crate::interrupt::RunFinishedOutcome;
 
 pub use fields::{InterruptField, fields_from_schema};
@@ -140,10 +141,11 @@ struct ToolCallDraft {
 /// Maps AG-UI events to A2UI frames, keeping the accumulation state A2UI needs.
 #[derive(Debug, Default)]
 pub struct A2uiEncoder {
-    text: HashMap<String, code::TextSplitter>,
-    thinking: HashMap<String, String>,
-    tools: HashMap<String, ToolCallDraft>,
-    tool_names: HashMap<String, String>,
+    // Keyed by the events' own ids: inserting one is a count increment, not a copy.
+    text: HashMap<MessageId, code::TextSplitter>,
+    thinking: HashMap<MessageId, String>,
+    tools: HashMap<ToolCallId, ToolCallDraft>,
+    tool_names: HashMap<ToolCallId, String>,
     agents: Vec<String>,
     steps: u64,
     agent_name: String,
@@ -168,7 +170,7 @@ impl A2uiEncoder {
         };
         match event {
             Event::TextMessageContent(e) => {
-                let splitter = self.text.entry(e.message_id.to_string()).or_default();
+                let splitter = self.text.entry(e.message_id.clone()).or_default();
                 splitter
                     .push(&e.delta)
                     .into_iter()
@@ -184,7 +186,7 @@ impl A2uiEncoder {
                 None => Vec::new(),
             },
             Event::ReasoningMessageContent(e) => {
-                let content = self.thinking.entry(e.message_id.to_string()).or_default();
+                let content = self.thinking.entry(e.message_id.clone()).or_default();
                 content.push_str(&e.delta);
                 vec![frame(
                     "thinking",
@@ -197,9 +199,9 @@ impl A2uiEncoder {
             }
             Event::ToolCallStart(e) => {
                 self.tool_names
-                    .insert(e.tool_call_id.to_string(), e.tool_call_name.clone());
+                    .insert(e.tool_call_id.clone(), e.tool_call_name.clone());
                 self.tools.insert(
-                    e.tool_call_id.to_string(),
+                    e.tool_call_id.clone(),
                     ToolCallDraft {
                         name: e.tool_call_name.clone(),
                         args: String::new(),
@@ -301,7 +303,7 @@ impl A2uiEncoder {
 
     /// Teaches the encoder a tool call's name from earlier runs, so a resumed
     /// run's `tool_result` (whose `TOOL_CALL_START` is not in this stream) names its tool.
-    pub fn remember_tool_call(&mut self, id: impl Into<String>, name: impl Into<String>) {
+    pub fn remember_tool_call(&mut self, id: impl Into<ToolCallId>, name: impl Into<String>) {
         self.tool_names.insert(id.into(), name.into());
     }
 
