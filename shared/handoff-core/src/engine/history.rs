@@ -1,6 +1,7 @@
 //! The conversation as stored: append-only pages under the small thread head, and how
 //! a request's messages merge into it (stored history is the source of truth).
 
+use std::borrow::Borrow;
 use std::collections::HashSet;
 
 use agui_protocol::{Event, Message, RunId};
@@ -101,11 +102,10 @@ pub(crate) fn merge(stored: &[Message], input: &[Message]) -> Result<Vec<Message
 }
 
 /// The messages of `current` that are not in the stored history (what a run added).
-pub(crate) fn added(stored_ids: &HashSet<String>, current: &[Message]) -> Vec<Message> {
+pub(crate) fn added<'a>(stored_ids: &HashSet<String>, current: &'a [Message]) -> Vec<&'a Message> {
     current
         .iter()
         .filter(|m| !stored_ids.contains(m.id().as_str()))
-        .cloned()
         .collect()
 }
 
@@ -115,7 +115,7 @@ pub(crate) fn append(
     inner: &Inner,
     head: &mut ThreadRecord,
     run_id: &RunId,
-    added: Vec<Message>,
+    added: &[impl Borrow<Message>],
     answers: Vec<AnswerAudit>,
     now: u64,
 ) -> Option<Write> {
@@ -126,17 +126,12 @@ pub(crate) fn append(
     head.pages += 1;
     head.message_count += added.len() as u64;
     if let Some(last) = added.last() {
-        head.last_message_id = Some(last.id().clone());
+        head.last_message_id = Some(last.borrow().id().clone());
     }
-    let page = HistoryPage {
-        run_id: run_id.clone(),
-        messages: added,
-        answers,
-    };
     Some(Write::put(
         key,
         Condition::Absent,
-        page.encode(),
+        HistoryPage::encode_parts(run_id, added, &answers),
         Some(now + inner.config.history_ttl_ms),
     ))
 }
@@ -153,7 +148,7 @@ pub(crate) fn migrate(
         return None;
     }
     let legacy = std::mem::take(&mut head.messages);
-    append(inner, head, run_id, legacy, Vec::new(), now)
+    append(inner, head, run_id, &legacy, Vec::new(), now)
 }
 
 /// Makes a stored run's log replayable as it streamed: its merged deltas cut back into

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use agui_protocol::{Event, Message, RunId};
 use serde::Serialize;
 
-use super::{HistoryPage, LiveBatch, ResumeRecord, RunRecord};
+use super::{AnswerAudit, HistoryPage, LiveBatch, ResumeRecord, RunRecord};
 use crate::error::CoreError;
 use crate::store::Item;
 
@@ -98,19 +98,18 @@ impl RunRecord {
 }
 
 impl HistoryPage {
-    /// [`encode`] of this page, its messages written without serde.
-    pub(crate) fn encode(&self) -> Vec<u8> {
-        // Every field named: a new one fails to compile here instead of going unwritten.
-        let HistoryPage {
-            run_id,
-            messages,
-            answers,
-        } = self;
+    /// [`encode`] of a page with these fields, its messages written without serde, owned or
+    /// borrowed (a finishing run's are the context's own: nothing is copied to write them).
+    pub(crate) fn encode_parts<M: Borrow<Message>>(
+        run_id: &RunId,
+        messages: &[M],
+        answers: &[AnswerAudit],
+    ) -> Vec<u8> {
         let mut out = Vec::with_capacity(64 + 256 * messages.len());
         out.extend_from_slice(b"{\"runId\":");
         put(&mut out, run_id);
         out.extend_from_slice(b",\"messages\":");
-        put_array(&mut out, messages, Message::write_json);
+        put_array(&mut out, messages, |m, out| m.borrow().write_json(out));
         if !answers.is_empty() {
             out.extend_from_slice(b",\"answers\":");
             put(&mut out, answers);
@@ -152,7 +151,9 @@ impl ResumeRecord {
 mod tests {
     use agui_protocol::bench_corpus;
     use agui_protocol::event::{MessagesSnapshot, RunFinished, RunStarted, TextMessageContent};
-    use agui_protocol::{Event, Interrupt, MessageId, RunFinishedOutcome, RunId, ThreadId};
+    use agui_protocol::{
+        Event, Interrupt, Message, MessageId, RunFinishedOutcome, RunId, ThreadId,
+    };
     use serde_json::json;
 
     use super::encode;
@@ -269,7 +270,15 @@ mod tests {
                 messages,
                 answers,
             };
-            let bytes = page.encode();
+            // Every field named: a new one fails to compile here until encode_parts writes it.
+            let HistoryPage {
+                run_id,
+                messages,
+                answers,
+            } = &page;
+            let bytes = HistoryPage::encode_parts(run_id, messages, answers);
+            let borrowed: Vec<&Message> = messages.iter().collect();
+            assert_eq!(HistoryPage::encode_parts(run_id, &borrowed, answers), bytes);
             assert_eq!(
                 String::from_utf8(bytes.clone()).unwrap(),
                 String::from_utf8(encode(&page)).unwrap()
