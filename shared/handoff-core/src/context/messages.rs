@@ -70,14 +70,16 @@ impl MessageLog {
             }
             Event::TextMessageContent(e) => match self.find(&e.message_id) {
                 Some(Message::Assistant(m)) => {
-                    m.content.get_or_insert_with(String::new).push_str(&e.delta)
+                    append(m.content.get_or_insert_with(String::new), &e.delta)
                 }
                 Some(Message::User(m)) => {
                     if let Content::Text(text) = &mut m.content {
-                        text.push_str(&e.delta);
+                        append(text, &e.delta);
                     }
                 }
-                Some(Message::System(m) | Message::Developer(m)) => m.content.push_str(&e.delta),
+                Some(Message::System(m) | Message::Developer(m)) => {
+                    append(&mut m.content, &e.delta)
+                }
                 _ => {}
             },
             Event::ToolCallStart(e) => {
@@ -104,7 +106,7 @@ impl MessageLog {
                     _ => None,
                 });
                 if let Some(call) = call {
-                    call.function.arguments.push_str(&e.delta);
+                    append(&mut call.function.arguments, &e.delta);
                 }
             }
             Event::ToolCallResult(e) => self.messages.push(Message::Tool(ToolMessage {
@@ -127,7 +129,7 @@ impl MessageLog {
             }
             Event::ReasoningMessageContent(e) => {
                 if let Some(Message::Reasoning(m)) = self.find(&e.message_id) {
-                    m.content.push_str(&e.delta);
+                    append(&mut m.content, &e.delta);
                 }
             }
             Event::ActivitySnapshot(e) => {
@@ -165,5 +167,49 @@ impl MessageLog {
             Event::MessagesSnapshot(e) => self.messages = e.messages.clone(),
             _ => {}
         }
+    }
+}
+
+/// Room a streamed text or argument string starts with: a short answer then takes one
+/// allocation instead of doubling through 8, 16, 32, 64 and 128 bytes as its words arrive.
+const FIRST_TEXT_CAPACITY: usize = 128;
+
+/// Appends one streamed fragment to `text`.
+fn append(text: &mut String, delta: &str) {
+    if text.capacity() == 0 {
+        text.reserve(delta.len().max(FIRST_TEXT_CAPACITY));
+    }
+    text.push_str(delta);
+}
+
+#[cfg(test)]
+mod tests {
+    use agui_protocol::event::{TextMessageContent, TextMessageStart, ToolCallArgs, ToolCallStart};
+    use agui_protocol::{Event, Message};
+
+    use super::{FIRST_TEXT_CAPACITY, MessageLog};
+
+    #[test]
+    fn streamed_words_fill_one_allocation() {
+        let mut log = MessageLog::default();
+        log.apply(&TextMessageStart::new("m1").into());
+        log.apply(&ToolCallStart::new("c1", "search").into());
+        let words = ["Order ", "B100 ", "was ", "paid ", "319.09 ", "USD."];
+        for word in words {
+            log.apply(&TextMessageContent::new("m1", word).into());
+            log.apply(&Event::from(ToolCallArgs::new("c1", word)));
+        }
+        let text = words.concat();
+        let [Message::Assistant(answer), Message::Assistant(call)] = log.messages() else {
+            panic!("{:?}", log.messages());
+        };
+        let content = answer.content.as_ref().expect("text");
+        assert_eq!(*content, text);
+        assert_eq!(content.capacity(), FIRST_TEXT_CAPACITY);
+        let arguments = &call.tool_calls.as_ref().expect("calls")[0]
+            .function
+            .arguments;
+        assert_eq!(*arguments, text);
+        assert_eq!(arguments.capacity(), FIRST_TEXT_CAPACITY);
     }
 }

@@ -30,7 +30,12 @@ pub(crate) fn resume_hash(thread_id: &str, entries: &[ResumeEntry]) -> String {
 fn sha256_of_json(value: &impl Serialize) -> String {
     // Serialized whole, then hashed in one call: fed straight into the hasher, serde's
     // many small writes (a quote, a colon) each paid the hasher's buffering.
-    let json = serde_json::to_vec(value).unwrap_or_default();
+    // Room for a typical request body's JSON (serde_json's own `to_vec` starts at 128 bytes
+    // and doubles its way up).
+    let mut json = Vec::with_capacity(1024);
+    if serde_json::to_writer(&mut json, value).is_err() {
+        json.clear();
+    }
     let digest = Sha256::digest(&json);
     let mut hex = [0u8; 64];
     // 64 bytes for 32: the length always fits, and hex digits are ASCII.

@@ -15,7 +15,11 @@ use crate::store::Item;
 
 /// Serializes a record.
 pub(crate) fn encode<T: Serialize>(record: &T) -> Vec<u8> {
-    serde_json::to_vec(record).expect("records always serialize")
+    // Room for most small records (a thread head, an effect) at once; serde_json's own
+    // `to_vec` starts at 128 bytes and doubles its way up.
+    let mut out = Vec::with_capacity(512);
+    put(&mut out, record);
+    out
 }
 
 /// Deserializes a record from an item.
