@@ -46,7 +46,7 @@ export async function startWorker(opts = {}) {
   try {
     return await startWorkerOnce(opts);
   } catch (err) {
-    if (!err.startTimedOut) throw err;
+    if (!err.timedOut) throw err;
     // workerd that never reports ready is the runtime failing to start, not the Worker: one
     // more try, so a machine's hiccup is not a red run; a second hang is reported.
     console.log(`# ${err.message}; starting it once more`);
@@ -54,11 +54,11 @@ export async function startWorker(opts = {}) {
   }
 }
 
-/** Rejects with `what` after `ms` unless `promise` settles first. */
+/** Rejects (with `timedOut` set) after `ms` unless `promise` settles first. */
 async function within(promise, ms, what) {
   let timer;
   const timeout = new Promise((_, reject) => {
-    timer = setTimeout(() => reject(Object.assign(new Error(`${what} took over ${ms} ms`), { startTimedOut: true })), ms);
+    timer = setTimeout(() => reject(Object.assign(new Error(`${what} took over ${ms} ms`), { timedOut: true })), ms);
   });
   try {
     return await Promise.race([promise, timeout]);

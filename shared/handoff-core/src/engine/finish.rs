@@ -306,7 +306,7 @@ async fn commit_finish(
     let page = if consume_answer {
         let added = history::added(&claimed.stored_ids, ctx.messages());
         let answers = audit(ctx, claimed);
-        history::append(inner, &mut thread, ctx.run_id(), &added, answers, now)
+        history::append(inner, &mut thread, ctx.run_id(), &added, &answers, now)
     } else {
         None
     };
