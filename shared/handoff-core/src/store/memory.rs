@@ -18,6 +18,10 @@ const ITEM_OVERHEAD: usize = 112;
 /// its name (twice).
 const PARTITION_OVERHEAD: usize = 160;
 
+/// Partitions a commit sweeps at most, due ones first: however many threads expire at
+/// once, no commit waits on more than this many (the next commits take the rest).
+const SWEEP_LIMIT: usize = 16;
+
 /// The variable that sets a host's memory store budget ([`MemoryStore::from_lookup`]).
 pub const MAX_BYTES_VAR: &str = "HANDOFF_MEMORY_MAX_BYTES";
 /// A host's memory store budget when [`MAX_BYTES_VAR`] is not set: 16 MiB, a few thousand
@@ -43,10 +47,11 @@ pub fn max_bytes_from_lookup(
 /// All partitions under one mutex. Not durable; for tests and `HANDOFF_STORE=memory`.
 ///
 /// Memory follows the live data, not every thread ever run:
-/// - Expired items are removed physically: a commit first drops the expired items of its
-///   partition, and every so many commits (as many as there are partitions, so the cost
-///   per commit stays about one partition's worth) all partitions are swept. Empty
-///   partitions are dropped.
+/// - Expired items are removed physically: the store keeps its partitions in order of
+///   their earliest expiry, and a commit first sweeps the ones whose expiry has passed
+///   (at most [`SWEEP_LIMIT`], earliest first), dropping their expired items, and the
+///   partitions left empty. A sweep costs what it frees, not what the store holds: a
+///   commit never visits a partition with nothing due.
 /// - With a byte budget ([`MemoryStore::with_max_bytes`]), a commit that takes the store
 ///   over it drops whole partitions whose every item expires anyway (a thread's records),
 ///   least recently written first, as if they had expired early; the partition just
@@ -63,8 +68,9 @@ pub struct MemoryStore {
 #[derive(Debug, Default)]
 struct Inner {
     partitions: HashMap<String, Partition>,
-    /// Commits since every partition was last swept.
-    commits_since_sweep: usize,
+    /// The name of every partition holding an item with an expiry, by that partition's
+    /// `(next_expiry, serial)`: what the sweeps visit, earliest first.
+    expiring: BTreeMap<(u64, u64), String>,
     /// What the evictable partitions hold, by the estimate of [`item_bytes`]: what the
     /// budget bounds.
     budgeted_bytes: usize,
@@ -83,6 +89,11 @@ struct Partition {
     last_write: u64,
     /// Items without an expiry: while there are any, the budget keeps the partition.
     permanent: usize,
+    /// When the first of its items expires, or earlier: a replaced or deleted item's
+    /// expiry stays until a sweep finds nothing due and takes the true one.
+    next_expiry: Option<u64>,
+    /// Tells it from the partitions expiring at the same time: the commit that created it.
+    serial: u64,
 }
 
 fn item_bytes(item: &Item) -> usize {
@@ -111,17 +122,27 @@ impl Partition {
             .filter(|item| is_live(item.expires_at_ms, now_ms))
     }
 
-    /// Drops the expired items.
+    /// Drops the expired items and learns when the next one expires.
     fn drop_expired(&mut self, now_ms: u64) {
         let mut freed = 0;
+        let mut next_expiry = None;
         self.items.retain(|item| {
             let live = is_live(item.expires_at_ms, now_ms);
             if !live {
                 freed += item_bytes(item);
+            } else if let Some(at) = item.expires_at_ms {
+                next_expiry = Some(next_expiry.map_or(at, |next: u64| next.min(at)));
             }
             live
         });
         self.bytes -= freed;
+        self.next_expiry = next_expiry;
+    }
+
+    /// Whether an item may have expired by `now_ms`.
+    fn has_due(&self, now_ms: u64) -> bool {
+        self.next_expiry
+            .is_some_and(|at| !is_live(Some(at), now_ms))
     }
 
     /// Counts `item` in (`added`) or out of the partition's totals.
@@ -130,6 +151,9 @@ impl Partition {
         if added {
             self.bytes += item_bytes(item);
             self.permanent += permanent;
+            if let Some(at) = item.expires_at_ms {
+                self.next_expiry = Some(self.next_expiry.map_or(at, |next| next.min(at)));
+            }
         } else {
             self.bytes -= item_bytes(item);
             self.permanent -= permanent;
@@ -175,33 +199,38 @@ impl Partition {
 
 impl Inner {
     /// Sweeps every partition once enough commits have paid for it.
-    fn sweep_all_if_due(&mut self, now_ms: u64) {
-        self.commits_since_sweep += 1;
-        if self.commits_since_sweep < self.partitions.len() {
-            return;
-        }
-        self.commits_since_sweep = 0;
-        let mut freed = 0;
-        let by_last_write = &mut self.by_last_write;
-        self.partitions.retain(|name, partition| {
-            let before = partition.budgeted(name);
-            partition.drop_expired(now_ms);
-            let keep = !partition.items.is_empty();
-            if keep {
-                freed += before - partition.budgeted(name);
-            } else {
-                freed += before;
-                by_last_write.remove(&partition.last_write);
+    /// Sweeps the partitions whose next expiry has passed (at most [`SWEEP_LIMIT`]).
+    fn sweep_expired(&mut self, now_ms: u64) {
+        for _ in 0..SWEEP_LIMIT {
+            let Some(entry) = self.expiring.first_entry() else {
+                return;
+            };
+            if is_live(Some(entry.key().0), now_ms) {
+                return;
             }
-            keep
-        });
-        self.budgeted_bytes -= freed;
+            let name = entry.remove();
+            let Some(partition) = self.partitions.get_mut(&name) else {
+                continue;
+            };
+            let before = partition.budgeted(&name);
+            partition.drop_expired(now_ms);
+            let after = partition.budgeted(&name);
+            self.budgeted_bytes = self.budgeted_bytes + after - before;
+            if partition.items.is_empty() {
+                self.remove_partition(&name);
+            } else if let Some(at) = partition.next_expiry {
+                self.expiring.insert((at, partition.serial), name);
+            }
+        }
     }
 
     fn remove_partition(&mut self, name: &str) {
         if let Some(partition) = self.partitions.remove(name) {
             self.budgeted_bytes -= partition.budgeted(name);
             self.by_last_write.remove(&partition.last_write);
+            if let Some(at) = partition.next_expiry {
+                self.expiring.remove(&(at, partition.serial));
+            }
         }
     }
 
@@ -225,7 +254,7 @@ impl Inner {
     }
 
     fn commit(&mut self, name: &str, writes: Vec<Write>, now_ms: u64) -> Result<(), StoreError> {
-        self.sweep_all_if_due(now_ms);
+        self.sweep_expired(now_ms);
         self.writes += 1;
         let write = self.writes;
         let (partition, before) = match self.partitions.get_mut(name) {
@@ -234,21 +263,42 @@ impl Inner {
                 (partition, before)
             }
             // Counted once written.
-            None => (self.partitions.entry(name.to_owned()).or_default(), 0),
+            None => {
+                let created = Partition {
+                    serial: write,
+                    ..Partition::default()
+                };
+                (self.partitions.entry(name.to_owned()).or_insert(created), 0)
+            }
         };
-        // Expired items read as absent already; removing them changes nothing visible.
-        partition.drop_expired(now_ms);
+        let indexed = partition.next_expiry;
+        // Expired items read as absent already; removing them changes nothing visible
+        // (the sweep above takes them unless it reached its limit first).
+        if partition.has_due(now_ms) {
+            partition.drop_expired(now_ms);
+        }
         let result = partition.apply(writes, now_ms);
-        let (after, empty, evictable, last) = (
+        let (after, empty, evictable, last, next_expiry, serial) = (
             partition.budgeted(name),
             partition.items.is_empty(),
             partition.permanent == 0,
             std::mem::replace(&mut partition.last_write, write),
+            partition.next_expiry,
+            partition.serial,
         );
         self.budgeted_bytes = self.budgeted_bytes + after - before;
-        self.by_last_write.remove(&last);
+        // The name moves from its old entries to its new ones (copied only for a first).
+        let listed = self.by_last_write.remove(&last);
         if evictable {
-            self.by_last_write.insert(write, name.to_owned());
+            let name = listed.unwrap_or_else(|| name.to_owned());
+            self.by_last_write.insert(write, name);
+        }
+        if indexed != next_expiry {
+            let listed = indexed.and_then(|at| self.expiring.remove(&(at, serial)));
+            if let Some(at) = next_expiry {
+                let name = listed.unwrap_or_else(|| name.to_owned());
+                self.expiring.insert((at, serial), name);
+            }
         }
         if empty {
             self.remove_partition(name);

@@ -12,7 +12,7 @@ fn put(key: &str, expires_at_ms: Option<u64>) -> Write {
 fn a_commit_drops_the_expired_items_of_its_partition() {
     let store = MemoryStore::new();
     block_on(async {
-        // Enough other partitions that no sweep of all of them is due next.
+        // Other partitions, with nothing that expires.
         for n in 0..10 {
             store
                 .commit(&format!("other{n}"), vec![put("k", None)], 0)
@@ -49,6 +49,91 @@ fn finished_threads_do_not_accumulate() {
         }
         assert_eq!(store.partition_count(), 1, "empty partitions are dropped");
         assert_eq!(store.item_count(), 1);
+    });
+}
+
+#[test]
+fn a_commit_sweeps_the_partitions_whose_expiry_passed_and_no_others() {
+    let store = MemoryStore::new();
+    block_on(async {
+        for n in 0..100 {
+            let writes = vec![put("record", Some(1_000_000))];
+            store.commit(&format!("t{n}"), writes, 0).await.unwrap();
+        }
+        store
+            .commit("due", vec![put("lease", Some(1_000))], 0)
+            .await
+            .unwrap();
+        store
+            .commit("other", vec![put("k", None)], 2_000)
+            .await
+            .unwrap();
+        // At once, not after a round of commits as long as the store.
+        assert_eq!(store.partition_count(), 101, "`due` is gone, the rest stay");
+        assert_eq!(store.item_count(), 101);
+        assert!(!store.lock().partitions.contains_key("due"));
+    });
+}
+
+#[test]
+fn a_commit_sweeps_a_bounded_number_of_partitions() {
+    let store = MemoryStore::new();
+    block_on(async {
+        for n in 0..40 {
+            store
+                .commit(&format!("t{n}"), vec![put("k", Some(1_000))], 0)
+                .await
+                .unwrap();
+        }
+        store
+            .commit("live", vec![put("k", None)], 2_000)
+            .await
+            .unwrap();
+        assert_eq!(store.partition_count(), 40 - SWEEP_LIMIT + 1);
+        store
+            .commit("live", vec![put("k", None)], 2_000)
+            .await
+            .unwrap();
+        store
+            .commit("live", vec![put("k", None)], 2_000)
+            .await
+            .unwrap();
+        assert_eq!(store.partition_count(), 1, "the next commits take the rest");
+        assert_eq!(store.budgeted_bytes(), 0);
+    });
+}
+
+#[test]
+fn an_item_replaced_with_a_later_expiry_is_swept_when_that_one_passes() {
+    let store = MemoryStore::new();
+    block_on(async {
+        store
+            .commit("t", vec![put("a", Some(10))], 0)
+            .await
+            .unwrap();
+        store
+            .commit("t", vec![put("a", Some(100))], 0)
+            .await
+            .unwrap();
+        // The first expiry passes: the sweep finds `a` alive and learns the new one.
+        store.commit("x", vec![put("k", None)], 20).await.unwrap();
+        assert_eq!(store.item_count(), 2);
+        assert_eq!(store.lock().expiring.len(), 1);
+        store.commit("x", vec![put("k", None)], 100).await.unwrap();
+        assert_eq!(
+            store.partition_count(),
+            1,
+            "`t` expired whole and is dropped"
+        );
+        assert!(store.lock().expiring.is_empty());
+        // A deleted item leaves no entry behind with its partition.
+        store
+            .commit("u", vec![put("a", Some(500))], 100)
+            .await
+            .unwrap();
+        let delete = Write::delete("a", Condition::Always);
+        store.commit("u", vec![delete], 100).await.unwrap();
+        assert!(store.lock().expiring.is_empty());
     });
 }
 
