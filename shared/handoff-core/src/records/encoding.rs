@@ -24,8 +24,12 @@ pub(crate) fn encode<T: Serialize>(record: &T) -> Vec<u8> {
 
 /// Deserializes a record from an item.
 pub(crate) fn decode<T: serde::de::DeserializeOwned>(item: &Item) -> Result<T, CoreError> {
-    serde_json::from_slice(&item.value)
-        .map_err(|e| CoreError::CorruptRecord(format!("{}: {e}", item.key)))
+    let corrupt =
+        |e: &dyn std::fmt::Display| CoreError::CorruptRecord(format!("{}: {e}", item.key));
+    // Checked as UTF-8 in one pass, then read as text: from bytes, serde_json checks
+    // every string it reads on its own (a call per string, most of them short ids).
+    let text = std::str::from_utf8(&item.value).map_err(|e| corrupt(&e))?;
+    serde_json::from_str(text).map_err(|e| corrupt(&e))
 }
 
 /// Appends `value` as serde writes it.
@@ -190,6 +194,32 @@ mod tests {
             Event::from(RunStarted::new(ThreadId::new("t"), run_id.clone())),
             Event::from(TextMessageContent::new(MessageId::new("m"), "h\u{e9}llo\n")),
         ]
+    }
+
+    fn item(key: &str, value: &[u8]) -> crate::store::Item {
+        crate::store::Item {
+            key: key.to_owned(),
+            version: 1,
+            value: value.to_vec(),
+            expires_at_ms: None,
+        }
+    }
+
+    #[test]
+    fn a_record_reads_back_with_escapes_and_a_corrupt_one_names_its_key() {
+        let record = run(text(&RunId::new("r")));
+        let written = item("run#r", &encode(&record));
+        assert_eq!(super::decode::<RunRecord>(&written).unwrap(), record);
+        // Not UTF-8 (a string cut inside a two-byte character), and not JSON.
+        let mut cut = br#"{"inputHash":"h"#.to_vec();
+        cut.push(0xc3);
+        for bytes in [cut.as_slice(), b"{\"inputHash\":", b"\"\xff"] {
+            let error = super::decode::<RunRecord>(&item("run#bad", bytes)).unwrap_err();
+            let crate::error::CoreError::CorruptRecord(text) = error else {
+                panic!("{error:?}");
+            };
+            assert!(text.starts_with("run#bad: "), "{text}");
+        }
     }
 
     #[test]
