@@ -52,22 +52,28 @@ fn finished_threads_do_not_accumulate() {
     });
 }
 
+/// Threads `t0..t{count}`, each with one item expiring at `expires_at_ms`, written at 0.
+async fn threads(store: &MemoryStore, count: usize, expires_at_ms: u64) {
+    for n in 0..count {
+        let writes = vec![put("k", Some(expires_at_ms))];
+        store.commit(&format!("t{n}"), writes, 0).await.unwrap();
+    }
+}
+
+/// A put of `k` without an expiry into `partition`, at `now_ms`.
+async fn touch(store: &MemoryStore, partition: &str, now_ms: u64) {
+    let writes = vec![put("k", None)];
+    store.commit(partition, writes, now_ms).await.unwrap();
+}
+
 #[test]
 fn a_commit_sweeps_the_partitions_whose_expiry_passed_and_no_others() {
     let store = MemoryStore::new();
     block_on(async {
-        for n in 0..100 {
-            let writes = vec![put("record", Some(1_000_000))];
-            store.commit(&format!("t{n}"), writes, 0).await.unwrap();
-        }
-        store
-            .commit("due", vec![put("lease", Some(1_000))], 0)
-            .await
-            .unwrap();
-        store
-            .commit("other", vec![put("k", None)], 2_000)
-            .await
-            .unwrap();
+        threads(&store, 100, 1_000_000).await;
+        let lease = vec![put("lease", Some(1_000))];
+        store.commit("due", lease, 0).await.unwrap();
+        touch(&store, "other", 2_000).await;
         // At once, not after a round of commits as long as the store.
         assert_eq!(store.partition_count(), 101, "`due` is gone, the rest stay");
         assert_eq!(store.item_count(), 101);
@@ -79,25 +85,11 @@ fn a_commit_sweeps_the_partitions_whose_expiry_passed_and_no_others() {
 fn a_commit_sweeps_a_bounded_number_of_partitions() {
     let store = MemoryStore::new();
     block_on(async {
-        for n in 0..40 {
-            store
-                .commit(&format!("t{n}"), vec![put("k", Some(1_000))], 0)
-                .await
-                .unwrap();
-        }
-        store
-            .commit("live", vec![put("k", None)], 2_000)
-            .await
-            .unwrap();
+        threads(&store, 40, 1_000).await;
+        touch(&store, "live", 2_000).await;
         assert_eq!(store.partition_count(), 40 - SWEEP_LIMIT + 1);
-        store
-            .commit("live", vec![put("k", None)], 2_000)
-            .await
-            .unwrap();
-        store
-            .commit("live", vec![put("k", None)], 2_000)
-            .await
-            .unwrap();
+        touch(&store, "live", 2_000).await;
+        touch(&store, "live", 2_000).await;
         assert_eq!(store.partition_count(), 1, "the next commits take the rest");
         assert_eq!(store.budgeted_bytes(), 0);
     });
