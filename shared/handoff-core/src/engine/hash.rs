@@ -17,13 +17,13 @@ pub(crate) fn input_hash(input: &RunAgentInput) -> String {
 
 /// SHA-256 of `(threadId, [(interruptId, status, payload)] sorted by id)`.
 pub(crate) fn resume_hash(thread_id: &str, entries: &[ResumeEntry]) -> String {
-    let mut answers: Vec<Value> = entries
+    // Tuples serialize as arrays: the same text as a `json!` array of copies of them.
+    let mut answers: Vec<_> = entries
         .iter()
-        .map(|e| serde_json::json!([e.interrupt_id, e.status, e.payload]))
+        .map(|e| (&e.interrupt_id, &e.status, &e.payload))
         .collect();
-    answers.sort_by_key(|a| a[0].as_str().unwrap_or_default().to_owned());
-    let canonical = serde_json::json!([thread_id, answers]);
-    sha256_of_json(&canonical)
+    answers.sort_by(|a, b| a.0.as_str().cmp(b.0.as_str()));
+    sha256_of_json(&(thread_id, answers))
 }
 
 /// The hex SHA-256 of `value`'s compact JSON.
@@ -45,6 +45,7 @@ fn sha256_of_json(value: &impl Serialize) -> String {
 
 #[cfg(test)]
 mod tests {
+    use agui_protocol::ResumeEntry;
     use agui_protocol::lenient::parse_input;
     use serde_json::json;
     use sha2::{Digest, Sha256};
@@ -80,5 +81,24 @@ mod tests {
             resume_hash("t1", input.resume_entries()),
             "3644dfa2617d78fff9e27a2fccb34bec18cad0147316ec3ad6ec671137033fc6"
         );
+    }
+
+    /// Several answers hash as `[threadId, [[id, status, payload], …]]` sorted by id, an
+    /// absent payload as `null`, whatever order they came in.
+    #[test]
+    fn a_resume_hash_is_that_of_its_answers_sorted_by_id() {
+        let entries = [
+            ResumeEntry::resolved("int-b", json!({"approved": false, "note": "é\"x"})),
+            ResumeEntry::cancelled("int-a"),
+            ResumeEntry::resolved("int-c", json!([1.5, null])),
+        ];
+        let canonical = json!(["t9", [
+            ["int-a", "cancelled", null],
+            ["int-b", "resolved", {"approved": false, "note": "é\"x"}],
+            ["int-c", "resolved", [1.5, null]],
+        ]]);
+        assert_eq!(resume_hash("t9", &entries), sha256_of_json(&canonical));
+        let reversed: Vec<ResumeEntry> = entries.iter().rev().cloned().collect();
+        assert_eq!(resume_hash("t9", &reversed), sha256_of_json(&canonical));
     }
 }
