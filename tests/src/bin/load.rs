@@ -207,15 +207,13 @@ fn main() {
         "| server | pairs/s (one core) | server CPU µs/pair | run-1 TTFB p50 | run-1 TTFB p99 | peak RSS | server core busy | targets (issue 16) |"
     );
     println!("|---|---|---|---|---|---|---|---|");
+    // One measure of one server, its median over the rounds.
+    let median_of = |i: usize, f: fn(&Round) -> f64| median(rounds[i].iter().map(f).collect());
     let node = kinds.iter().position(|(tag, _)| *tag == "node");
-    let node_median =
-        |f: fn(&Round) -> f64| node.map(|i| median(rounds[i].iter().map(f).collect()));
-    let (node_p99, node_cpu) = (
-        node_median(|r| r.p99_ms),
-        node_median(|r| r.cpu_us_per_pair),
-    );
+    let node_p99 = node.map(|i| median_of(i, |r| r.p99_ms));
+    let node_cpu = node.map(|i| median_of(i, |r| r.cpu_us_per_pair));
     for (i, (tag, (name, _))) in kinds.iter().enumerate() {
-        let of = |f: fn(&Round) -> f64| median(rounds[i].iter().map(f).collect());
+        let of = |f: fn(&Round) -> f64| median_of(i, f);
         let (rate, cpu) = (of(|r| r.pairs_per_s), of(|r| r.cpu_us_per_pair));
         let (p50, p99) = (of(|r| r.p50_ms), of(|r| r.p99_ms));
         let busy = of(|r| r.server_busy) * 100.0;

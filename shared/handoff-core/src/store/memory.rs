@@ -100,6 +100,11 @@ fn item_bytes(item: &Item) -> usize {
     ITEM_OVERHEAD + item.key.len() + item.value.capacity()
 }
 
+/// `at`, or `next` if that is sooner.
+fn earliest(next: Option<u64>, at: u64) -> u64 {
+    next.map_or(at, |next| next.min(at))
+}
+
 fn partition_bytes(name: &str) -> usize {
     PARTITION_OVERHEAD + 2 * name.len()
 }
@@ -131,7 +136,7 @@ impl Partition {
             if !live {
                 freed += item_bytes(item);
             } else if let Some(at) = item.expires_at_ms {
-                next_expiry = Some(next_expiry.map_or(at, |next: u64| next.min(at)));
+                next_expiry = Some(earliest(next_expiry, at));
             }
             live
         });
@@ -152,7 +157,7 @@ impl Partition {
             self.bytes += item_bytes(item);
             self.permanent += permanent;
             if let Some(at) = item.expires_at_ms {
-                self.next_expiry = Some(self.next_expiry.map_or(at, |next| next.min(at)));
+                self.next_expiry = Some(earliest(self.next_expiry, at));
             }
         } else {
             self.bytes -= item_bytes(item);
@@ -198,7 +203,6 @@ impl Partition {
 }
 
 impl Inner {
-    /// Sweeps every partition once enough commits have paid for it.
     /// Sweeps the partitions whose next expiry has passed (at most [`SWEEP_LIMIT`]).
     fn sweep_expired(&mut self, now_ms: u64) {
         for _ in 0..SWEEP_LIMIT {
