@@ -8,6 +8,7 @@ use std::time::Duration;
 pub struct SqliteOptions {
     pub(crate) busy_timeout: Duration,
     pub(crate) readers: usize,
+    pub(crate) inline_readers: usize,
     pub(crate) purge: Purge,
 }
 
@@ -22,6 +23,7 @@ impl Default for SqliteOptions {
         Self {
             busy_timeout: Duration::from_secs(5),
             readers: 2,
+            inline_readers: 2,
             purge: Purge {
                 after_ms: Some(60 * 60 * 1000),
                 batch: 100,
@@ -42,6 +44,17 @@ impl SqliteOptions {
     /// the writer's connection and queue behind commits.
     pub fn with_readers(mut self, readers: usize) -> Self {
         self.readers = readers;
+        self
+    }
+
+    /// How many read-only connections serve `get` and `list` on the caller's thread (default
+    /// 2). A read takes the first one free and runs at once, without waiting for a reader
+    /// thread; it goes to the reader threads instead when all are in use, or when the database
+    /// is busy (these connections never wait for a lock). A read of rows in the operating
+    /// system's page cache takes microseconds; on a file system where a read may wait on the
+    /// network, set 0 so that no read blocks the caller's thread.
+    pub fn with_inline_readers(mut self, connections: usize) -> Self {
+        self.inline_readers = connections;
         self
     }
 

@@ -3,26 +3,46 @@
 //! rusqlite's `prepare_cached` trims and hashes the SQL text, allocates a key and clears
 //! the bindings on every use (about 1,300 instructions, some 45 times per engine turn under
 //! the load benchmark); the store's statements are a few fixed constants, so a thread keeps
-//! each one and finds it by the constant's address.
+//! each one and finds it by the constant's address. A connection shared between callers
+//! (an inline reader) cannot keep statements beside itself; its callers borrow them from
+//! the connection's own cache instead, for one call.
 
 use std::ptr;
 
 use handoff_core::store::StoreError;
-use rusqlite::{Connection, Statement};
+use rusqlite::{CachedStatement, Connection, Statement};
 
 use crate::sql::sql_err;
 
 /// A connection and the statements prepared on it.
 pub(crate) struct Prepared<'c> {
     conn: &'c Connection,
-    statements: Vec<(&'static str, Statement<'c>)>,
+    statements: Vec<(&'static str, Kept<'c>)>,
+    /// Statements come from (and go back to) the connection's cache.
+    from_cache: bool,
+}
+
+enum Kept<'c> {
+    Own(Statement<'c>),
+    Cached(CachedStatement<'c>),
 }
 
 impl<'c> Prepared<'c> {
+    /// Statements prepared on first use and kept for as long as this value lives.
     pub(crate) fn new(conn: &'c Connection) -> Self {
         Self {
             conn,
             statements: Vec::new(),
+            from_cache: false,
+        }
+    }
+
+    /// Statements taken from the connection's cache on first use and returned to it when this
+    /// value is dropped: for a connection that outlives any one caller's `Prepared`.
+    pub(crate) fn from_cache(conn: &'c Connection) -> Self {
+        Self {
+            from_cache: true,
+            ..Self::new(conn)
         }
     }
 
@@ -43,12 +63,19 @@ impl<'c> Prepared<'c> {
         let index = match found {
             Some(index) => index,
             None => {
-                let statement = self.conn.prepare(sql).map_err(sql_err)?;
+                let statement = if self.from_cache {
+                    Kept::Cached(self.conn.prepare_cached(sql).map_err(sql_err)?)
+                } else {
+                    Kept::Own(self.conn.prepare(sql).map_err(sql_err)?)
+                };
                 self.statements.push((sql, statement));
                 self.statements.len() - 1
             }
         };
-        Ok(&mut self.statements[index].1)
+        Ok(match &mut self.statements[index].1 {
+            Kept::Own(statement) => statement,
+            Kept::Cached(statement) => statement,
+        })
     }
 
     /// Runs a statement without parameters or results (`BEGIN`, `SAVEPOINT`, ...).

@@ -14,7 +14,7 @@ const SELECT_KEYS: &str =
 pub(crate) fn read_items(
     p: &mut Prepared<'_>,
     partition: &str,
-    keys: Vec<String>,
+    keys: &[&str],
     now_ms: u64,
 ) -> Result<Vec<Option<Item>>, StoreError> {
     // Several keys share one read transaction, so every key comes from the same snapshot; a
@@ -36,12 +36,12 @@ pub(crate) fn read_items(
 fn select_items(
     p: &mut Prepared<'_>,
     partition: &str,
-    keys: Vec<String>,
+    keys: &[&str],
     now_ms: u64,
 ) -> Result<Vec<Option<Item>>, StoreError> {
     let mut items = Vec::with_capacity(keys.len());
     let select = p.get(SELECT_ITEM)?;
-    for key in keys {
+    for &key in keys {
         let row = select
             .query_row(params![partition, key], |row| {
                 Ok((
@@ -55,7 +55,7 @@ fn select_items(
         let item = match row {
             Some((version, value, expires)) if is_live(expires.map(ms_from_sql), now_ms) => {
                 Some(Item {
-                    key,
+                    key: key.to_owned(),
                     version: version_from_sql(version)?,
                     value,
                     expires_at_ms: expires.map(ms_from_sql),

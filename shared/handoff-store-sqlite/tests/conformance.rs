@@ -15,11 +15,23 @@ fn temp_store(options: SqliteOptions) -> Guarded<SqliteStore, TempDir> {
 // One `#[tokio::test]` per check (the store itself needs no runtime; this shows it runs under tokio).
 store_conformance_tests!(#[tokio::test], temp_store(SqliteOptions::default()));
 
-/// Reads served by the writer's connection (no reader threads).
+/// Reads served by the writer's connection (no inline readers, no reader threads).
 #[test]
 fn suite_with_reads_on_the_writer_connection() {
     futures::executor::block_on(run_all(|| {
-        temp_store(SqliteOptions::default().with_readers(0))
+        temp_store(
+            SqliteOptions::default()
+                .with_inline_readers(0)
+                .with_readers(0),
+        )
+    }));
+}
+
+/// Reads served by the reader threads only (the default serves most on the caller's thread).
+#[test]
+fn suite_with_reads_on_reader_threads() {
+    futures::executor::block_on(run_all(|| {
+        temp_store(SqliteOptions::default().with_inline_readers(0))
     }));
 }
 
