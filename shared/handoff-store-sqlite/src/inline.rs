@@ -20,6 +20,11 @@ pub(crate) struct InlineReaders {
 }
 
 impl InlineReaders {
+    /// How many connections there are.
+    pub(crate) fn len(&self) -> usize {
+        self.connections.len()
+    }
+
     /// `count` read-only connections that never wait for a lock: SQLite answers `SQLITE_BUSY`
     /// at once instead of running the busy handler (which sleeps) on the caller's thread.
     pub(crate) fn open(

@@ -269,6 +269,10 @@ impl fmt::Debug for SqliteStore {
         f.debug_struct("SqliteStore")
             .field("path", &self.path)
             .field(
+                "inline_readers",
+                &self.inline.as_ref().map_or(0, InlineReaders::len),
+            )
+            .field(
                 "readers",
                 &self.readers.as_ref().map_or(0, |r| r.threads.len()),
             )

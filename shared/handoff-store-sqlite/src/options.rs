@@ -40,8 +40,10 @@ impl SqliteOptions {
         self
     }
 
-    /// How many read-only connections serve `get` and `list` (default 2). With 0, reads share
-    /// the writer's connection and queue behind commits.
+    /// How many reader threads, each with a read-only connection, serve the `get`s and `list`s
+    /// that the inline readers ([`with_inline_readers`](Self::with_inline_readers)) leave to
+    /// them (default 2). With 0, those reads share the writer's connection and queue behind
+    /// commits.
     pub fn with_readers(mut self, readers: usize) -> Self {
         self.readers = readers;
         self
