@@ -52,9 +52,13 @@ fn the_wal_stays_bounded_and_its_pages_reach_the_database_file() {
         "the database file holds {} bytes, expected at least {checkpointed}",
         file_len(&path)
     );
-    // Reset and reused after each complete checkpoint: a few thousand frames at most.
+    // Reset and reused after each complete checkpoint: a few thousand frames at most. The
+    // writer restarts it past 4,000 frames of 4 KiB (16 MiB), after the group that crossed
+    // the line; a restart that waited 50 ms for the checkpoint thread in vain is retried after
+    // the next group, so on a busy machine a few more commits land first (one CI run saw
+    // 16.8 MB). Without checkpoints it would hold all 40 MiB.
     assert!(
-        file_len(&wal) < 16 << 20,
+        file_len(&wal) < 24 << 20,
         "the WAL grew to {} bytes",
         file_len(&wal)
     );
