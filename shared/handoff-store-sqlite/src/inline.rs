@@ -25,18 +25,15 @@ impl InlineReaders {
         self.connections.len()
     }
 
-    /// `count` read-only connections that never wait for a lock: SQLite answers `SQLITE_BUSY`
-    /// at once instead of running the busy handler (which sleeps) on the caller's thread.
-    pub(crate) fn open(
-        path: &Path,
-        options: &SqliteOptions,
-        count: usize,
-    ) -> Result<Option<Self>, StoreError> {
-        if count == 0 {
+    /// The options' inline readers (none when 0): read-only connections that never wait for a
+    /// lock (SQLite answers `SQLITE_BUSY` at once instead of running the busy handler, which
+    /// sleeps, on the caller's thread).
+    pub(crate) fn open(path: &Path, options: &SqliteOptions) -> Result<Option<Self>, StoreError> {
+        if options.inline_readers == 0 {
             return Ok(None);
         }
         let no_wait = options.clone().with_busy_timeout(Duration::ZERO);
-        let connections = (0..count)
+        let connections = (0..options.inline_readers)
             .map(|_| open_connection(path, &no_wait, Role::Reader).map(Mutex::new))
             .collect::<Result<_, _>>()?;
         Ok(Some(Self { connections }))
@@ -92,7 +89,7 @@ mod tests {
 
     fn readers(dir: &tempfile::TempDir, count: usize) -> InlineReaders {
         let path = dir.path().join("store.sqlite3");
-        InlineReaders::open(&path, &SqliteOptions::default(), count)
+        InlineReaders::open(&path, &SqliteOptions::default().with_inline_readers(count))
             .expect("open")
             .expect("some connections")
     }
@@ -147,7 +144,7 @@ mod tests {
         let _writer = database(&dir);
         let path = dir.path().join("store.sqlite3");
         assert!(
-            InlineReaders::open(&path, &SqliteOptions::default(), 0)
+            InlineReaders::open(&path, &SqliteOptions::default().with_inline_readers(0))
                 .expect("open")
                 .is_none()
         );

@@ -211,8 +211,7 @@ impl SqliteStore {
             .map(|_| open_connection(path, &options, Role::Reader))
             .collect::<Result<_, _>>()
             .map_err(context)?;
-        let inline =
-            InlineReaders::open(path, &options, options.inline_readers).map_err(context)?;
+        let inline = InlineReaders::open(path, &options).map_err(context)?;
         Ok(Self {
             inline,
             writer: Worker::spawn(
