@@ -1,8 +1,6 @@
 //! Group commit: the commits queued together run in one `BEGIN IMMEDIATE` transaction, each
 //! inside its own savepoint, and are acknowledged after its one `COMMIT` (one fsync).
 
-use std::panic::{self, AssertUnwindSafe};
-
 use handoff_core::store::StoreError;
 
 use crate::prepared::Prepared;
@@ -29,14 +27,10 @@ pub(crate) fn apply_group(
     purger: &mut Purger,
 ) -> Vec<Result<(), StoreError>> {
     let count = commits.len();
-    let outcome = panic::catch_unwind(AssertUnwindSafe(|| run_group(p, commits, purger)))
-        .unwrap_or_else(|_| Err(StoreError::Backend("sqlite worker panicked".to_owned())));
-    if !p.conn().is_autocommit() {
-        // Still inside the transaction (a failed COMMIT or ROLLBACK, a panic): undo all of it.
-        // If even this fails, the next group's `BEGIN` fails and it tries again.
-        let _ = p.exec(ROLLBACK);
-    }
-    outcome.unwrap_or_else(|e| vec![Err(e); count])
+    // Still inside the transaction after it (a failed COMMIT or ROLLBACK, a panic): all of it
+    // is undone.
+    p.contain(|p| run_group(p, commits, purger))
+        .unwrap_or_else(|e| vec![Err(e); count])
 }
 
 /// `Err` means the transaction is lost (or was never started): the caller rolls back what is left.

@@ -2,7 +2,6 @@
 //! the length of one read, instead of handing it to a reader thread and waiting for the
 //! answer (two thread switches per read, each costing more than a read of a few cached pages).
 
-use std::panic::{self, AssertUnwindSafe};
 use std::path::Path;
 use std::sync::Mutex;
 use std::time::Duration;
@@ -48,14 +47,8 @@ impl InlineReaders {
     ) -> Option<Result<T, StoreError>> {
         // In use by another caller (or poisoned, which the catch below rules out): next.
         let conn = self.connections.iter().find_map(|c| c.try_lock().ok())?;
-        let outcome =
-            panic::catch_unwind(AssertUnwindSafe(|| read(&mut Prepared::from_cache(&conn))))
-                .unwrap_or_else(|_| Err(StoreError::Backend("sqlite read panicked".to_owned())));
-        if !conn.is_autocommit() {
-            // A read that panicked inside its transaction: end it, so the connection stops
-            // pinning its snapshot (and the WAL) for the next caller.
-            let _ = conn.execute_batch("ROLLBACK");
-        }
+        // A read that panicked inside its transaction leaves none open for the next caller.
+        let outcome = Prepared::from_cache(&conn).contain(read);
         match outcome {
             // Only a busy database maps to `Unavailable` here (`sql_err`).
             Err(StoreError::Unavailable(_)) => None,

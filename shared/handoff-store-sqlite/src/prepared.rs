@@ -7,6 +7,7 @@
 //! (an inline reader) cannot keep statements beside itself; its callers borrow them from
 //! the connection's own cache instead, for one call.
 
+use std::panic::{self, AssertUnwindSafe};
 use std::ptr;
 
 use handoff_core::store::StoreError;
@@ -82,16 +83,66 @@ impl<'c> Prepared<'c> {
     pub(crate) fn exec(&mut self, sql: &'static str) -> Result<(), StoreError> {
         self.get(sql)?.execute([]).map(drop).map_err(sql_err)
     }
+
+    /// Runs `work` on this connection and leaves it as `work` found it: a panic is answered as
+    /// an error, and a transaction `work` left open (a failed `COMMIT`, a panic between `BEGIN`
+    /// and its end) is rolled back, so the connection neither pins an old snapshot nor fails
+    /// its next `BEGIN`. If even that fails, the next `BEGIN` fails and its caller retries.
+    pub(crate) fn contain<T>(
+        &mut self,
+        work: impl FnOnce(&mut Self) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let outcome = panic::catch_unwind(AssertUnwindSafe(|| work(self)))
+            .unwrap_or_else(|_| Err(StoreError::Backend("sqlite call panicked".to_owned())));
+        if !self.conn.is_autocommit() {
+            let _ = self.exec("ROLLBACK");
+        }
+        outcome
+    }
 }
 
 #[cfg(test)]
 mod tests {
+    use handoff_core::store::StoreError;
     use rusqlite::StatementStatus;
 
     use super::Prepared;
     use crate::open::test_database;
 
     const COUNT: &str = "SELECT count(*) FROM items WHERE partition = ?1";
+
+    #[test]
+    fn a_panic_inside_a_transaction_is_an_error_and_the_transaction_is_rolled_back() {
+        let conn = test_database();
+        let mut prepared = Prepared::new(&conn);
+        let outcome: Result<(), _> = prepared.contain(|p| {
+            p.exec("BEGIN").expect("begin");
+            let _: i64 = p
+                .get(COUNT)
+                .expect("prepare")
+                .query_row(["p"], |row| row.get(0))
+                .expect("count");
+            panic!("a read gone wrong");
+        });
+        assert!(
+            matches!(outcome, Err(StoreError::Backend(_))),
+            "{outcome:?}"
+        );
+        assert!(conn.is_autocommit(), "rolled back");
+        prepared.exec("BEGIN").expect("the next transaction begins");
+        prepared.exec("COMMIT").expect("commit");
+        // Work that returns keeps its own result, and a transaction it ended stays ended.
+        let rows = prepared.contain(|p| {
+            p.exec("BEGIN")?;
+            let rows: i64 = p
+                .get(COUNT)?
+                .query_row(["p"], |row| row.get(0))
+                .map_err(crate::sql::sql_err)?;
+            p.exec("COMMIT")?;
+            Ok(rows)
+        });
+        assert_eq!(rows, Ok(0));
+    }
 
     #[test]
     fn a_statement_is_prepared_once_and_reused() {

@@ -1,6 +1,5 @@
 //! Threads that own the connections, and the queue that feeds them.
 
-use std::panic::{self, AssertUnwindSafe};
 use std::sync::{Arc, Mutex, PoisonError, mpsc};
 use std::thread;
 
@@ -64,10 +63,9 @@ impl Worker {
     {
         let (answer, result) = oneshot::channel();
         let job = Job::Run(Box::new(move |conn| {
-            // A panic is reported to the caller and the thread keeps serving; an open
-            // transaction was rolled back when the unwinding dropped it.
-            let outcome = panic::catch_unwind(AssertUnwindSafe(|| f(conn)))
-                .unwrap_or_else(|_| Err(StoreError::Backend("sqlite worker panicked".to_owned())));
+            // A panic is reported to the caller, and the thread keeps serving on a connection
+            // with no transaction left open.
+            let outcome = conn.contain(f);
             // The caller may have stopped waiting; the outcome is then nobody's business.
             let _ = answer.send(outcome);
         }));
@@ -177,5 +175,36 @@ impl Drop for Worker {
         for thread in self.threads.drain(..) {
             let _ = thread.join();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use futures::executor::block_on;
+    use handoff_core::store::StoreError;
+
+    use super::Worker;
+    use crate::open::test_database;
+    use crate::options::Purge;
+
+    const NO_PURGE: Purge = Purge {
+        after_ms: None,
+        batch: 1,
+    };
+
+    #[test]
+    fn a_job_that_panics_inside_its_transaction_leaves_none_open_for_the_next() {
+        let worker = Worker::spawn("test", vec![test_database()], NO_PURGE, None).expect("spawn");
+        let panicked: Result<(), _> = block_on(worker.run(|p| {
+            p.exec("BEGIN").expect("begin");
+            panic!("a read gone wrong");
+        }));
+        assert!(
+            matches!(panicked, Err(StoreError::Backend(_))),
+            "{panicked:?}"
+        );
+        // The same thread and connection (the only one) serve the next job.
+        let open = block_on(worker.run(|p| Ok(!p.conn().is_autocommit()))).expect("served");
+        assert!(!open, "the panicking job's transaction was rolled back");
     }
 }
