@@ -1,7 +1,10 @@
 #![allow(clippy::disallowed_methods)] // A load benchmark measures wall-clock time; it is not engine code.
 //! `make bench` load benchmark (issue 16): the Node reference server, the dev server on
 //! `HANDOFF_STORE=memory` and the dev server on its default (SQLite) store, side by side in one
-//! run. Each server is pinned to core 0 (`taskset -c 0`), the load generator to core 1.
+//! run, and the transport floor (`load-floor`: the dev server's HTTP stack replaying a pair the
+//! memory-store server answered before the rounds, doing no work), which shows how much of a
+//! server's CPU per pair is the transport's. Each server is pinned to core 0 (`taskset -c 0`),
+//! the load generator to core 1.
 //!
 //! `load [--bin-dir DIR] [--node-server FILE] [--clients 16] [--seconds 20] [--warmup 3]
 //! [--rounds 3]`: per round and server, `clients` threads (one keep-alive connection each)
@@ -42,7 +45,7 @@ struct Args {
     seconds: f64,
     warmup: f64,
     rounds: usize,
-    /// Which servers to run (`node`, `memory`, `sqlite`); all by default.
+    /// Which servers to run (`node`, `memory`, `sqlite`, `floor`); all by default.
     servers: Vec<String>,
 }
 
@@ -54,7 +57,9 @@ fn args() -> Args {
         seconds: 20.0,
         warmup: 3.0,
         rounds: 3,
-        servers: ["node", "memory", "sqlite"].map(str::to_owned).to_vec(),
+        servers: ["node", "memory", "sqlite", "floor"]
+            .map(str::to_owned)
+            .to_vec(),
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -118,6 +123,14 @@ fn main() {
         }
     );
     println!("loadavg before: {}", loadavg().trim());
+    let recorded = args
+        .servers
+        .iter()
+        .any(|s| s == "floor")
+        .then(|| record_for_floor(&args.bin_dir));
+    let floor = recorded
+        .as_ref()
+        .map(|(_, run, resume)| Kind::Floor(run.clone(), resume.clone()));
     let kinds: Vec<_> = [
         (
             "node",
@@ -136,6 +149,13 @@ fn main() {
         ),
     ]
     .into_iter()
+    .chain(floor.map(|kind| {
+        (
+            "floor",
+            "Transport floor: the same HTTP stack replaying the memory store's responses, no work",
+            kind,
+        )
+    }))
     .filter(|(tag, _, _)| args.servers.iter().any(|s| s == tag))
     .map(|(tag, name, kind)| (tag, (name, kind)))
     .collect();
@@ -238,14 +258,36 @@ fn main() {
                 mark(p99 <= 5.0),
                 mark(rss_mib <= 64.0)
             ),
+            // Its core is mostly idle: its pairs/s and TTFB are the load generator's limit.
+            "floor" => "(the transport alone: no engine change goes below its CPU per pair; \
+                        its pairs/s and TTFB are the load generator's own limit)"
+                .to_owned(),
             _ => "(reference)".to_owned(),
         };
         println!(
             "| {name} | {rate:.0} | {cpu:.0} | {p50:.2} ms | {p99:.2} ms | {rss_mib:.1} MiB | {busy:.0}% | {targets} |"
         );
     }
+    drop(servers);
+    if let Some((dir, _, _)) = recorded {
+        let _ = std::fs::remove_dir_all(dir);
+    }
     if failures > 0 {
         println!("\n{failures} failed pair(s) or refund check(s): see the rounds above");
         std::process::exit(1);
     }
+}
+
+/// Records one pair's bodies on an unpinned memory-store dev server, for `load-floor` to
+/// replay; returns (their directory, run 1's file, the resume's file).
+fn record_for_floor(bin_dir: &std::path::Path) -> (PathBuf, PathBuf, PathBuf) {
+    let dir = std::env::temp_dir().join(format!("handoff-load-{}-recorded", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a directory for the recorded pair");
+    let recorder = server::start(&Kind::Handoff(Some("memory")), bin_dir, false, "record");
+    let (run, resume) = client::record_pair(&recorder.url)
+        .unwrap_or_else(|e| panic!("recording a pair for the transport floor: {e}"));
+    let (run_path, resume_path) = (dir.join("run.sse"), dir.join("resume.sse"));
+    std::fs::write(&run_path, run).expect("write the recorded run");
+    std::fs::write(&resume_path, resume).expect("write the recorded resume");
+    (dir, run_path, resume_path)
 }

@@ -159,6 +159,24 @@ fn agent() -> ureq::Agent {
 
 /// Run 1 then the approving resume; returns run 1's time to first byte.
 fn pair(agent: &ureq::Agent, url: &str, thread: &str, order: &str) -> Result<Duration, String> {
+    pair_bodies(agent, url, thread, order).map(|(ttfb, _, _)| ttfb)
+}
+
+/// One pair on a thread of its own; returns the bodies of run 1 and of the resume (what the
+/// transport floor replays).
+pub(crate) fn record_pair(url: &str) -> Result<(String, String), String> {
+    let thread = format!("load-{}-recorded", std::process::id());
+    // An order id the load never uses (its ids start at B100).
+    pair_bodies(&agent(), url, &thread, "B10").map(|(_, run, resume)| (run, resume))
+}
+
+/// [`pair`], with both bodies: (run 1's time to first byte, run 1's body, the resume's body).
+fn pair_bodies(
+    agent: &ureq::Agent,
+    url: &str,
+    thread: &str,
+    order: &str,
+) -> Result<(Duration, String, String), String> {
     let run1 = format!(
         r#"{{"threadId":"{thread}","runId":"r1","messages":[{{"id":"m1","role":"user","content":"Refund order {order}"}}]}}"#
     );
@@ -170,9 +188,9 @@ fn pair(agent: &ureq::Agent, url: &str, thread: &str, order: &str) -> Result<Dur
     let run2 = format!(
         r#"{{"threadId":"{thread}","runId":"r2","messages":[],"resume":[{{"interruptId":"{id}","status":"resolved","payload":{{"approved":true}}}}]}}"#
     );
-    let (_, stream) = post(agent, &format!("{url}/agent"), &run2)?;
-    finished(&stream, "success")?;
-    Ok(ttfb)
+    let (_, resumed) = post(agent, &format!("{url}/agent"), &run2)?;
+    finished(&resumed, "success")?;
+    Ok((ttfb, stream, resumed))
 }
 
 /// POSTs a body; returns (time to first body byte, whole body).

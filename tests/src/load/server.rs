@@ -11,6 +11,8 @@ pub(crate) enum Kind {
     Handoff(Option<&'static str>),
     /// `node reference-server.mjs`.
     Node(PathBuf),
+    /// `load-floor`, replaying these recorded bodies (run 1, the resume).
+    Floor(PathBuf, PathBuf),
 }
 
 /// A running server; killed on drop.
@@ -63,6 +65,7 @@ pub(crate) fn start(kind: &Kind, bin_dir: &Path, pin: bool, tag: &str) -> Server
     let (program, args): (PathBuf, Vec<PathBuf>) = match kind {
         Kind::Handoff(_) => (bin_dir.join("dev-server"), vec![]),
         Kind::Node(script) => ("node".into(), vec![script.clone()]),
+        Kind::Floor(..) => (bin_dir.join("load-floor"), vec![]),
     };
     let mut command = if pin {
         let mut c = Command::new("taskset");
@@ -84,6 +87,11 @@ pub(crate) fn start(kind: &Kind, bin_dir: &Path, pin: bool, tag: &str) -> Server
         if let Some(store) = store {
             command.env("HANDOFF_STORE", store);
         }
+    }
+    if let Kind::Floor(run, resume) = kind {
+        command
+            .env("HANDOFF_FLOOR_RUN", run)
+            .env("HANDOFF_FLOOR_RESUME", resume);
     }
     let mut child = command
         .spawn()
