@@ -149,10 +149,19 @@ pub(crate) fn drive(
 
 /// A keep-alive agent (ureq pools the connection; one thread, one connection).
 fn agent() -> ureq::Agent {
+    // A timeout per phase, none for name resolution: ureq resolves the address before every
+    // request, pooled connection or not, and under a global timeout it does so on a thread of
+    // its own (thousands of thread starts per second on the generator's core, every one of
+    // them landing in its TTFBs). Resolving `127.0.0.1:port` takes no time.
+    let phase = Some(Duration::from_secs(30));
     ureq::Agent::config_builder()
         .http_status_as_error(false)
         .max_idle_connections_per_host(1)
-        .timeout_global(Some(Duration::from_secs(30)))
+        .timeout_connect(phase)
+        .timeout_send_request(phase)
+        .timeout_send_body(phase)
+        .timeout_recv_response(phase)
+        .timeout_recv_body(phase)
         .build()
         .into()
 }
