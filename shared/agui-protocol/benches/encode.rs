@@ -128,6 +128,21 @@ fn corpus_mix(c: &mut Criterion) {
             }
         })
     });
+    // The same mix, 1,000 events that stay in the cache: the encoder's own speed. The full
+    // corpus (tens of MB) is read from memory on every pass, and on a machine whose cache
+    // is smaller than that, encoding waits on those reads (the string bytes and map nodes
+    // each event points to) as much as it computes.
+    let warm = bench_corpus::mix(1_000);
+    group.bench_function("encode_warm_1k_x100", |b| {
+        b.iter(|| {
+            for _ in 0..100 {
+                let mut encoder = SseEncoder::new();
+                for event in &warm {
+                    black_box(encoder.encode(black_box(event)));
+                }
+            }
+        })
+    });
     let mut buf = BytesMut::with_capacity(64 * 1024);
     group.bench_function("encode_into_reused", |b| {
         b.iter(|| {
