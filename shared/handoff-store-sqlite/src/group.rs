@@ -27,8 +27,8 @@ pub(crate) fn apply_group(
     purger: &mut Purger,
 ) -> Vec<Result<(), StoreError>> {
     let count = commits.len();
-    // Still inside the transaction after it (a failed COMMIT or ROLLBACK, a panic): all of it
-    // is undone.
+    // A transaction the group left open (a failed COMMIT or ROLLBACK, a panic) is rolled back
+    // whole, and every commit in it answers the error.
     p.contain(|p| run_group(p, commits, purger))
         .unwrap_or_else(|e| vec![Err(e); count])
 }

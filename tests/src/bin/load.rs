@@ -15,7 +15,7 @@
 //! in the window) and again after the round, when the memory store may have forgotten it (its
 //! budget drops the least recently written threads and ledger accounts) but no store may show a
 //! second refund. Rounds interleave the servers, so
-//! background load hits all three alike; the table has the median of the rounds.
+//! background load hits them all alike; the table has the median of the rounds.
 //!
 //! Server CPU per pair is utime + stime from `/proc/<pid>/stat` over the window divided by
 //! the pairs completed in it; peak RSS is `VmHWM` after the last round; TTFB is from sending
