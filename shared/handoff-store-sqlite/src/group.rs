@@ -99,10 +99,6 @@ mod tests {
     use crate::write::{Commit, Purger};
 
     const NOW: u64 = 1_700_000_000_000;
-    const NO_PURGE: Purge = Purge {
-        after_ms: None,
-        batch: 0,
-    };
 
     fn database() -> Connection {
         test_database()
@@ -171,7 +167,11 @@ mod tests {
             commit("q", vec![Write::check("b", Condition::Version(2))]),
             commit("q", vec![put("b", Condition::Always, "z")]),
         ];
-        let answers = apply_group(&mut Prepared::new(&conn), group, &mut Purger::new(NO_PURGE));
+        let answers = apply_group(
+            &mut Prepared::new(&conn),
+            group,
+            &mut Purger::new(Purge::NEVER),
+        );
         assert_eq!(
             answers,
             vec![
@@ -206,7 +206,11 @@ mod tests {
                 ],
             ),
         ];
-        let answers = apply_group(&mut Prepared::new(&conn), group, &mut Purger::new(NO_PURGE));
+        let answers = apply_group(
+            &mut Prepared::new(&conn),
+            group,
+            &mut Purger::new(Purge::NEVER),
+        );
         assert_eq!(
             answers,
             vec![
@@ -229,7 +233,11 @@ mod tests {
             ],
         )];
         assert_eq!(
-            apply_group(&mut Prepared::new(&conn), group, &mut Purger::new(NO_PURGE)),
+            apply_group(
+                &mut Prepared::new(&conn),
+                group,
+                &mut Purger::new(Purge::NEVER)
+            ),
             vec![Err(StoreError::ConditionFailed { index: 1 })]
         );
         assert!(conn.is_autocommit());
@@ -245,7 +253,11 @@ mod tests {
             commit("p", vec![put("a", Condition::Absent, "1")]),
             commit("p", vec![put("b", Condition::Absent, "2")]),
         ];
-        let answers = apply_group(&mut Prepared::new(&conn), group, &mut Purger::new(NO_PURGE));
+        let answers = apply_group(
+            &mut Prepared::new(&conn),
+            group,
+            &mut Purger::new(Purge::NEVER),
+        );
         assert_eq!(answers.len(), 2);
         assert!(
             answers
@@ -269,7 +281,11 @@ mod tests {
             vec![expiring("x", NOW - 3 * hour), expiring("y", NOW - 2 * hour)],
         )];
         assert_eq!(
-            apply_group(&mut Prepared::new(&conn), seed, &mut Purger::new(NO_PURGE)),
+            apply_group(
+                &mut Prepared::new(&conn),
+                seed,
+                &mut Purger::new(Purge::NEVER)
+            ),
             vec![Ok(())]
         );
         let purge = Purge {

@@ -18,6 +18,15 @@ pub(crate) struct Purge {
     pub(crate) batch: u32,
 }
 
+impl Purge {
+    /// Nothing is ever purged (unit tests of the writer's other work).
+    #[cfg(test)]
+    pub(crate) const NEVER: Purge = Purge {
+        after_ms: None,
+        batch: 0,
+    };
+}
+
 impl Default for SqliteOptions {
     fn default() -> Self {
         Self {

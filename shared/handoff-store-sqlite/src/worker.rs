@@ -187,14 +187,10 @@ mod tests {
     use crate::open::test_database;
     use crate::options::Purge;
 
-    const NO_PURGE: Purge = Purge {
-        after_ms: None,
-        batch: 1,
-    };
-
     #[test]
     fn a_job_that_panics_inside_its_transaction_leaves_none_open_for_the_next() {
-        let worker = Worker::spawn("test", vec![test_database()], NO_PURGE, None).expect("spawn");
+        let worker =
+            Worker::spawn("test", vec![test_database()], Purge::NEVER, None).expect("spawn");
         let panicked: Result<(), _> = block_on(worker.run(|p| {
             p.exec("BEGIN").expect("begin");
             panic!("a read gone wrong");
