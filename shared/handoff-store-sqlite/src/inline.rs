@@ -45,7 +45,8 @@ impl InlineReaders {
         &self,
         read: impl FnOnce(&mut Prepared<'_>) -> Result<T, StoreError>,
     ) -> Option<Result<T, StoreError>> {
-        // In use by another caller (or poisoned, which `contain` rules out: it catches panics): next.
+        // In use by another caller (or poisoned, which `contain` rules out: it catches
+        // panics): next.
         let conn = self.connections.iter().find_map(|c| c.try_lock().ok())?;
         // A read that panicked inside its transaction leaves none open for the next caller.
         let outcome = Prepared::from_cache(&conn).contain(read);

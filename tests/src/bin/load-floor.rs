@@ -10,6 +10,7 @@
 
 use std::convert::Infallible;
 
+use agui_protocol::sse;
 use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::extract::{Path, State};
@@ -39,12 +40,9 @@ fn stream(body: Bytes, run_id: &'static str) -> Response {
     let chunks = futures::stream::once(async move { Ok::<_, Infallible>(body) });
     let mut response = Response::new(Body::from_stream(chunks));
     let headers = response.headers_mut();
-    headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/event-stream"),
-    );
-    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    for (name, value) in sse::RESPONSE_HEADERS {
+        headers.insert(name, HeaderValue::from_static(value));
+    }
     headers.insert("x-handoff-run-id", HeaderValue::from_static(run_id));
     response
 }
