@@ -248,8 +248,11 @@ describe("dev server, HANDOFF_AUTH=jwt", only("dev"), () => {
     const otherTenantApprover = kit.mint({ claims: { sub: "eve", tid: "other", roles: ["approver"] } });
     const order = orderId({ above: APPROVER_ABOVE_CENTS });
     const t = await refundInterrupt(server, owner, order);
-    assert.equal(t.interrupt.metadata?.["handoff.requiredRole"], "approver", JSON.stringify(t.interrupt));
-    assert.equal(t.interrupt.metadata?.["handoff.notOwner"], true, JSON.stringify(t.interrupt));
+    // The interrupt shows its approval policy; the server enforces its own stored copy.
+    const policy = t.interrupt.metadata?.["handoff.approval"];
+    assert.deepEqual(policy?.roles, ["approver"], JSON.stringify(t.interrupt));
+    assert.equal(policy?.notRequester, true, JSON.stringify(t.interrupt));
+    assert.deepEqual(policy?.edits, { amountCents: "atMostOriginal", orderId: "fixed" }, JSON.stringify(t.interrupt));
 
     // The owner's approval is refused, and changes nothing.
     const byOwner = await run(server, owner, { threadId: t.threadId, runId: uid("run"), messages: [], resume: approve(t.interrupt) });

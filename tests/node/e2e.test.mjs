@@ -596,26 +596,21 @@ describe("bad input: 4xx with {code, message} before any stream", { timeout: TES
     assert.equal((await ledger(shortTtl, orderId)).refunds, 0);
   });
 
-  test("an answer the agent cannot use ends in RUN_ERROR; the interrupt stays answerable", async () => {
+  test("an edit the approval policy forbids is refused before the stream; the interrupt stays answerable", async () => {
     const orderId = "A5004";
     const ctx = await officialRefundInterrupt(server, orderId);
-    const badRunId = uid("run-bad-args");
-    const bad = await officialRun(ctx.agent, ctx.recorder, {
-      runId: badRunId,
-      resume: buildResumeArray(ctx.agent.pendingInterrupts, {
-        // Valid against responseSchema, but the refund needs amountCents.
-        [ctx.interrupt.id]: { status: "resolved", payload: { approved: true, editedArgs: { orderId } } },
-      }),
+    // editedArgs replaces the arguments: dropping amountCents is a change the policy
+    // does not allow (only a lower amount of the same order is).
+    const bad = await postJson(`${server.url}/agent`, {
+      threadId: ctx.threadId,
+      runId: uid("run-bad-args"),
+      messages: [],
+      resume: [{ interruptId: ctx.interrupt.id, status: "resolved", payload: { approved: true, editedArgs: { orderId } } }],
     });
-    assert.equal(bad.records.length, 1);
-    assert.equal(bad.records[0].status, 200, "schema-valid input is accepted; the failure is in-stream");
-    const report = await assertStrict(bad.records[0].body, { threadId: ctx.threadId, runId: badRunId }, "RUN_ERROR stream");
-    assert.equal(report.runs[0]?.outcome, "error", JSON.stringify(report));
-    assert.equal(bad.accepted, true, describeRun(bad)); // the official client resolves on RUN_ERROR
-    assert.deepEqual(bad.warnings, [], describeRun(bad));
-    assert.equal(bad.runErrors.length, 1);
-    assert.equal(bad.runErrors[0].code, "AGENT_ERROR");
-    assert.equal(ctx.agent.pendingInterrupts.length, 1, "RUN_ERROR leaves the client's interrupt pending");
+    assert.equal(bad.status, 422, bad.text);
+    assert.equal(bad.json?.code, "RESUME_PAYLOAD_INVALID", bad.text);
+    assert.match(bad.json?.message ?? "", /editedArgs\.amountCents/, bad.text);
+    assert.equal(ctx.agent.pendingInterrupts.length, 1, "the client's interrupt is still pending");
     const view = await request(`${server.url}/threads/${ctx.threadId}`);
     assert.deepEqual(view.json.pendingInterrupts.map((i) => i.id), [ctx.interrupt.id], "and the server's");
     assert.equal((await ledger(server, orderId)).refunds, 0);

@@ -6,20 +6,22 @@
 //!
 //! **Default policy** ([`OwnerPolicy`]): the principal of a thread's first run owns it.
 //! The owner may read, run and answer. A principal of the same tenant holding a role that
-//! a pending interrupt asks for (`metadata["handoff.requiredRole"]`) may read the thread
-//! and answer that interrupt. **Four-eyes**: an interrupt naming a role can only be
-//! resolved by a holder of that role, and with `metadata["handoff.notOwner"] = true`
-//! never by the thread's owner, who may still cancel their own request. Other tenants'
-//! threads are not even addressable: partitions are scoped by tenant.
+//! a pending interrupt's [`ApprovalPolicy`] asks for may read the thread and answer that
+//! interrupt. The policy itself (roles, not the requester, edit rules) is enforced by the
+//! engine whatever the authorizer says (see [`crate::approval`]). Other tenants' threads
+//! are not even addressable: partitions are scoped by tenant.
 
 use agui_protocol::{Interrupt, ResumeStatus};
 
+use crate::approval::ApprovalPolicy;
 use crate::principal::{Owner, Principal};
 use crate::records::PendingInterrupt;
 
-/// Interrupt metadata naming the role an answer needs.
+/// Interrupt metadata naming the role an answer needs (before approval policies; read
+/// as a policy with that role).
 pub const REQUIRED_ROLE: &str = "handoff.requiredRole";
-/// Interrupt metadata: `true` when the thread's owner may not resolve it.
+/// Interrupt metadata: `true` when the requester may not resolve it (before approval
+/// policies; read as a policy's not-the-requester rule).
 pub const NOT_OWNER: &str = "handoff.notOwner";
 
 /// What the caller wants to do.
@@ -83,10 +85,11 @@ impl Authorizer for OwnerPolicy {
         access: Access<'_>,
     ) -> Verdict {
         let owns = facts.owner.is_none_or(|owner| principal.same_as(owner));
-        let approver = facts
-            .pending
-            .iter()
-            .any(|p| required_role(&p.interrupt).is_some_and(|role| principal.has_role(role)));
+        let approver = facts.pending.iter().any(|p| {
+            approver_roles(&p.interrupt)
+                .iter()
+                .any(|role| principal.has_role(role))
+        });
         if !owns && !approver {
             return Verdict::Hidden;
         }
@@ -110,8 +113,8 @@ fn answer(
     status: ResumeStatus,
 ) -> Verdict {
     let is_owner = owner.is_none_or(|o| principal.same_as(o));
-    let role = required_role(interrupt);
-    let holds_role = role.is_some_and(|r| principal.has_role(r));
+    let roles = approver_roles(interrupt);
+    let holds_role = roles.iter().any(|r| principal.has_role(r));
     if status == ResumeStatus::Cancelled {
         // Withdrawing a request is always the requester's (or an approver's) to do.
         return if is_owner || holds_role {
@@ -120,37 +123,28 @@ fn answer(
             Verdict::Forbidden(format!("interrupt {} is not yours to cancel", interrupt.id))
         };
     }
-    match role {
-        Some(role) if !holds_role => Verdict::Forbidden(format!(
-            "answering interrupt {} needs the role {role}",
-            interrupt.id
-        )),
-        Some(_) if not_owner(interrupt) && owner.is_some_and(|o| principal.same_as(o)) => {
-            Verdict::Forbidden(format!(
-                "interrupt {} must be approved by someone other than its requester",
-                interrupt.id
-            ))
-        }
-        Some(_) => Verdict::Allow,
-        None if is_owner => Verdict::Allow,
-        None => Verdict::Forbidden(format!(
+    // The interrupt's approval policy (roles, not the requester, edits) is enforced by
+    // the engine on top of this verdict; here only who may address it at all.
+    if roles.is_empty() && !is_owner {
+        return Verdict::Forbidden(format!(
             "only the thread's owner may answer interrupt {}",
             interrupt.id
-        )),
+        ));
     }
+    if !roles.is_empty() && !holds_role {
+        return Verdict::Forbidden(format!(
+            "answering interrupt {} needs the role {}",
+            interrupt.id,
+            roles.join(" or ")
+        ));
+    }
+    Verdict::Allow
 }
 
-/// The role an interrupt's answer needs (`metadata["handoff.requiredRole"]`).
-pub fn required_role(interrupt: &Interrupt) -> Option<&str> {
-    interrupt.metadata.as_ref()?.get(REQUIRED_ROLE)?.as_str()
-}
-
-/// Whether the thread's owner is barred from resolving the interrupt (`metadata["handoff.notOwner"]`).
-pub fn not_owner(interrupt: &Interrupt) -> bool {
-    interrupt
-        .metadata
-        .as_ref()
-        .and_then(|m| m.get(NOT_OWNER))
-        .and_then(serde_json::Value::as_bool)
-        .unwrap_or(false)
+/// The roles an interrupt's approval policy asks for (empty: none, or no policy).
+pub fn approver_roles(interrupt: &Interrupt) -> Vec<String> {
+    match ApprovalPolicy::of(interrupt) {
+        Ok(Some(policy)) => policy.roles,
+        _ => Vec::new(),
+    }
 }

@@ -6,6 +6,7 @@ use agui_protocol::Interrupt;
 use async_trait::async_trait;
 use serde_json::Value;
 
+use crate::approval::ApprovalChecks;
 use crate::context::RunContext;
 use crate::decision::Decision;
 use crate::error::CoreError;
@@ -61,6 +62,12 @@ pub trait Agent: Send + Sync + 'static {
     /// host. A validator the host is given explicitly still wins.
     fn answer_validator(&self) -> Option<Arc<dyn SchemaValidator>> {
         None
+    }
+
+    /// The named checks this agent's approval policies refer to
+    /// ([`crate::ApprovalPolicy::check`]). Asked when an engine is built.
+    fn approval_checks(&self) -> ApprovalChecks {
+        ApprovalChecks::new()
     }
 }
 

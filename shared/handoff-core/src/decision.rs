@@ -17,6 +17,9 @@ pub struct Decision {
     pub payload: Option<Value>,
     /// Envelope metadata of the resume entry.
     pub metadata: Option<Metadata>,
+    /// The arguments the interrupt's tool call proposed, as the server stored them when
+    /// the interrupt was raised.
+    pub proposed_args: Option<Value>,
 }
 
 impl Decision {
@@ -43,6 +46,11 @@ impl Decision {
     /// Replacement arguments (`editedArgs` is a full replacement, not a merge).
     pub fn edited_args(&self) -> Option<&Value> {
         self.field("editedArgs").filter(|v| v.is_object())
+    }
+    /// The arguments to act on: `editedArgs` when the answer edits (the engine held the
+    /// edit to the interrupt's approval policy), else the proposed ones.
+    pub fn args(&self) -> Option<&Value> {
+        self.edited_args().or(self.proposed_args.as_ref())
     }
     /// A member of the payload.
     pub fn field(&self, name: &str) -> Option<&Value> {

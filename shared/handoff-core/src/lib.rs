@@ -2,6 +2,7 @@
 
 pub mod access;
 pub mod agent;
+pub mod approval;
 pub mod context;
 pub mod decision;
 pub mod engine;
@@ -15,7 +16,8 @@ pub mod time_fmt;
 
 pub use access::{Access, Authorizer, OwnerPolicy, Verdict};
 pub use agent::{Agent, AgentError, Finish, Readiness};
-pub use context::RunContext;
+pub use approval::{ApprovalChecks, ApprovalPolicy, EditRule, WithApproval};
+pub use context::{EffectFailure, NotExecuted, RunContext};
 pub use decision::Decision;
 pub use engine::{
     Engine, EngineConfig, FrameStream, RunOptions, RunStream, SharedRunStream, StopOutcome,

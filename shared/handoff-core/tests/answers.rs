@@ -14,7 +14,7 @@ use async_trait::async_trait;
 use futures::StreamExt;
 use futures::executor::block_on;
 use handoff_core::records::{PendingInterrupt, RunStatus, ThreadRecord, ThreadStatus};
-use handoff_core::{Agent, AgentError, Finish, RunContext, RunOptions, StoreError};
+use handoff_core::{Agent, AgentError, EffectFailure, Finish, RunContext, RunOptions, StoreError};
 use serde_json::{Value, json};
 use support::*;
 
@@ -335,4 +335,131 @@ impl Agent for FailsAfterEffect {
             .await?;
         Err(AgentError::new("the receipt printer is on fire"))
     }
+}
+
+/// A payment API's failure: refused before sending, or a timeout after it.
+#[derive(Debug)]
+enum PaymentError {
+    Refused,
+    TimedOut,
+}
+
+impl std::fmt::Display for PaymentError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            PaymentError::Refused => "refused before sending",
+            PaymentError::TimedOut => "timed out after sending",
+        })
+    }
+}
+
+impl EffectFailure for PaymentError {
+    fn not_executed(&self) -> bool {
+        matches!(self, PaymentError::Refused)
+    }
+}
+
+/// Approves a refund whose first downstream call fails with `first_error`.
+struct RefundFailsOnce {
+    probe: Arc<Probe>,
+    first_error: fn() -> PaymentError,
+}
+
+#[async_trait]
+impl Agent for RefundFailsOnce {
+    async fn run(&self, ctx: &mut RunContext) -> Result<Finish, AgentError> {
+        if !ctx.is_resume() {
+            let call = ctx.tool_call("refund", &json!({ "amount": 40 }));
+            let interrupt = Interrupt::new(format!("int-{call}"), "tool_call")
+                .with_tool_call(call)
+                .with_response_schema(approval_schema());
+            return Ok(Finish::interrupt(interrupt));
+        }
+        let decision = ctx.decisions()[0].clone();
+        let call = decision.tool_call_id().cloned().ok_or("no tool call")?;
+        if !decision.approved() {
+            ctx.tool_result(&call, "denied");
+            return Ok(Finish::done());
+        }
+        let (probe, first_error) = (self.probe.clone(), self.first_error);
+        let receipt: Value = ctx
+            .effect(&format!("refund-{call}"), move |key| async move {
+                let n = probe.effect_calls.fetch_add(1, Ordering::SeqCst) + 1;
+                lock(&probe.keys).push(key);
+                match n {
+                    1 => Err(first_error()),
+                    _ => Ok(json!({ "refundId": format!("rf-{n}") })),
+                }
+            })
+            .await?;
+        ctx.tool_result(&call, receipt.to_string());
+        Ok(Finish::done())
+    }
+}
+
+/// Before, any error deleted the effect's record: the timeout un-pinned the answer and
+/// a denial was accepted although the refund may have gone through.
+#[test]
+fn an_effect_that_fails_after_sending_stays_in_doubt_and_pins_its_answer() {
+    block_on(async {
+        let probe = Probe::new();
+        let h = Harness::new(RefundFailsOnce {
+            probe: probe.clone(),
+            first_error: || PaymentError::TimedOut,
+        });
+        let raised = interrupts(&h.run(&user_input("t", "r1", "refund")).await);
+        let events = h
+            .run(&resume_input("t", "r2", vec![approve(&raised[0])]))
+            .await;
+        assert_eq!(run_error(&events).code.as_deref(), Some("AGENT_ERROR"));
+        let thread = stored_thread(&h).await;
+        assert!(
+            pending(&thread).pinned_answer.is_some(),
+            "the answer stays pinned"
+        );
+        let key = format!("effect#refund-{}", raised[0].tool_call_id.as_ref().unwrap());
+        assert!(
+            h.item("t", &key).await.is_some(),
+            "the effect is still in doubt"
+        );
+
+        let err = h
+            .reject(&resume_input("t", "r3", vec![deny(&raised[0])]))
+            .await;
+        assert_eq!((err.code(), err.http_status()), ("ANSWER_IN_DOUBT", 409));
+
+        let events = h
+            .run(&resume_input("t", "r4", vec![approve(&raised[0])]))
+            .await;
+        assert_eq!(outcome(&events), &RunFinishedOutcome::success());
+        let keys = lock(&probe.keys).clone();
+        assert_eq!(keys.len(), 2);
+        assert_eq!(keys[0], keys[1], "re-driven under the same idempotency key");
+    });
+}
+
+#[test]
+fn an_effect_that_was_never_sent_leaves_the_answer_free() {
+    block_on(async {
+        let probe = Probe::new();
+        let h = Harness::new(RefundFailsOnce {
+            probe: probe.clone(),
+            first_error: || PaymentError::Refused,
+        });
+        let raised = interrupts(&h.run(&user_input("t", "r1", "refund")).await);
+        let events = h
+            .run(&resume_input("t", "r2", vec![approve(&raised[0])]))
+            .await;
+        assert_eq!(run_error(&events).code.as_deref(), Some("AGENT_ERROR"));
+        let thread = stored_thread(&h).await;
+        assert!(pending(&thread).pinned_answer.is_none());
+        let key = format!("effect#refund-{}", raised[0].tool_call_id.as_ref().unwrap());
+        assert!(h.item("t", &key).await.is_none());
+        // Nothing ran, so a different answer is fine.
+        let events = h
+            .run(&resume_input("t", "r3", vec![deny(&raised[0])]))
+            .await;
+        assert_eq!(outcome(&events), &RunFinishedOutcome::success());
+        assert_eq!(probe.calls(), 1);
+    });
 }

@@ -295,20 +295,33 @@ fn an_in_doubt_effect_is_retried_with_the_same_key_and_a_completed_one_never_is(
     });
 }
 
+/// A failure the effect's error calls definite (`NotExecuted`) leaves no record; any
+/// other failure keeps the record in doubt. Either way the next call retries, under the
+/// same idempotency key.
 #[test]
-fn a_failed_effect_records_nothing_and_is_retried() {
-    struct Flaky(Arc<Probe>);
+fn a_failed_effect_is_retried_and_only_a_definite_failure_records_nothing() {
+    for definite in [true, false] {
+        let (probe, item, keys) = failed_effect_then_retried(definite);
+        assert_eq!(probe.calls(), 2);
+        assert_eq!(item, !definite, "record kept only while in doubt");
+        assert_eq!(keys[0], keys[1]);
+    }
+}
+
+fn failed_effect_then_retried(definite: bool) -> (Arc<Probe>, bool, Vec<String>) {
+    struct Flaky(Arc<Probe>, bool);
     #[async_trait]
     impl Agent for Flaky {
         async fn run(&self, ctx: &mut RunContext) -> Result<Finish, AgentError> {
-            let probe = self.0.clone();
+            let (probe, definite) = (self.0.clone(), self.1);
             let value: Value = ctx
-                .effect("pay", move |_key| async move {
+                .effect("pay", move |key| async move {
                     let n = probe.effect_calls.fetch_add(1, Ordering::SeqCst) + 1;
-                    if n == 1 {
-                        Err("gateway timeout".to_owned())
-                    } else {
-                        Ok(json!(n))
+                    lock(&probe.keys).push(key);
+                    match n {
+                        1 if definite => Err(PayError(true)),
+                        1 => Err(PayError(false)),
+                        _ => Ok(json!(n)),
                     }
                 })
                 .await?;
@@ -316,9 +329,21 @@ fn a_failed_effect_records_nothing_and_is_retried() {
             Ok(Finish::done())
         }
     }
+    /// `true`: refused before it was sent.
+    struct PayError(bool);
+    impl std::fmt::Display for PayError {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("gateway timeout")
+        }
+    }
+    impl handoff_core::EffectFailure for PayError {
+        fn not_executed(&self) -> bool {
+            self.0
+        }
+    }
     block_on(async {
         let probe = Probe::new();
-        let h = Harness::new(Flaky(probe.clone()));
+        let h = Harness::new(Flaky(probe.clone(), definite));
         let events = h.run(&user_input("t", "r1", "pay")).await;
         assert_eq!(run_error(&events).code.as_deref(), Some("AGENT_ERROR"));
         assert!(
@@ -326,9 +351,10 @@ fn a_failed_effect_records_nothing_and_is_retried() {
                 .iter()
                 .all(|e: &Event| !e.to_json().contains("gateway timeout"))
         );
-        assert!(h.item("t", "effect#pay").await.is_none());
+        let item = h.item("t", "effect#pay").await.is_some();
         let events = h.run(&user_input("t", "r2", "pay")).await;
         assert_eq!(text(&events), "2");
-        assert_eq!(probe.calls(), 2);
-    });
+        let keys = lock(&probe.keys).clone();
+        (probe, item, keys)
+    })
 }

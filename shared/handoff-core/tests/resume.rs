@@ -359,6 +359,7 @@ fn decision_helpers_read_the_payload_as_documented() {
         status,
         payload,
         metadata: None,
+        proposed_args: Some(json!({ "a": 0, "b": 2 })),
     };
     let approved = decision(
         ResumeStatus::Resolved,
@@ -366,6 +367,17 @@ fn decision_helpers_read_the_payload_as_documented() {
     );
     assert!(approved.approved() && !approved.denied() && !approved.is_cancelled());
     assert_eq!(approved.edited_args(), Some(&json!({ "a": 1 })));
+    assert_eq!(
+        approved.args(),
+        Some(&json!({ "a": 1 })),
+        "editedArgs replace"
+    );
+    let plain = decision(ResumeStatus::Resolved, Some(json!({ "approved": true })));
+    assert_eq!(
+        plain.args(),
+        Some(&json!({ "a": 0, "b": 2 })),
+        "else as proposed"
+    );
     // Truthy is not true; editedArgs must be an object.
     let loose = decision(
         ResumeStatus::Resolved,

@@ -1,13 +1,14 @@
 //! The two flows, split into the run that asks and the run that resumes.
 
 use agui_protocol::{Interrupt, PatchOp};
-use handoff_core::access::{NOT_OWNER, REQUIRED_ROLE};
 use handoff_core::time_fmt::format_ms;
-use handoff_core::{AgentError, Decision, Finish, RunContext};
+use handoff_core::{
+    AgentError, CoreError, Decision, Finish, Readiness, RunContext, StoreError, WithApproval,
+};
 use serde_json::{Value, json};
 
-use crate::DemoAgent;
 use crate::orders::{Order, format_cents};
+use crate::{DemoAgent, Ledger, RefundError};
 
 /// Refund reasons offered by the return flow.
 pub(crate) const RETURN_REASONS: [&str; 4] = ["damaged", "late", "wrong_item", "changed_mind"];
@@ -81,7 +82,7 @@ pub(crate) async fn propose_refund(
     ctx.tool_call_end(&call);
 
     let expires = format_ms(ctx.now_ms() + agent.config.interrupt_ttl_secs * 1000);
-    let mut interrupt = Interrupt::new(ctx.new_id("int"), "tool_call")
+    let interrupt = Interrupt::new(ctx.new_id("int"), "tool_call")
         .with_message(format!(
             "Refund {} {} for order {}?",
             order.amount(),
@@ -90,18 +91,8 @@ pub(crate) async fn propose_refund(
         ))
         .with_tool_call(call)
         .with_response_schema(refund_response_schema(order))
-        .with_expires_at(expires);
-    if agent
-        .config
-        .approver_above_cents
-        .is_some_and(|limit| order.amount_cents > limit)
-    {
-        // Four-eyes: someone holding `approver`, never the requester, resolves it.
-        let mut metadata = agui_protocol::Metadata::new();
-        metadata.insert(REQUIRED_ROLE.to_owned(), json!("approver"));
-        metadata.insert(NOT_OWNER.to_owned(), json!(true));
-        interrupt = interrupt.with_metadata(metadata);
-    }
+        .with_expires_at(expires)
+        .with_approval(&crate::refund_policy(&agent.config, order.amount_cents));
     Ok(Finish::interrupt(interrupt))
 }
 
@@ -127,33 +118,33 @@ pub(crate) fn refund_response_schema(order: &Order) -> Value {
     })
 }
 
-/// Re-checks an edit against the proposal before the refund executes: the
-/// schema guards the request, this guards the effect (an interrupt raised
-/// before the schema was bounded still carries the old, open one).
-fn check_refund_edit(proposed: &Value, edited: &Value) -> Result<(), AgentError> {
-    let order_id = proposed
-        .get("orderId")
-        .and_then(Value::as_str)
-        .ok_or("the proposed refund has no orderId")?;
-    if edited.get("orderId").and_then(Value::as_str) != Some(order_id) {
-        return Err(AgentError(format!(
-            "editedArgs.orderId must stay {order_id}"
-        )));
+/// A refund approval asking for more than the order has left to refund is refused
+/// before its run (422 `RESUME_PAYLOAD_INVALID`, nothing written), in both demo modes.
+pub(crate) async fn refund_readiness(
+    ledger: &Ledger,
+    decision: &Decision,
+) -> Result<Readiness, CoreError> {
+    if decision.interrupt.reason != "tool_call" || !decision.approved() {
+        return Ok(Readiness::Ready);
     }
-    let paid = Order::lookup(order_id).amount_cents;
-    match edited.get("amountCents").and_then(Value::as_u64) {
-        Some(cents) if cents > 0 && cents <= paid => {}
-        _ => {
-            return Err(AgentError(format!(
-                "editedArgs.amountCents must be between 1 and {paid}"
-            )));
-        }
+    let Some(args) = decision.args() else {
+        return Ok(Readiness::Ready);
+    };
+    let (Some(order_id), Some(cents)) = (args["orderId"].as_str(), args["amountCents"].as_u64())
+    else {
+        return Ok(Readiness::Ready);
+    };
+    // The ledger's clock does not matter for a read of an account that exists.
+    let remaining = ledger.refundable(order_id, 0).await?;
+    if cents > remaining {
+        return Err(CoreError::ResumePayloadInvalid {
+            id: decision.id().to_string(),
+            reason: format!(
+                "a refund of {cents} cents exceeds the {remaining} cents order {order_id} has left to refund"
+            ),
+        });
     }
-    match edited.get("currency") {
-        None => Ok(()),
-        Some(currency) if currency == &proposed["currency"] => Ok(()),
-        Some(_) => Err("editedArgs may not change the currency".into()),
-    }
+    Ok(Readiness::Ready)
 }
 
 pub(crate) async fn start_return(
@@ -246,13 +237,8 @@ async fn resume_refund(
         return Ok(());
     }
     let proposed = proposed_args(ctx, &call).ok_or("the proposed refund arguments are missing")?;
-    let args = match decision.edited_args() {
-        Some(edited) => {
-            check_refund_edit(&proposed, edited)?;
-            edited.clone()
-        }
-        None => proposed,
-    };
+    // The engine held the edit to the interrupt's policy before this run was claimed.
+    let args = decision.edited_args().cloned().unwrap_or(proposed);
     let order_id = args
         .get("orderId")
         .and_then(Value::as_str)
@@ -265,15 +251,25 @@ async fn resume_refund(
     let ledger = agent.ledger.clone();
     let now = ctx.now_ms();
     let refund_id = format!("rf-{}", call.as_str());
-    let hang = agent.config.hang_after_refund;
+    let (hang, fail) = (
+        agent.config.hang_after_refund,
+        agent.config.error_after_refund,
+    );
     let receipt: Value = ctx
         .effect(&format!("refund:{call}"), |idempotency_key| async move {
-            ledger.refund(&order_id, cents, &idempotency_key, now).await?;
+            let account = ledger.refund(&order_id, cents, &idempotency_key, now).await?;
             if hang {
                 // Test fault point: the money moved, the outcome is not recorded yet.
                 std::future::pending::<()>().await;
             }
-            Ok::<_, handoff_core::CoreError>(json!({"refundId": refund_id, "orderId": order_id, "amountCents": cents, "status": "refunded", "idempotencyKey": idempotency_key}))
+            // Test fault point: the money moved, the answer is lost (a timeout after
+            // sending). A repeat of the key returns the first result, so it passes.
+            if fail && account.idempotency_keys.iter().filter(|k| **k == idempotency_key).count() == 1 {
+                return Err(RefundError::Store(CoreError::Store(StoreError::Unavailable(
+                    "the payment API timed out after the request was sent".to_owned(),
+                ))));
+            }
+            Ok(json!({"refundId": refund_id, "orderId": order_id, "amountCents": cents, "status": "refunded", "idempotencyKey": idempotency_key}))
         })
         .await?;
     ctx.tool_result(&call, serde_json::to_string(&receipt)?);

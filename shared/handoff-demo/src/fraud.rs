@@ -138,7 +138,9 @@ pub(crate) async fn start(
     let (client, receiver) = (fraud.client.clone(), fraud.receiver.clone());
     let delegation: Value = ctx
         .effect(
-            &format!("a2a:fraud:{}", order.order_id),
+            // One review per refund request (this run; its retries share the key), not
+            // per order: a later refund of the same order is reviewed afresh.
+            &format!("a2a:fraud:{}:{}", order.order_id, ctx.run_id()),
             // A retry of this effect (in doubt) resends the same key, so the agent sees the same message.
             |key| async move {
                 client.delegate(&receiver, request(key)).await.map(|d| {

@@ -7,10 +7,12 @@
 //! `expiresAt` = now + `interrupt_ttl_secs`. On approval the refund executes once
 //! through [`handoff_core::RunContext::effect`] against the simulated [`Ledger`],
 //! then `TOOL_CALL_RESULT` answers the original call (no new START/ARGS/END).
-//! `editedArgs` replace the arguments but may only lower the amount: the same
-//! `orderId` (and `currency`), `0 < amountCents <=` the order's amount. The
-//! schema says so (a wider edit is a 422 `RESUME_PAYLOAD_INVALID`) and the agent
-//! checks again before the refund. A denial or a cancel executes nothing.
+//! `editedArgs` replace the arguments but may only lower the amount of the same
+//! order: the interrupt carries [`refund_policy`], which the engine enforces on every
+//! route and host (a wider edit is a 422 `RESUME_PAYLOAD_INVALID`, nothing written), and
+//! the schema bounds it too. Above `DEMO_APPROVER_ABOVE_CENTS` the same policy asks
+//! for the role `approver` and someone other than the requester (403 `FORBIDDEN`).
+//! A denial or a cancel executes nothing.
 //!
 //! **Fraud review variant** (hosts call [`DemoAgent::with_fraud_review`], the dev
 //! server when `DEMO_FRAUD_AGENT_URL` is set): the refund flow first delegates
@@ -39,6 +41,7 @@ pub mod http;
 mod ledger;
 pub mod llm;
 mod orders;
+mod policy;
 
 use std::sync::Arc;
 
@@ -46,8 +49,9 @@ use async_trait::async_trait;
 use handoff_core::{Agent, AgentError, CoreError, Decision, Finish, Readiness, RunContext, Store};
 
 pub use fraud::{A2A_TASK_REASON, FraudReview};
-pub use ledger::{ACCOUNT_TTL_MS, Ledger, OrderAccount};
+pub use ledger::{ACCOUNT_TTL_MS, Ledger, OrderAccount, RefundError};
 pub use orders::{Order, Request, format_cents, parse_request};
+pub use policy::refund_policy;
 
 /// Demo settings.
 #[derive(Debug, Clone)]
@@ -60,6 +64,10 @@ pub struct DemoConfig {
     /// refund effect never returns after the ledger moved the money, so a test can kill
     /// the process inside the effect.
     pub hang_after_refund: bool,
+    /// Test fault point, debug builds only (`HANDOFF_TEST_FAULT=error-after-refund`): the
+    /// refund effect fails after the ledger moved the money, as a payment API's timeout
+    /// after the request was sent does; the effect stays in doubt.
+    pub error_after_refund: bool,
     /// Refunds above this many cents need a second person (`DEMO_APPROVER_ABOVE_CENTS`,
     /// unset = never): their approval asks for the role `approver`, not the requester.
     pub approver_above_cents: Option<u64>,
@@ -71,6 +79,7 @@ impl Default for DemoConfig {
             interrupt_ttl_secs: 300,
             token_delay_ms: 0,
             hang_after_refund: false,
+            error_after_refund: false,
             approver_above_cents: None,
         }
     }
@@ -85,12 +94,14 @@ impl DemoConfig {
         let token_delay_ms = lookup("DEMO_TOKEN_DELAY_MS")
             .and_then(|v| v.parse().ok())
             .unwrap_or(0);
-        let hang_after_refund = cfg!(debug_assertions)
-            && lookup("HANDOFF_TEST_FAULT").as_deref() == Some("hang-after-refund");
+        let fault = lookup("HANDOFF_TEST_FAULT").filter(|_| cfg!(debug_assertions));
+        let hang_after_refund = fault.as_deref() == Some("hang-after-refund");
+        let error_after_refund = fault.as_deref() == Some("error-after-refund");
         DemoConfig {
             interrupt_ttl_secs,
             token_delay_ms,
             hang_after_refund,
+            error_after_refund,
             approver_above_cents: lookup("DEMO_APPROVER_ABOVE_CENTS").and_then(|v| v.parse().ok()),
         }
     }
@@ -112,6 +123,11 @@ impl DemoAgent {
             config,
             fraud: None,
         }
+    }
+
+    /// Its settings.
+    pub fn config(&self) -> &DemoConfig {
+        &self.config
     }
 
     /// Refunds first delegate a fraud review to a remote A2A agent (see [`FraudReview`]).
@@ -168,6 +184,9 @@ impl Agent for DemoAgent {
         thread_id: &str,
         decision: &Decision,
     ) -> Result<Readiness, CoreError> {
+        if let Readiness::NotReady(why) = flows::refund_readiness(&self.ledger, decision).await? {
+            return Ok(Readiness::NotReady(why));
+        }
         fraud::readiness(self, thread_id, decision).await
     }
 }

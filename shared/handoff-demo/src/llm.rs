@@ -12,7 +12,7 @@ use handoff_core::{
 use handoff_llm::{BackendTool, LlmAgent, ModelClient, Provider};
 use serde_json::{Value, json};
 
-use crate::{DemoAgent, Ledger, Order};
+use crate::{DemoAgent, DemoConfig, Ledger, Order, refund_policy};
 
 const SYSTEM: &str = "You are the refund desk of an online shop. Look an order up with \
 get_order before you propose anything; to refund, call refund_order with the order id and \
@@ -25,9 +25,11 @@ pub fn provider_from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Option<P
     Provider::from_lookup(kind.trim(), lookup("DEMO_LLM_MODEL"), lookup)
 }
 
-/// The refund flow as a model with two tools over `ledger`.
+/// The refund flow as a model with two tools over `ledger`; `refund_order` waits for an
+/// approval under the scripted demo's [`refund_policy`] (the same rule in both modes).
 pub fn refund_agent(
     ledger: Ledger,
+    config: &DemoConfig,
     runtime: Runtime,
     provider: Provider,
     client: Arc<dyn ModelClient>,
@@ -60,7 +62,10 @@ pub fn refund_agent(
                     Ok(json!({ "status": "refunded", "orderId": id, "amountCents": cents, "refunds": account.refunds }))
                 }
             })
-            .requiring_approval(),
+            .requiring_approval_by({
+                let config = config.clone();
+                move |args| refund_policy(&config, args["amountCents"].as_u64().unwrap_or(u64::MAX))
+            }),
         )
 }
 
@@ -83,7 +88,8 @@ pub fn choose(
     match provider_from_lookup(lookup) {
         Some(provider) => {
             let ledger = scripted.ledger().clone();
-            Demo::Llm(Box::new(refund_agent(ledger, runtime, provider, client())))
+            let agent = refund_agent(ledger, scripted.config(), runtime, provider, client());
+            Demo::Llm(Box::new(agent))
         }
         None => Demo::Scripted(scripted),
     }

@@ -1,6 +1,6 @@
 //! `editedArgs` on the refund approval may only lower the refund: the
-//! interrupt's `responseSchema` makes the engine refuse a wider edit (422
-//! before anything is written), and the agent re-checks before the effect.
+//! interrupt's approval policy (and its `responseSchema`) make the engine refuse a
+//! wider edit with 422 before anything is written.
 
 use std::sync::Arc;
 
@@ -139,7 +139,14 @@ fn the_full_amount_is_the_upper_bound() {
     block_on(async {
         let demo = Demo::new();
         let interrupt = demo.interrupt("t").await;
-        let edited = json!({"orderId": ORDER, "amountCents": paid()});
+        // editedArgs replaces the arguments: leaving one out changes it.
+        let partial = json!({"orderId": ORDER, "amountCents": paid()});
+        let err = demo
+            .resume("t", "r1b", &interrupt, approve_with(partial))
+            .await
+            .expect_err("the currency may not be dropped");
+        assert!(err.to_string().contains("editedArgs.currency"), "{err}");
+        let edited = json!({"orderId": ORDER, "amountCents": paid(), "currency": "USD"});
         demo.resume("t", "r2", &interrupt, approve_with(edited))
             .await
             .expect("the full amount is allowed");
@@ -147,43 +154,38 @@ fn the_full_amount_is_the_upper_bound() {
     });
 }
 
-/// An interrupt raised before the schema was bounded carries the old, open
-/// one; the agent must still refuse a wider edit before the refund executes.
+/// The policy, not the schema, is what holds: with the schema opened (as an interrupt
+/// stored before it was bounded has it), the engine still refuses a wider edit or
+/// another order before the run, naming the rule, and nothing is written.
 #[test]
-fn the_agent_rechecks_an_edit_the_schema_let_through() {
+fn the_policy_holds_an_edit_the_schema_lets_through() {
     block_on(async {
         let demo = Demo::new();
         let interrupt = demo.interrupt("t").await;
         open_the_schema(&demo.store, "t").await;
 
-        let edited = json!({"orderId": ORDER, "amountCents": paid() * 10});
-        let events = demo
-            .resume("t", "r2", &interrupt, approve_with(edited))
-            .await
-            .expect("the open schema lets the edit through to the run");
-        let error = events.iter().find_map(|e| match e {
-            Event::RunError(error) => Some(error),
-            _ => None,
-        });
-        assert_eq!(
-            error.and_then(|e| e.code.as_deref()),
-            Some("AGENT_ERROR"),
-            "{events:?}"
-        );
+        let wider = json!({"orderId": ORDER, "amountCents": paid() * 10, "currency": "USD"});
+        let other_order = json!({"orderId": "B2048", "amountCents": 100, "currency": "USD"});
+        for (run, edited, rule) in [
+            ("r2", wider, "editedArgs.amountCents: may only decrease"),
+            ("r3", other_order, "editedArgs.orderId"),
+        ] {
+            let err = demo
+                .resume("t", run, &interrupt, approve_with(edited))
+                .await
+                .expect_err("refused by the policy");
+            assert_eq!(
+                (err.code(), err.http_status()),
+                ("RESUME_PAYLOAD_INVALID", 422)
+            );
+            assert!(err.to_string().contains(rule), "{err}");
+        }
         assert_eq!(demo.refunded().await, (0, 0), "the refund did not execute");
-        assert_eq!(
-            demo.pending("t").await.len(),
-            1,
-            "the approval is still pending"
-        );
-
-        let other_order = json!({"orderId": "B2048", "amountCents": 100});
-        demo.resume("t", "r3", &interrupt, approve_with(other_order))
-            .await
-            .expect("accepted by the open schema");
-        assert_eq!(demo.refunded().await, (0, 0));
         let account = demo.ledger.account("B2048", T0).await.unwrap();
         assert_eq!(account.refunds, 0, "no refund on another order either");
+        let pending = demo.pending("t").await;
+        assert_eq!(pending.len(), 1, "still pending");
+        assert_eq!(pending[0].id, interrupt.id);
     });
 }
 

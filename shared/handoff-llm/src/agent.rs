@@ -8,8 +8,11 @@
 //!   retries and instances),
 //!   its result goes out as `TOOL_CALL_RESULT` and back to the model;
 //! - an **approval-required** backend tool becomes an interrupt (`reason: "tool_call"`,
-//!   its `toolCallId`, a `responseSchema` for approve / deny / edited arguments); the
-//!   resume runs it once (or not), then the loop goes on;
+//!   its `toolCallId`, a `responseSchema` for approve / deny / edited arguments that fit
+//!   the tool's schema, and the tool's [`ApprovalPolicy`], which the engine enforces
+//!   before the answer is accepted: roles, not the requester, which arguments an edit may
+//!   change); the resume runs it once (or not) with the arguments checked against the
+//!   tool's schema again, then the loop goes on;
 //! - a **frontend tool** (from `RunAgentInput.tools`) ends the run with
 //!   `pendingToolCallIds`; the client's next run carries its result.
 //!
@@ -23,7 +26,7 @@ use async_trait::async_trait;
 use futures::StreamExt;
 use futures::future::BoxFuture;
 use handoff_core::schema::SchemaFailure;
-use handoff_core::{Agent, AgentError, Finish, RunContext};
+use handoff_core::{Agent, AgentError, ApprovalPolicy, Finish, RunContext, WithApproval};
 use serde_json::{Value, json};
 
 use crate::client::{ModelClient, ModelRequest, Provider};
@@ -33,11 +36,14 @@ use crate::sse::ProviderStream;
 type Handler =
     Arc<dyn Fn(Value, String) -> BoxFuture<'static, Result<Value, String>> + Send + Sync>;
 
+/// The approval policy of one call, from its arguments.
+type PolicyFor = Arc<dyn Fn(&Value) -> ApprovalPolicy + Send + Sync>;
+
 /// A tool the agent executes itself.
 #[derive(Clone)]
 pub struct BackendTool {
     spec: Tool,
-    needs_approval: bool,
+    approval: Option<PolicyFor>,
     handler: Handler,
 }
 
@@ -55,26 +61,48 @@ impl BackendTool {
         .expect("a tool spec always deserializes");
         BackendTool {
             spec,
-            needs_approval: false,
+            approval: None,
             handler: Arc::new(move |args, key| Box::pin(handler(args, key))),
         }
     }
 
-    /// Each call waits for a human's approval (an interrupt) before it runs.
+    /// Each call waits for a human's approval (an interrupt) under `policy`: who may
+    /// approve, and which arguments an `editedArgs` answer may change and how. The
+    /// engine enforces it on every route before the answer is accepted; with
+    /// `ApprovalPolicy::new()` the thread's owner approves and no edit is allowed.
     #[must_use]
-    pub fn requiring_approval(mut self) -> Self {
-        self.needs_approval = true;
+    pub fn requiring_approval(self, policy: ApprovalPolicy) -> Self {
+        self.requiring_approval_by(move |_| policy.clone())
+    }
+
+    /// Like [`BackendTool::requiring_approval`], with the policy chosen per call from
+    /// its arguments (e.g. a second approver above an amount).
+    #[must_use]
+    pub fn requiring_approval_by(
+        mut self,
+        policy: impl Fn(&Value) -> ApprovalPolicy + Send + Sync + 'static,
+    ) -> Self {
+        self.approval = Some(Arc::new(policy));
         self
+    }
+
+    /// The tool's parameters schema (`{"type":"object"}` when it names none).
+    fn parameters(&self) -> Value {
+        self.spec
+            .parameters
+            .clone()
+            .unwrap_or_else(|| json!({ "type": "object" }))
     }
 }
 
-/// What an approval answer may carry.
-pub fn approval_schema() -> Value {
+/// What an approval answer for `tool` may carry: `editedArgs`, when present, must fit the
+/// tool's own schema (checked before anything is written, like the approval policy).
+pub fn approval_schema(parameters: Value) -> Value {
     json!({
         "type": "object",
         "properties": {
             "approved": { "type": "boolean" },
-            "editedArgs": { "type": "object" }
+            "editedArgs": parameters
         },
         "required": ["approved"]
     })
@@ -226,7 +254,7 @@ impl Agent for LlmAgent {
                                 continue;
                             }
                         };
-                        if tool.needs_approval {
+                        if let Some(policy) = &tool.approval {
                             interrupts.push(
                                 Interrupt::new(format!("int-{}", call.id), "tool_call")
                                     .with_message(format!(
@@ -234,7 +262,8 @@ impl Agent for LlmAgent {
                                         call.name, call.arguments
                                     ))
                                     .with_tool_call(call.id.clone())
-                                    .with_response_schema(approval_schema()),
+                                    .with_response_schema(approval_schema(tool.parameters()))
+                                    .with_approval(&policy(&args)),
                             );
                         } else {
                             let result = self.execute(ctx, &call.id, tool, args).await?;
@@ -267,12 +296,7 @@ impl Agent for LlmAgent {
 fn checked_args(ctx: &RunContext, tool: &BackendTool, raw: &str) -> Result<Value, String> {
     let args: Value =
         serde_json::from_str(raw).map_err(|e| format!("arguments are not JSON: {e}"))?;
-    let schema = tool
-        .spec
-        .parameters
-        .clone()
-        .unwrap_or_else(|| json!({ "type": "object" }));
-    ctx.check_schema(&schema, &args)
+    ctx.check_schema(&tool.parameters(), &args)
         .map_err(|failure| match failure {
             SchemaFailure::Invalid(why) => {
                 format!("arguments do not match the tool's schema: {why}")

@@ -23,6 +23,7 @@
 //!
 //! ```
 //! use std::sync::Arc;
+//! use handoff_core::ApprovalPolicy;
 //! use handoff_llm::{BackendTool, LlmAgent, ModelClient, Provider};
 //! use serde_json::json;
 //!
@@ -36,12 +37,16 @@
 //!             .system("You handle refunds. Look the order up first.")
 //!             .tool(BackendTool::new("get_order", "Look an order up", order.clone(),
 //!                 |args, _key| async move { Ok(json!({ "orderId": args["orderId"], "cents": 1200 })) }))
-//!             // Runs once, and only after a human approved it (a `tool_call` interrupt).
+//!             // Runs once, and only after someone with the role `approver` other than
+//!             // the requester approved it (a `tool_call` interrupt); an edit may not
+//!             // change the order.
 //!             .tool(BackendTool::new("refund_order", "Refund an order", order,
 //!                 |args, idempotency_key| async move {
 //!                     Ok(json!({ "refunded": args["orderId"], "key": idempotency_key }))
 //!                 })
-//!                 .requiring_approval()),
+//!                 .requiring_approval(
+//!                     ApprovalPolicy::new().role("approver").not_requester().fixed("orderId"),
+//!                 )),
 //!     )
 //! }
 //! ```

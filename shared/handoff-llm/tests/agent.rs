@@ -13,7 +13,7 @@ use futures::StreamExt;
 use futures::executor::block_on;
 use handoff_core::runtime::{ManualClock, NeverSleep, Runtime, SequentialIds};
 use handoff_core::store::memory::MemoryStore;
-use handoff_core::{Engine, RunOptions};
+use handoff_core::{ApprovalPolicy, Engine, RunOptions};
 use handoff_llm::{
     BackendTool, ByteStream, LlmAgent, ModelClient, ModelError, ModelRequest, Provider,
 };
@@ -105,7 +105,7 @@ fn setup(turns: Vec<String>, max_steps: usize) -> Setup {
                         }
                     },
                 )
-                .requiring_approval(),
+                .requiring_approval(ApprovalPolicy::new().editable("amountCents")),
             );
     let runtime = Runtime::new(
         ManualClock::new(1_764_421_200_000),

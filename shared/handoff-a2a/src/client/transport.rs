@@ -81,6 +81,15 @@ pub enum ClientError {
     Subscription(String),
 }
 
+/// As a `ctx.effect` error: a refused URL was never called, and a JSON-RPC error is the
+/// agent's definite refusal; a network failure, a timeout or an unexpected answer may
+/// have reached the agent, so those stay in doubt (re-driven with the same message id).
+impl handoff_core::EffectFailure for ClientError {
+    fn not_executed(&self) -> bool {
+        matches!(self, ClientError::Refused(_) | ClientError::Rpc { .. })
+    }
+}
+
 impl From<ReceiverError> for ClientError {
     fn from(e: ReceiverError) -> Self {
         ClientError::Subscription(e.to_string())

@@ -13,6 +13,38 @@ use crate::error::CoreError;
 use crate::records::{self, EffectRecord, THREAD_KEY, effect_key};
 use crate::store::{Condition, StoreError, Write};
 
+/// What a failed effect's error says about the call: by default that it may have
+/// executed (in doubt). Implement it for an error type that knows better, or wrap a
+/// definite failure in [`NotExecuted`].
+pub trait EffectFailure: std::fmt::Display {
+    /// `true` when the downstream call was certainly not made (refused before sending,
+    /// a validation error), so nothing is in doubt.
+    fn not_executed(&self) -> bool {
+        false
+    }
+}
+
+impl EffectFailure for String {}
+impl EffectFailure for &str {}
+impl EffectFailure for AgentError {}
+impl EffectFailure for CoreError {}
+
+/// An effect error that means the call was never made.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotExecuted<E>(pub E);
+
+impl<E: std::fmt::Display> std::fmt::Display for NotExecuted<E> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl<E: std::fmt::Display> EffectFailure for NotExecuted<E> {
+    fn not_executed(&self) -> bool {
+        true
+    }
+}
+
 impl RunContext {
     /// Runs `call` at most once for `key` on this thread and records its result;
     /// any later call with the same key (a replayed resume, a retry on another
@@ -24,11 +56,16 @@ impl RunContext {
     /// the retry calls again with the same key, so a downstream that honours
     /// idempotency keys still executes once.
     ///
-    /// A failed call records nothing, so it can be retried.
+    /// A failed call is **in doubt** unless its error says the call was never made
+    /// ([`EffectFailure::not_executed`], e.g. [`NotExecuted`]): a timeout after the
+    /// request was sent may have moved the money. An effect in doubt keeps its record, so
+    /// the run's answer stays pinned (`ANSWER_IN_DOUBT` for any other answer) and the same
+    /// answer re-drives the call under the same idempotency key. A call that was not made
+    /// records nothing and can be retried or answered differently.
     pub async fn effect<T, E, F, Fut>(&mut self, key: &str, call: F) -> Result<T, AgentError>
     where
         T: Serialize + DeserializeOwned + Send,
-        E: std::fmt::Display,
+        E: EffectFailure,
         F: FnOnce(String) -> Fut + Send,
         Fut: Future<Output = Result<T, E>> + Send,
     {
@@ -103,11 +140,21 @@ impl RunContext {
                 self.effects.set(key, EffectState::Done(json));
                 Ok(value)
             }
-            Err(e) => {
+            Err(e) if e.not_executed() => {
                 let write = Write::delete(&item_key, Condition::Version(started_version));
                 self.fenced_commit(write).await?;
                 self.effects.forget(key);
                 Err(AgentError(format!("effect {key} failed: {e}")))
+            }
+            // Its "started" record stays: the run's answer stays pinned to this key.
+            Err(e) => {
+                tracing::warn!(
+                    key,
+                    "effect failed and may have executed; it stays in doubt"
+                );
+                Err(AgentError(format!(
+                    "effect {key} failed and may have executed: {e}"
+                )))
             }
         }
     }

@@ -8,6 +8,8 @@ pub(crate) mod messages;
 pub(crate) mod state;
 pub(crate) mod tracker;
 
+pub use effect::{EffectFailure, NotExecuted};
+
 use std::sync::Arc;
 
 use agui_protocol::{Event, Message, RunAgentInput, RunId, ThreadId};

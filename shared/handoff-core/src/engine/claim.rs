@@ -12,6 +12,7 @@ use super::validate::{check_readiness, validate_resume};
 use super::{Inner, RunOptions};
 use super::{history, lease};
 use crate::access::Access;
+use crate::approval;
 use crate::decision::Decision;
 use crate::error::CoreError;
 use crate::principal::{Owner, Principal};
@@ -198,6 +199,20 @@ pub(crate) async fn claim(
                 status: decision.status,
             };
             inner.authorize(principal, existing, access)?;
+            // The interrupt's own policy, as stored: no authorizer can waive it.
+            if let Some(pending) = thread
+                .pending
+                .iter()
+                .find(|p| p.interrupt.id == decision.interrupt.id)
+            {
+                approval::enforce(
+                    &inner.approval_checks,
+                    principal,
+                    pending,
+                    thread.owner.as_ref(),
+                    decision,
+                )?;
+            }
         }
         check_readiness(inner.agent.as_ref(), partition, &decisions).await?;
 

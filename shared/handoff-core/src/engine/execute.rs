@@ -223,6 +223,10 @@ fn check_interrupts(inner: &Inner, ctx: &RunContext, finish: Finish) -> Result<F
                 return invalid(&format!("its responseSchema cannot be checked: {reason}"));
             }
         }
+        // Fail closed: a policy the engine cannot read could not be enforced.
+        if let Err(reason) = crate::approval::ApprovalPolicy::of(interrupt) {
+            return invalid(&reason);
+        }
         if let Some(call) = &interrupt.tool_call_id
             && !known_tool_call(ctx, call)
         {

@@ -51,7 +51,7 @@ pub(crate) async fn finish_run(
             ctx.emit_engine(
                 Event::from(MessagesSnapshot::new(ctx.messages().to_vec())).with_timestamp(now),
             );
-            let pending = to_pending(&interrupts, ctx);
+            let pending = to_pending(&interrupts, ctx, claimed);
             (
                 RunFinishedOutcome::Interrupt { interrupts },
                 None,
@@ -386,7 +386,11 @@ fn emit_error(ctx: &mut RunContext, error: &CoreError) {
     ctx.emit_engine(event);
 }
 
-fn to_pending(interrupts: &[Interrupt], ctx: &RunContext) -> Vec<PendingInterrupt> {
+fn to_pending(
+    interrupts: &[Interrupt],
+    ctx: &RunContext,
+    claimed: &Claimed,
+) -> Vec<PendingInterrupt> {
     interrupts
         .iter()
         .map(|i| PendingInterrupt {
@@ -394,8 +398,24 @@ fn to_pending(interrupts: &[Interrupt], ctx: &RunContext) -> Vec<PendingInterrup
             run_id: ctx.run_id().clone(),
             expires_at_ms: i.expires_at.as_deref().and_then(parse_ms),
             pinned_answer: None,
+            raised_by: Some(claimed.requested_by.clone()),
+            tool_args: i.tool_call_id.as_ref().and_then(|id| tool_args(ctx, id)),
         })
         .collect()
+}
+
+/// The arguments tool call `id` of this thread proposed, parsed (the newest call of
+/// that id: the one the interrupt is about).
+fn tool_args(ctx: &RunContext, id: &ToolCallId) -> Option<serde_json::Value> {
+    ctx.messages().iter().rev().find_map(|m| match m {
+        Message::Assistant(a) => a
+            .tool_calls
+            .iter()
+            .flatten()
+            .find(|c| c.id == *id)
+            .and_then(|c| serde_json::from_str(&c.function.arguments).ok()),
+        _ => None,
+    })
 }
 
 /// Calls this run made to application (frontend) tools that have no result yet.

@@ -21,6 +21,7 @@ use serde_json::Value;
 
 use crate::access::{Access, Authorizer, OwnerPolicy, ThreadFacts, Verdict};
 use crate::agent::Agent;
+use crate::approval::ApprovalChecks;
 use crate::error::CoreError;
 use crate::principal::Principal;
 use crate::records::{
@@ -144,6 +145,7 @@ pub(crate) struct Inner {
     pub(crate) config: EngineConfig,
     pub(crate) authorizer: Arc<dyn Authorizer>,
     pub(crate) validator: Option<Arc<dyn SchemaValidator>>,
+    pub(crate) approval_checks: ApprovalChecks,
     pub(crate) stops: Arc<stop::StopBoard>,
 }
 
@@ -191,6 +193,7 @@ impl Engine {
         let validator = agent
             .answer_validator()
             .or_else(crate::schema::default_validator);
+        let approval_checks = agent.approval_checks();
         Engine {
             inner: Arc::new(Inner {
                 store,
@@ -199,6 +202,7 @@ impl Engine {
                 config,
                 authorizer: Arc::new(OwnerPolicy),
                 validator,
+                approval_checks,
                 stops: Arc::default(),
             }),
         }
@@ -218,6 +222,18 @@ impl Engine {
         self.rebuilt(|inner| inner.validator = validator)
     }
 
+    /// With the named approval check `name` (beside the agent's own,
+    /// [`Agent::approval_checks`]; this one wins on a clash).
+    #[must_use]
+    pub fn with_approval_check(
+        self,
+        name: &str,
+        check: impl Fn(&crate::approval::EditedAnswer<'_>) -> Result<(), String> + Send + Sync + 'static,
+    ) -> Self {
+        let added = ApprovalChecks::new().with(name, check);
+        self.rebuilt(|inner| inner.approval_checks.extend(added))
+    }
+
     fn rebuilt(self, change: impl FnOnce(&mut Inner)) -> Self {
         let mut inner = Inner {
             store: self.inner.store.clone(),
@@ -226,6 +242,7 @@ impl Engine {
             config: self.inner.config.clone(),
             authorizer: self.inner.authorizer.clone(),
             validator: self.inner.validator.clone(),
+            approval_checks: self.inner.approval_checks.clone(),
             stops: self.inner.stops.clone(),
         };
         change(&mut inner);

@@ -85,6 +85,7 @@ pub(crate) fn validate_resume(
             status: entry.status,
             payload: entry.payload.clone(),
             metadata: entry.metadata.clone(),
+            proposed_args: pending.tool_args.clone(),
         });
     }
     Ok(decisions)

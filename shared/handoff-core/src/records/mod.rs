@@ -103,6 +103,15 @@ pub struct PendingInterrupt {
     /// instead of a different answer taking another path while the effect may have run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pinned_answer: Option<String>,
+    /// The principal whose run raised it: the requester an approval policy's
+    /// not-the-requester rule compares with (absent on records stored before it was kept;
+    /// the thread's owner stands in).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raised_by: Option<Owner>,
+    /// The arguments the tool call it is about proposed (parsed), the baseline of the
+    /// approval policy's edit rules. Kept on the server: an answer cannot restate them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_args: Option<Value>,
 }
 
 /// Summary of the latest run.

@@ -1,0 +1,91 @@
+//! Enforcing a stored policy on one answer, at the engine's claim.
+
+use agui_protocol::{Interrupt, ResumeStatus};
+use serde_json::Value;
+
+use super::{ApprovalChecks, ApprovalPolicy, edits};
+use crate::decision::Decision;
+use crate::error::CoreError;
+use crate::principal::{Owner, Principal};
+use crate::records::PendingInterrupt;
+
+/// What a named check sees of a `resolved` answer.
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub struct EditedAnswer<'a> {
+    /// The interrupt as it was raised.
+    pub interrupt: &'a Interrupt,
+    /// The tool call's proposed arguments, when the interrupt is about one.
+    pub original: Option<&'a Value>,
+    /// The answer's `editedArgs`, if it edits.
+    pub edited: Option<&'a Value>,
+    /// The whole answer.
+    pub payload: Option<&'a Value>,
+    /// Who answers.
+    pub principal: &'a Principal,
+}
+
+/// `Ok` when `principal` may give `decision` to `pending` under its stored policy.
+/// `owner` is the thread's owner: the requester of interrupts stored before the
+/// requester was recorded.
+pub(crate) fn enforce(
+    checks: &ApprovalChecks,
+    principal: &Principal,
+    pending: &PendingInterrupt,
+    owner: Option<&Owner>,
+    decision: &Decision,
+) -> Result<(), CoreError> {
+    // Withdrawing a request is the requester's (or an approver's) right; the authorizer
+    // decides who that is.
+    if decision.status != ResumeStatus::Resolved {
+        return Ok(());
+    }
+    let id = &pending.interrupt.id;
+    let policy = match ApprovalPolicy::of(&pending.interrupt) {
+        Ok(Some(policy)) => policy,
+        Ok(None) => return Ok(()),
+        // Fail closed: a policy this server cannot read protects nothing if skipped.
+        Err(reason) => {
+            tracing::error!(%reason, "unreadable approval policy");
+            return Err(CoreError::Forbidden(format!(
+                "interrupt {id} carries an approval policy this server cannot read"
+            )));
+        }
+    };
+    if !policy.roles.is_empty() && !policy.roles.iter().any(|r| principal.has_role(r)) {
+        return Err(CoreError::Forbidden(format!(
+            "answering interrupt {id} needs the role {}",
+            policy.roles.join(" or ")
+        )));
+    }
+    let requester = pending.raised_by.as_ref().or(owner);
+    if policy.not_requester && requester.is_none_or(|r| principal.same_as(r)) {
+        return Err(CoreError::Forbidden(format!(
+            "interrupt {id} must be approved by someone other than its requester (who may cancel it)"
+        )));
+    }
+    let invalid = |reason: String| CoreError::ResumePayloadInvalid {
+        id: id.to_string(),
+        reason,
+    };
+    let edited = decision.field("editedArgs").filter(|v| !v.is_null());
+    if let Some(edited) = edited
+        && !policy.edits_unchecked
+    {
+        edits::check(&policy, pending.tool_args.as_ref(), edited).map_err(invalid)?;
+    }
+    let answer = EditedAnswer {
+        interrupt: &pending.interrupt,
+        original: pending.tool_args.as_ref(),
+        edited,
+        payload: decision.payload.as_ref(),
+        principal,
+    };
+    for name in &policy.checks {
+        let check = checks
+            .get(name)
+            .ok_or_else(|| invalid(format!("the check {name} is not registered on this server")))?;
+        check(&answer).map_err(|why| invalid(format!("{name}: {why}")))?;
+    }
+    Ok(())
+}

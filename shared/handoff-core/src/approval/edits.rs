@@ -1,0 +1,147 @@
+//! Edit rules: an `editedArgs` answer against the arguments the tool call proposed.
+
+use std::cmp::Ordering;
+
+use serde_json::{Map, Value};
+
+use super::{ApprovalPolicy, EditRule};
+
+/// `Err` names the first argument whose change the policy does not allow.
+pub(super) fn check(
+    policy: &ApprovalPolicy,
+    original: Option<&Value>,
+    edited: &Value,
+) -> Result<(), String> {
+    let edited = edited
+        .as_object()
+        .ok_or("editedArgs must be an object (it replaces the arguments)")?;
+    let empty = Map::new();
+    let original = match original {
+        Some(Value::Object(map)) => map,
+        // Nothing to compare with: only an edit that changes nothing could be allowed,
+        // and there is no telling which one that is.
+        _ if edited.is_empty() && policy.edits.is_empty() => &empty,
+        _ => return Err("the proposed arguments are unknown, so no edit can be allowed".into()),
+    };
+    let names = original
+        .keys()
+        .chain(edited.keys().filter(|k| !original.contains_key(*k)));
+    for name in names {
+        let (before, after) = (original.get(name), edited.get(name));
+        if before == after {
+            continue;
+        }
+        let rule = policy.edits.get(name).copied().unwrap_or(EditRule::Fixed);
+        allowed(rule, before, after).map_err(|why| format!("editedArgs.{name}: {why}"))?;
+    }
+    Ok(())
+}
+
+fn allowed(rule: EditRule, before: Option<&Value>, after: Option<&Value>) -> Result<(), String> {
+    let bound = |want: Ordering, words: &str| match (before, after) {
+        (Some(Value::Number(b)), Some(Value::Number(a))) => match compare(a, b) {
+            Some(order) if order == want || order == Ordering::Equal => Ok(()),
+            _ => Err(format!("may only {words} (proposed {b}, got {a})")),
+        },
+        _ => Err(format!("may only {words} a number, and must stay present")),
+    };
+    match rule {
+        EditRule::Any => Ok(()),
+        EditRule::Fixed => Err(match before {
+            Some(value) => format!("is fixed by the approval policy (proposed {value})"),
+            None => "is not an argument of the proposed call".to_owned(),
+        }),
+        EditRule::AtMostOriginal => bound(Ordering::Less, "decrease"),
+        EditRule::AtLeastOriginal => bound(Ordering::Greater, "increase"),
+    }
+}
+
+/// Exact for integers (no rounding through f64), numeric otherwise.
+fn compare(a: &serde_json::Number, b: &serde_json::Number) -> Option<Ordering> {
+    let int = |n: &serde_json::Number| {
+        n.as_i64()
+            .map(i128::from)
+            .or_else(|| n.as_u64().map(i128::from))
+    };
+    match (int(a), int(b)) {
+        (Some(a), Some(b)) => Some(a.cmp(&b)),
+        _ => a.as_f64()?.partial_cmp(&b.as_f64()?),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn refund() -> ApprovalPolicy {
+        ApprovalPolicy::new()
+            .fixed("orderId")
+            .at_most_original("amountCents")
+    }
+
+    #[test]
+    fn an_unchanged_answer_passes_any_policy() {
+        let args = json!({"orderId": "A1", "amountCents": 500});
+        assert!(check(&ApprovalPolicy::new(), Some(&args), &args).is_ok());
+    }
+
+    #[test]
+    fn lowering_the_amount_of_the_same_order_is_allowed() {
+        let args = json!({"orderId": "A1", "amountCents": 500});
+        let edited = json!({"orderId": "A1", "amountCents": 120});
+        assert!(check(&refund(), Some(&args), &edited).is_ok());
+    }
+
+    #[test]
+    fn another_order_or_a_higher_amount_is_refused_naming_the_argument() {
+        let args = json!({"orderId": "A1", "amountCents": 500});
+        let other = check(
+            &refund(),
+            Some(&args),
+            &json!({"orderId": "Z9", "amountCents": 500}),
+        );
+        assert!(other.unwrap_err().contains("editedArgs.orderId"));
+        let more = check(
+            &refund(),
+            Some(&args),
+            &json!({"orderId": "A1", "amountCents": 99999999}),
+        );
+        assert!(
+            more.unwrap_err()
+                .contains("editedArgs.amountCents: may only decrease")
+        );
+    }
+
+    #[test]
+    fn unlisted_added_or_removed_arguments_are_fixed() {
+        let args = json!({"orderId": "A1", "amountCents": 500, "currency": "EUR"});
+        let added = json!({"orderId": "A1", "amountCents": 500, "currency": "EUR", "to": "x"});
+        assert!(check(&refund(), Some(&args), &added).is_err());
+        let removed = json!({"orderId": "A1", "amountCents": 500});
+        assert!(check(&refund(), Some(&args), &removed).is_err());
+        let changed = json!({"orderId": "A1", "amountCents": 500, "currency": "USD"});
+        assert!(check(&refund(), Some(&args), &changed).is_err());
+        // A bounded number must stay a number.
+        let gone = json!({"orderId": "A1", "currency": "EUR"});
+        assert!(check(&refund(), Some(&args), &gone).is_err());
+    }
+
+    #[test]
+    fn without_the_proposal_no_edit_is_allowed() {
+        let edited = json!({"orderId": "A1", "amountCents": 1});
+        assert!(check(&refund(), None, &edited).is_err());
+        assert!(check(&refund(), None, &json!("A1")).is_err());
+    }
+
+    #[test]
+    fn integers_compare_exactly_beyond_f64_precision() {
+        let policy = ApprovalPolicy::new().at_most_original("n");
+        let big = json!({"n": 9_007_199_254_740_993_u64});
+        let bigger = json!({"n": 9_007_199_254_740_994_u64});
+        assert!(check(&policy, Some(&big), &bigger).is_err());
+        let policy = ApprovalPolicy::new().at_least_original("n");
+        assert!(check(&policy, Some(&big), &bigger).is_ok());
+    }
+}

@@ -1,0 +1,364 @@
+//! Approval policies are enforced by the engine's claim, from the copy stored with the
+//! pending interrupt: roles, not the requester (the principal whose run raised it),
+//! edit rules against the proposed arguments, and named checks.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use agui_protocol::{Event, Interrupt, Message, ResumeEntry, RunAgentInput};
+use async_trait::async_trait;
+use futures::StreamExt;
+use futures::executor::block_on;
+use handoff_core::runtime::{ManualClock, NeverSleep, Runtime, SequentialIds};
+use handoff_core::store::memory::MemoryStore;
+use handoff_core::{
+    Agent, AgentError, ApprovalPolicy, CoreError, Engine, Finish, Principal, RunContext,
+    RunOptions, WithApproval,
+};
+use proptest::prelude::*;
+use serde_json::{Value, json};
+
+const PROPOSED: u64 = 500;
+
+/// Proposes `pay {to, cents}` under `policy`; an approval pays (once, through an effect)
+/// with the arguments as answered, and with `reraise` its first resume asks again.
+struct PayAgent {
+    policy: Value,
+    reraise: AtomicBool,
+    paid: Arc<Mutex<Vec<Value>>>,
+}
+
+impl PayAgent {
+    fn interrupt(&self, ctx: &mut RunContext) -> Interrupt {
+        let call = ctx.tool_call("pay", &json!({"to": "acct-1", "cents": PROPOSED}));
+        let mut interrupt = Interrupt::new(format!("int-{call}"), "tool_call").with_tool_call(call);
+        let mut metadata = agui_protocol::Metadata::new();
+        metadata.insert("handoff.approval".to_owned(), self.policy.clone());
+        interrupt.metadata = Some(metadata);
+        interrupt
+    }
+}
+
+#[async_trait]
+impl Agent for PayAgent {
+    async fn run(&self, ctx: &mut RunContext) -> Result<Finish, AgentError> {
+        if !ctx.is_resume() {
+            return Ok(Finish::interrupt(self.interrupt(ctx)));
+        }
+        for decision in ctx.decisions().to_vec() {
+            if !decision.approved() {
+                continue;
+            }
+            let args = decision
+                .edited_args()
+                .cloned()
+                .unwrap_or(json!({"to": "acct-1", "cents": PROPOSED}));
+            let paid = self.paid.clone();
+            let key = format!("pay-{}", decision.id());
+            ctx.effect(&key, move |_key| async move {
+                paid.lock().unwrap().push(args);
+                Ok::<_, String>(())
+            })
+            .await?;
+        }
+        if self.reraise.swap(false, Ordering::SeqCst) {
+            return Ok(Finish::interrupt(self.interrupt(ctx)));
+        }
+        Ok(Finish::done())
+    }
+}
+
+struct Bench {
+    engine: Engine,
+    paid: Arc<Mutex<Vec<Value>>>,
+}
+
+fn bench(policy: &ApprovalPolicy, reraise: bool) -> Bench {
+    let paid = Arc::new(Mutex::new(Vec::new()));
+    let agent = PayAgent {
+        policy: serde_json::to_value(policy).unwrap(),
+        reraise: AtomicBool::new(reraise),
+        paid: paid.clone(),
+    };
+    let runtime = Runtime::new(ManualClock::new(1_000), SequentialIds::new("x"), NeverSleep);
+    let engine = Engine::new(agent, Arc::new(MemoryStore::new()), runtime);
+    Bench { engine, paid }
+}
+
+fn alice() -> Principal {
+    Principal::new("acme", "alice")
+}
+fn bob() -> Principal {
+    Principal::new("acme", "bob").with_roles(["approver"])
+}
+
+async fn run(
+    engine: &Engine,
+    who: &Principal,
+    input: RunAgentInput,
+) -> Result<Vec<Event>, CoreError> {
+    let options = RunOptions {
+        principal: who.clone(),
+        ..RunOptions::default()
+    };
+    Ok(engine.start(input, options).await?.collect().await)
+}
+
+async fn pending(engine: &Engine) -> Vec<Interrupt> {
+    let view = engine.thread(&alice(), "t").await.unwrap().unwrap();
+    view.pending_interrupts
+}
+
+async fn ask(engine: &Engine) -> Interrupt {
+    let input = RunAgentInput::new("t", "r0", vec![Message::user("m1", "pay")]);
+    run(engine, &alice(), input)
+        .await
+        .expect("the request runs");
+    pending(engine).await.remove(0)
+}
+
+async fn answer(
+    engine: &Engine,
+    who: &Principal,
+    run_id: &str,
+    entry: ResumeEntry,
+) -> Result<Vec<Event>, CoreError> {
+    let input = RunAgentInput::new("t", run_id, Vec::new()).with_resume(vec![entry]);
+    run(engine, who, input).await
+}
+
+fn approve(interrupt: &Interrupt, payload: Value) -> ResumeEntry {
+    ResumeEntry::resolved(interrupt.id.clone(), payload)
+}
+
+/// Before, the thread's first principal stood for every requester: bob, whose answer ran
+/// the run that asked again, could approve his own request, and alice could not approve it.
+#[test]
+fn the_requester_is_the_principal_whose_run_raised_the_interrupt() {
+    block_on(async {
+        let policy = ApprovalPolicy::new().role("approver").not_requester();
+        let b = bench(&policy, true);
+        let first = ask(&b.engine).await;
+        answer(
+            &b.engine,
+            &bob(),
+            "r1",
+            approve(&first, json!({"approved": true})),
+        )
+        .await
+        .expect("bob approves alice's request");
+        let second = pending(&b.engine).await.remove(0);
+        assert_ne!(second.id, first.id);
+
+        let err = answer(
+            &b.engine,
+            &bob(),
+            "r2",
+            approve(&second, json!({"approved": true})),
+        )
+        .await
+        .expect_err("bob's run raised it");
+        assert_eq!((err.code(), err.http_status()), ("FORBIDDEN", 403));
+        assert!(
+            err.to_string().contains("other than its requester"),
+            "{err}"
+        );
+        let alice_approver = alice().with_roles(["approver"]);
+        answer(
+            &b.engine,
+            &alice_approver,
+            "r3",
+            approve(&second, json!({"approved": true})),
+        )
+        .await
+        .expect("alice owns the thread but did not ask for this one");
+        assert_eq!(b.paid.lock().unwrap().len(), 2);
+    });
+}
+
+#[test]
+fn without_edit_rules_no_edit_passes_and_an_unchanged_one_does() {
+    block_on(async {
+        let b = bench(&ApprovalPolicy::new(), false);
+        let interrupt = ask(&b.engine).await;
+        let edit = json!({"approved": true, "editedArgs": {"to": "acct-1", "cents": 1}});
+        let err = answer(&b.engine, &alice(), "r1", approve(&interrupt, edit))
+            .await
+            .expect_err("no rule allows a change");
+        assert_eq!(
+            (err.code(), err.http_status()),
+            ("RESUME_PAYLOAD_INVALID", 422)
+        );
+        assert!(err.to_string().contains("editedArgs.cents"), "{err}");
+        assert!(b.paid.lock().unwrap().is_empty());
+        let same = json!({"approved": true, "editedArgs": {"to": "acct-1", "cents": PROPOSED}});
+        answer(&b.engine, &alice(), "r2", approve(&interrupt, same))
+            .await
+            .expect("an edit that changes nothing");
+        assert_eq!(b.paid.lock().unwrap().len(), 1);
+    });
+}
+
+#[test]
+fn named_checks_refuse_with_their_reason_and_an_unregistered_one_fails_closed() {
+    block_on(async {
+        let policy = ApprovalPolicy::new().editable("cents").check("cap");
+        let edit =
+            |cents: u64| json!({"approved": true, "editedArgs": {"to": "acct-1", "cents": cents}});
+
+        let unregistered = bench(&policy, false);
+        let interrupt = ask(&unregistered.engine).await;
+        let err = answer(
+            &unregistered.engine,
+            &alice(),
+            "r1",
+            approve(&interrupt, edit(100)),
+        )
+        .await
+        .expect_err("nobody registered cap");
+        assert_eq!(err.code(), "RESUME_PAYLOAD_INVALID");
+        assert!(err.to_string().contains("not registered"), "{err}");
+
+        let b = bench(&policy, false);
+        let engine = b.engine.clone().with_approval_check("cap", |answer| {
+            match answer.edited.and_then(|e| e["cents"].as_u64()) {
+                Some(cents) if cents > 300 => Err(format!("{cents} is over the cap of 300")),
+                _ => Ok(()),
+            }
+        });
+        let interrupt = ask(&engine).await;
+        let err = answer(&engine, &alice(), "r1", approve(&interrupt, edit(400)))
+            .await
+            .expect_err("over the cap");
+        assert!(
+            err.to_string().contains("cap: 400 is over the cap"),
+            "{err}"
+        );
+        answer(&engine, &alice(), "r2", approve(&interrupt, edit(200)))
+            .await
+            .expect("within the cap");
+        assert_eq!(
+            *b.paid.lock().unwrap(),
+            [json!({"to": "acct-1", "cents": 200})]
+        );
+    });
+}
+
+#[test]
+fn an_unreadable_policy_fails_the_run_that_raises_it() {
+    block_on(async {
+        let paid = Arc::new(Mutex::new(Vec::new()));
+        let agent = PayAgent {
+            policy: json!({"roles": "approver"}),
+            reraise: AtomicBool::new(false),
+            paid,
+        };
+        let runtime = Runtime::new(ManualClock::new(1_000), SequentialIds::new("x"), NeverSleep);
+        let engine = Engine::new(agent, Arc::new(MemoryStore::new()), runtime);
+        let input = RunAgentInput::new("t", "r0", vec![Message::user("m1", "pay")]);
+        let events = run(&engine, &alice(), input).await.unwrap();
+        assert!(
+            matches!(events.last(), Some(Event::RunError(_))),
+            "{events:?}"
+        );
+        assert!(pending(&engine).await.is_empty());
+    });
+}
+
+#[test]
+fn with_approval_puts_the_policy_where_the_engine_reads_it() {
+    let policy = ApprovalPolicy::new()
+        .role("a")
+        .role("b")
+        .at_least_original("n");
+    let interrupt = Interrupt::new("i", "tool_call").with_approval(&policy);
+    assert_eq!(ApprovalPolicy::of(&interrupt).unwrap(), Some(policy));
+}
+
+#[derive(Debug, Clone)]
+enum Who {
+    Requester,
+    RequesterWithRole,
+    Colleague,
+    Approver,
+}
+
+impl Who {
+    fn principal(&self) -> Principal {
+        match self {
+            Who::Requester => alice(),
+            Who::RequesterWithRole => alice().with_roles(["approver"]),
+            Who::Colleague => Principal::new("acme", "carol"),
+            Who::Approver => bob(),
+        }
+    }
+}
+
+fn who() -> impl Strategy<Value = Who> {
+    prop_oneof![
+        Just(Who::Requester),
+        Just(Who::RequesterWithRole),
+        Just(Who::Colleague),
+        Just(Who::Approver),
+    ]
+}
+
+fn payload() -> impl Strategy<Value = Option<Value>> {
+    let edit = (
+        prop_oneof![Just("acct-1"), Just("acct-2")],
+        0..1_000_u64,
+        any::<bool>(),
+    )
+        .prop_map(|(to, cents, keep_to)| {
+            let mut args = json!({"cents": cents});
+            if keep_to {
+                args["to"] = json!(to);
+            }
+            json!({"approved": true, "editedArgs": args})
+        });
+    prop_oneof![
+        Just(None),
+        Just(Some(json!({"approved": true}))),
+        Just(Some(json!({"approved": false}))),
+        edit.prop_map(Some),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+
+    /// No sequence of answers executes a payment unless an approver other than the
+    /// requester approved it, and what executes is within the edit rules.
+    #[test]
+    fn only_an_approver_other_than_the_requester_ever_executes(
+        answers in proptest::collection::vec((who(), payload()), 1..6)
+    ) {
+        let policy = ApprovalPolicy::new()
+            .role("approver")
+            .not_requester()
+            .fixed("to")
+            .at_most_original("cents");
+        let b = bench(&policy, false);
+        block_on(async {
+            let interrupt = ask(&b.engine).await;
+            for (n, (who, payload)) in answers.iter().enumerate() {
+                let entry = match payload {
+                    Some(p) => approve(&interrupt, p.clone()),
+                    None => ResumeEntry::cancelled(interrupt.id.clone()),
+                };
+                let before = b.paid.lock().unwrap().len();
+                let _ = answer(&b.engine, &who.principal(), &format!("r{n}"), entry).await;
+                if b.paid.lock().unwrap().len() > before {
+                    prop_assert!(matches!(who, Who::Approver), "{who:?} executed with {payload:?}");
+                }
+            }
+            let paid = b.paid.lock().unwrap().clone();
+            prop_assert!(paid.len() <= 1);
+            for args in paid {
+                prop_assert_eq!(&args["to"], "acct-1");
+                prop_assert!(args["cents"].as_u64().is_some_and(|c| c <= PROPOSED), "{args}");
+            }
+            Ok(())
+        })?;
+    }
+}
