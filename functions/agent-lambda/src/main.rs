@@ -41,7 +41,7 @@ async fn main() -> Result<(), handoff::lambda::Error> {
     Lambda::new(agent)
         .store(store)
         .runtime(runtime)
-        .routes(routes)
+        .protected_routes(routes)
         .thread_extras(Arc::new(TaskSnapshots(receiver)))
         .run()
         .await

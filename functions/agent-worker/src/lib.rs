@@ -45,11 +45,12 @@ async fn fetch(
     let scripted = DemoAgent::from_lookup(host.shared_store(), vars, fraud);
     let ledger = scripted.ledger().clone();
     let agent = choose(scripted, host.runtime(), vars, || Arc::new(FetchModels));
-    let routes = handoff_demo::http::routes(ledger, host.runtime())
-        .merge(handoff::a2a::routes(receiver.clone()))
-        .merge(test_routes);
+    // The A2A receiver checks its own push tokens; the demo's ledger is behind the authenticator.
+    let routes = handoff::a2a::routes(receiver.clone()).merge(test_routes);
+    let demo = handoff_demo::http::routes(ledger, host.runtime());
     let host = host
         .routes(routes)
+        .protected_routes(demo)
         .thread_extras(Arc::new(TaskSnapshots(receiver)));
     host.serve(req, agent).await
 }

@@ -40,13 +40,13 @@ async fn main() -> Result<(), handoff::server::Error> {
     let agent = choose(scripted, runtime.clone(), env, || {
         Arc::new(UreqModels::new())
     });
-    let routes = handoff_demo::http::routes(ledger, runtime.clone())
-        .merge(handoff::a2a::routes(receiver.clone()));
+    let demo = handoff_demo::http::routes(ledger, runtime.clone());
     Server::new(agent)
         .env_store(store)
         .runtime(runtime)
         .listener(listener)
-        .routes(routes)
+        .routes(handoff::a2a::routes(receiver.clone()))
+        .protected_routes(demo)
         .thread_extras(Arc::new(TaskSnapshots(receiver)))
         .banner(curl_example(&url))
         .serve()

@@ -112,7 +112,54 @@ pub fn split_partition(partition: &str) -> (&str, &str) {
         .unwrap_or((DEFAULT_TENANT, partition))
 }
 
-fn check_id(name: &str, value: &str) -> Result<(), CoreError> {
+/// The idempotency key a downstream service sees for effect `key` of `thread_id` in
+/// `tenant`: `{threadId}/{key}` in the default tenant, `{tenant}:{threadId}/{key}` in any
+/// other, with `%`, `/` and `:` percent-encoded in the tenant and thread id. The first
+/// `/` ends the scope and a `:` before it marks a tenant, so no two (tenant, thread, key)
+/// triples share a key (ids without those characters read as before).
+pub fn idempotency_key(tenant: &str, thread_id: &str, key: &str) -> String {
+    let thread = escape_scope(thread_id);
+    if tenant == DEFAULT_TENANT {
+        [&*thread, "/", key].concat()
+    } else {
+        [&*escape_scope(tenant), ":", &*thread, "/", key].concat()
+    }
+}
+
+/// The tenant of a key made by [`idempotency_key`] (`None`: not one of ours).
+pub fn idempotency_key_tenant(idempotency_key: &str) -> Option<String> {
+    let (scope, _) = idempotency_key.split_once('/')?;
+    Some(match scope.split_once(':') {
+        Some((tenant, _)) => unescape_scope(tenant),
+        None => DEFAULT_TENANT.to_owned(),
+    })
+}
+
+fn escape_scope(part: &str) -> std::borrow::Cow<'_, str> {
+    if !part.contains(['%', '/', ':']) {
+        return std::borrow::Cow::Borrowed(part);
+    }
+    let mut out = String::with_capacity(part.len() + 8);
+    for c in part.chars() {
+        match c {
+            '%' => out.push_str("%25"),
+            '/' => out.push_str("%2F"),
+            ':' => out.push_str("%3A"),
+            c => out.push(c),
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+fn unescape_scope(part: &str) -> String {
+    part.replace("%2F", "/")
+        .replace("%3A", ":")
+        .replace("%25", "%")
+}
+
+/// Refuses empty, over-long or control-character ids with [`CoreError::InvalidInput`]
+/// naming the field.
+pub(crate) fn check_id(name: &str, value: &str) -> Result<(), CoreError> {
     if value.trim().is_empty() || value.len() > MAX_ID_LEN {
         return Err(CoreError::InvalidInput(format!(
             "{name} must be 1 to {MAX_ID_LEN} characters"
@@ -137,6 +184,44 @@ mod tests {
         assert_ne!(scoped, "t-1");
         assert_eq!(split_partition(&scoped), ("acme", "t-1"));
         assert_eq!(split_partition("t-1"), (DEFAULT_TENANT, "t-1"));
+    }
+
+    #[test]
+    fn idempotency_keys_are_injective_across_tenants_threads_and_keys() {
+        let cases = [
+            (DEFAULT_TENANT, "acme/t", "k"),
+            ("acme", "t", "k"),
+            (DEFAULT_TENANT, "acme:t", "k"),
+            (DEFAULT_TENANT, "t", "k1/k2"),
+            ("t", "k1", "k2"),
+            (DEFAULT_TENANT, "t/k1", "k2"),
+            ("a:b", "t", "k"),
+            ("a", "b:t", "k"),
+            ("a%3Ab", "t", "k"),
+        ];
+        let keys: Vec<String> = cases
+            .iter()
+            .map(|(a, b, c)| idempotency_key(a, b, c))
+            .collect();
+        for (i, key) in keys.iter().enumerate() {
+            assert_eq!(
+                keys.iter().filter(|k| *k == key).count(),
+                1,
+                "{key} of {:?}",
+                cases[i]
+            );
+            assert_eq!(
+                idempotency_key_tenant(key).as_deref(),
+                Some(cases[i].0),
+                "{key}"
+            );
+        }
+        // The common case reads as it always did.
+        assert_eq!(
+            idempotency_key(DEFAULT_TENANT, "t-1", "refund:c1"),
+            "t-1/refund:c1"
+        );
+        assert_eq!(idempotency_key("acme", "t-1", "k"), "acme:t-1/k");
     }
 
     #[test]

@@ -230,7 +230,69 @@ async fn effects_of_two_tenants_never_share_an_idempotency_key() {
     assert_eq!(keys.len(), 2);
     assert_ne!(keys[0], keys[1]);
     assert!(keys[0].starts_with("t/"), "{keys:?}");
-    assert!(keys[1].starts_with("acme/t/"), "{keys:?}");
+    assert!(keys[1].starts_with("acme:t/"), "{keys:?}");
+}
+
+/// Before, the default tenant's thread `acme/t` and tenant acme's thread `t` handed the
+/// payment API the same key for the same effect.
+#[tokio::test]
+async fn a_thread_id_cannot_borrow_another_tenants_idempotency_key() {
+    let probe = Probe::new();
+    let h = Harness::new(RefundAgent::new(probe.clone()));
+    for (tenant, thread) in [("default", "acme/t"), ("acme", "t")] {
+        let who = Principal::new(tenant, "alice");
+        let events = h
+            .run_with(&user_input(thread, "r1", "refund"), as_(&who))
+            .await;
+        let interrupt = interrupts(&events).remove(0);
+        h.run_with(
+            &resume_input(thread, "r2", vec![approve(&interrupt)]),
+            as_(&who),
+        )
+        .await;
+    }
+    let keys = probe.keys();
+    assert_eq!(keys.len(), 2);
+    assert_ne!(keys[0], keys[1], "{keys:?}");
+}
+
+/// Before, a reused runId was answered 409 before the owner check: a colleague learned
+/// that the thread and the run exist.
+#[tokio::test]
+async fn a_reused_run_id_on_a_hidden_thread_is_not_found() {
+    let h = Harness::new(RefundAgent::new(Probe::new()));
+    h.run_with(&user_input("t", "r1", "refund"), as_(&alice()))
+        .await;
+    let probe = user_input("t", "r1", "something else");
+    let err = reject_as(&h, &probe, &bob()).await;
+    assert_eq!((err.code(), err.http_status()), ("THREAD_NOT_FOUND", 404));
+    let err = reject_as(&h, &probe, &alice()).await;
+    assert_eq!(err.code(), "RUN_ID_CONFLICT", "the owner still learns why");
+}
+
+#[tokio::test]
+async fn ids_with_control_characters_are_refused_before_anything() {
+    let h = Harness::new(RefundAgent::new(Probe::new()));
+    let mut parent = user_input("t", "r1", "hi");
+    parent.parent_run_id = Some("p\u{1f}x".to_owned().into());
+    for input in [
+        user_input("t", "r\u{1f}1", "hi"),
+        user_input("t", "r\n1", "hi"),
+        parent,
+    ] {
+        let err = reject_as(&h, &input, &alice()).await;
+        assert_eq!(
+            (err.code(), err.http_status()),
+            ("INVALID_INPUT", 400),
+            "{err}"
+        );
+    }
+    let err = h.engine.stop(&alice(), "t", "r\u{1f}1").await.unwrap_err();
+    assert_eq!(err.code(), "INVALID_INPUT");
+    assert!(
+        h.engine.thread(&alice(), "t").await.unwrap().is_none(),
+        "nothing written"
+    );
 }
 
 #[tokio::test]

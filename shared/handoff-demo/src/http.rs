@@ -1,12 +1,16 @@
 //! The demo's own route, `GET /demo/orders/{orderId}` (the ledger's view of an
 //! order, so exactly-once is observable), and how to try the demo with curl.
+//!
+//! Hosts serve it behind the authenticator (`protected_routes`), like every Handoff
+//! route; it shows only the idempotency keys of the caller's tenant.
 
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use axum::{Json, Router};
-use handoff_core::Runtime;
+use axum::{Extension, Json, Router};
+use handoff_core::principal::idempotency_key_tenant;
+use handoff_core::{Principal, Runtime};
 
 use crate::Ledger;
 
@@ -20,9 +24,16 @@ pub fn routes(ledger: Ledger, runtime: Runtime) -> Router {
 async fn order(
     State((ledger, runtime)): State<(Ledger, Runtime)>,
     Path(order_id): Path<String>,
+    caller: Option<Extension<Principal>>,
 ) -> Response {
+    let tenant = caller.map_or_else(|| Principal::anonymous().tenant, |c| c.0.tenant);
     match ledger.account(&order_id, runtime.now_ms()).await {
-        Ok(account) => Json(account).into_response(),
+        Ok(mut account) => {
+            account
+                .idempotency_keys
+                .retain(|key| idempotency_key_tenant(key).as_deref() == Some(tenant.as_str()));
+            Json(account).into_response()
+        }
         Err(err) => (
             StatusCode::from_u16(err.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
             Json(serde_json::json!({"code": err.code(), "message": err.public_message()})),

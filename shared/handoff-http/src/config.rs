@@ -2,6 +2,8 @@
 
 use handoff_core::EngineConfig;
 
+use crate::cors::CorsOrigins;
+
 /// Where the router is served. Each host has its own default body limit: AG-UI
 /// clients resend the whole history on every run, so the default is as large as
 /// the platform lets a request be.
@@ -74,6 +76,12 @@ pub struct HttpConfig {
     /// [`COPILOTKIT_BASE`]): a path starting with `/`, no trailing `/`; `""` serves it at
     /// the root.
     pub copilotkit_base: String,
+    /// Origins a browser may send state-changing requests from besides this endpoint's
+    /// own (`HANDOFF_CORS_ORIGINS`; see the crate's `guard` docs).
+    pub cors_origins: Option<CorsOrigins>,
+    /// Host names an unauthenticated endpoint answers besides loopback
+    /// (`HANDOFF_ALLOWED_HOSTS`).
+    pub allowed_hosts: Vec<String>,
 }
 
 /// The default [`HttpConfig::copilotkit_base`].
@@ -95,6 +103,8 @@ impl Default for HttpConfig {
             body_limit: Host::DevServer.default_body_limit(),
             keep_alive_ms: 15_000,
             copilotkit_base: COPILOTKIT_BASE.to_owned(),
+            cors_origins: None,
+            allowed_hosts: Vec::new(),
         }
     }
 }
@@ -102,7 +112,8 @@ impl Default for HttpConfig {
 impl HttpConfig {
     /// The settings of `host`, overridden by the environment (hosts pass a lookup
     /// of their variables): `HANDOFF_BODY_LIMIT`, `HANDOFF_KEEP_ALIVE_MS`,
-    /// `HANDOFF_COPILOTKIT_BASE`.
+    /// `HANDOFF_COPILOTKIT_BASE`, `HANDOFF_CORS_ORIGINS` (an invalid list is ignored here;
+    /// hosts refuse to start with one), `HANDOFF_ALLOWED_HOSTS`.
     pub fn for_host(host: Host, lookup: impl Fn(&str) -> Option<String>) -> Self {
         HttpConfig {
             body_limit: lookup("HANDOFF_BODY_LIMIT")
@@ -114,6 +125,8 @@ impl HttpConfig {
             copilotkit_base: normalize_base(
                 &lookup("HANDOFF_COPILOTKIT_BASE").unwrap_or_else(|| COPILOTKIT_BASE.to_owned()),
             ),
+            cors_origins: CorsOrigins::from_lookup(&lookup).ok().flatten(),
+            allowed_hosts: crate::guard::allowed_hosts(&lookup),
         }
     }
 }

@@ -37,6 +37,7 @@ mod config;
 mod cors;
 mod drain;
 mod error;
+mod guard;
 mod routes;
 
 use std::collections::BTreeMap;
@@ -53,6 +54,7 @@ pub use config::{COPILOTKIT_BASE, Host, HostDeadline, HttpConfig};
 pub use cors::{CORS_MAX_AGE, CORS_ORIGINS_VAR, CorsConfigError, CorsOrigins, finish_preflight};
 pub use drain::read_unread_bodies;
 pub use error::ApiError;
+pub use guard::ALLOWED_HOSTS_VAR;
 
 /// Shared state of the handlers.
 #[derive(Clone, Debug)]
@@ -124,6 +126,7 @@ pub fn router_with_thread_extras(
 pub struct Routes {
     state: AppState,
     extra: Router,
+    protected: Router,
     fallback: Option<Router>,
 }
 
@@ -140,8 +143,17 @@ impl Routes {
                 description: None,
             },
             extra: Router::new(),
+            protected: Router::new(),
             fallback: None,
         }
+    }
+
+    /// A host's own routes behind the [`Authenticator`], like the engine's: their
+    /// handlers find the caller's [`Principal`] in the request extensions.
+    #[must_use]
+    pub fn protected(mut self, routes: Router) -> Self {
+        self.protected = self.protected.merge(routes);
+        self
     }
 
     /// A host's own routes next to the engine's (a path both define panics, as
@@ -203,6 +215,10 @@ impl Routes {
     pub fn build(self) -> Router {
         let sleep = self.state.engine.runtime().sleep.clone();
         let state = self.state;
+        let guard = Arc::new(guard::Guard {
+            origins: state.config.cors_origins.clone(),
+            hosts: (state.auth.0.scheme() == "none").then(|| state.config.allowed_hosts.clone()),
+        });
         let protected = routes::copilotkit::register(Router::new(), &state.config.copilotkit_base)
             .route("/agent", post(routes::agent::run_agent))
             .route("/threads/{thread_id}", get(routes::threads::get_thread))
@@ -220,15 +236,28 @@ impl Routes {
                 state.auth.clone(),
                 auth::authenticate,
             ));
+        // axum refuses a route layer on a router without routes.
+        let own = match self.protected.has_routes() {
+            true => self
+                .protected
+                .route_layer(axum::middleware::from_fn_with_state(
+                    state.auth.clone(),
+                    auth::authenticate,
+                )),
+            false => self.protected,
+        };
         let app = protected
             .route("/healthz", get(routes::threads::health))
             // In an Arc: axum clones the state for every request (and a route layer again).
             .with_state(Arc::new(state))
-            .merge(self.extra);
+            .merge(self.extra)
+            .merge(own);
         let app = match self.fallback {
             Some(fallback) => app.fallback_service(fallback),
             None => app,
         };
+        // Around every route, the host's and the fallback included.
+        let app = app.layer(axum::middleware::from_fn_with_state(guard, guard::guard));
         read_unread_bodies(app, sleep)
     }
 }

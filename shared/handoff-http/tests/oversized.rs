@@ -86,7 +86,7 @@ async fn an_oversized_body_gets_its_413_and_the_connection_stays_usable() {
     let body = vec![b' '; OVERSIZED];
     for round in 0..3 {
         let head = format!(
-            "POST /agent HTTP/1.1\r\nhost: test\r\ncontent-type: application/json\r\ncontent-length: {OVERSIZED}\r\n\r\n"
+            "POST /agent HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/json\r\ncontent-length: {OVERSIZED}\r\n\r\n"
         );
         // Sent whole, as a client does, while the answer may already be on its way.
         let sending = async {
@@ -100,7 +100,7 @@ async fn an_oversized_body_gets_its_413_and_the_connection_stays_usable() {
 
         // The same connection serves the next request.
         write
-            .write_all(b"GET /healthz HTTP/1.1\r\nhost: test\r\n\r\n")
+            .write_all(b"GET /healthz HTTP/1.1\r\nhost: localhost\r\n\r\n")
             .await
             .unwrap();
         let (status, text) = read_response(&mut reader).await;
@@ -115,7 +115,7 @@ async fn a_stalled_oversized_upload_is_answered_after_a_pause() {
     let mut reader = BufReader::new(read);
     // Chunked, past the limit, then nothing more (and the body never ends).
     let chunk = vec![b' '; 2 * LIMIT];
-    let head = "POST /agent HTTP/1.1\r\nhost: test\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n";
+    let head = "POST /agent HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n";
     write.write_all(head.as_bytes()).await.unwrap();
     write
         .write_all(format!("{:x}\r\n", chunk.len()).as_bytes())

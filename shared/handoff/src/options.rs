@@ -12,6 +12,8 @@ use handoff_http::{Authenticator, CorsOrigins, Host, HttpConfig, NoAuth, Routes,
 /// The parts a host builder may set; unset ones come from the environment.
 pub(crate) struct HostOptions {
     pub(crate) routes: Router,
+    /// The host's own routes behind the authenticator.
+    pub(crate) protected_routes: Router,
     pub(crate) thread_extras: Option<Arc<dyn ThreadExtras>>,
     pub(crate) http: Option<HttpConfig>,
     pub(crate) engine: Option<EngineConfig>,
@@ -30,6 +32,7 @@ impl Default for HostOptions {
     fn default() -> Self {
         HostOptions {
             routes: Router::new(),
+            protected_routes: Router::new(),
             thread_extras: None,
             http: None,
             engine: None,
@@ -112,7 +115,7 @@ impl HostOptions {
         for (id, engine, description) in self.agent_engines {
             routes = routes.agent(id, engine, description);
         }
-        let routes = routes.merge(self.routes);
+        let routes = routes.merge(self.routes).protected(self.protected_routes);
         let app = match console_served(host, &vars)? {
             // The fallback, so an application's own `/` route wins instead of clashing.
             #[cfg(feature = "console")]
@@ -190,6 +193,14 @@ macro_rules! host_setters {
         /// again). They are not behind the authenticator: protect them yourself.
         pub fn routes(mut self, routes: axum::Router) -> Self {
             self.options.routes = self.options.routes.merge(routes);
+            self
+        }
+
+        /// Adds routes of your own behind the authenticator, like the Handoff routes: a
+        /// request without credentials is 401 before them, and their handlers find the
+        /// caller's `Principal` in the request extensions (`Extension<Principal>`).
+        pub fn protected_routes(mut self, routes: axum::Router) -> Self {
+            self.options.protected_routes = self.options.protected_routes.merge(routes);
             self
         }
 

@@ -51,7 +51,8 @@ impl RunContext {
     /// instance) gets the recorded result without executing.
     ///
     /// `call` receives the idempotency key to hand to the downstream service
-    /// (`{threadId}/{key}`, or `{tenant}/{threadId}/{key}` outside the default tenant). The one window no store can close — the process dies
+    /// (`{threadId}/{key}`, or `{tenant}:{threadId}/{key}` outside the default tenant; see
+    /// [`crate::principal::idempotency_key`]). The one window no store can close — the process dies
     /// after the downstream call and before the record — is covered by that key:
     /// the retry calls again with the same key, so a downstream that honours
     /// idempotency keys still executes once.
@@ -159,15 +160,10 @@ impl RunContext {
         }
     }
 
-    /// The key a downstream sees for effect `key`: `{threadId}/{key}`, prefixed with
-    /// `{tenant}/` outside the default tenant so two tenants' threads of the same id
-    /// never share one.
+    /// The key a downstream sees for effect `key` (see
+    /// [`crate::principal::idempotency_key`]: injective across tenants and threads).
     fn idempotency_key(&self, key: &str) -> String {
-        let thread = self.input.thread_id.as_str();
-        match self.principal.tenant.as_str() {
-            crate::principal::DEFAULT_TENANT => [thread, "/", key].concat(),
-            tenant => [tenant, "/", thread, "/", key].concat(),
-        }
+        crate::principal::idempotency_key(&self.principal.tenant, &self.input.thread_id, key)
     }
 
     /// Commits one write together with a check that this run still holds the thread.

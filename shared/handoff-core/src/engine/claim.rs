@@ -64,6 +64,7 @@ pub(crate) async fn claim(
 ) -> Result<Claim, CoreError> {
     let principal = &options.principal;
     let partition_name = principal.partition(&input.thread_id)?;
+    check_input_ids(input)?;
     let partition = partition_name.as_str();
     let hash = input_hash(input);
     let entries = input.resume_entries();
@@ -94,6 +95,8 @@ pub(crate) async fn claim(
                 // (CopilotKit does): a new run under that id, whose record replaces the
                 // interrupted run's. Anything else reusing an id is a client bug.
                 if !answers_run(stored, entries, &run, &input.run_id) {
+                    // Only to someone who may see the thread: to anyone else it is absent.
+                    inner.authorize(principal, stored, Access::Read)?;
                     return Err(CoreError::RunIdConflict(input.run_id.to_string()));
                 }
                 run_condition = Condition::Version(item.version);
@@ -318,6 +321,38 @@ pub(crate) async fn claim(
         run_id: String::new(),
         retry_after_ms: inner.config.busy_retry_after_ms,
     })
+}
+
+/// Every id of the request is free of control characters (keys are joined with them)
+/// and of sane length: 400 `INVALID_INPUT` naming the field, before anything is read.
+fn check_input_ids(input: &RunAgentInput) -> Result<(), CoreError> {
+    use crate::principal::check_id;
+    check_id("runId", &input.run_id)?;
+    if let Some(parent) = &input.parent_run_id {
+        check_id("parentRunId", parent)?;
+    }
+    for entry in input.resume_entries() {
+        check_id("resume[].interruptId", &entry.interrupt_id)?;
+    }
+    // History ids are the client's; only what could split a key is refused.
+    let control = |name: &str, id: &str| match id.chars().any(char::is_control) {
+        true => Err(CoreError::InvalidInput(format!(
+            "{name} must not contain control characters"
+        ))),
+        false => Ok(()),
+    };
+    for message in &input.messages {
+        control("messages[].id", message.id())?;
+        if let Message::Assistant(a) = message {
+            for call in a.tool_calls.iter().flatten() {
+                control("messages[].toolCalls[].id", &call.id)?;
+            }
+        }
+        if let Message::Tool(t) = message {
+            control("messages[].toolCallId", &t.tool_call_id)?;
+        }
+    }
+    Ok(())
 }
 
 /// A recorded run is replayed only to a principal who may read its thread, or who asked

@@ -407,6 +407,7 @@ impl Engine {
         run_id: &str,
     ) -> Result<Option<(String, RunRecord)>, CoreError> {
         let partition = principal.partition(thread_id)?;
+        crate::principal::check_id("runId", run_id)?;
         let now = self.inner.runtime.now_ms();
         let store = &self.inner.store;
         let run = store.get_one(&partition, &run_key(run_id), now).await?;

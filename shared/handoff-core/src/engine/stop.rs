@@ -87,6 +87,8 @@ pub(crate) async fn request(
     run_id: &str,
 ) -> Result<StopOutcome, CoreError> {
     let partition = principal.partition(thread_id)?;
+    // The registry key joins partition and run id with \x1f: neither may hold one.
+    crate::principal::check_id("runId", run_id)?;
     let now = inner.runtime.now_ms();
     let run_key = records::run_key(run_id);
     let items = inner

@@ -136,6 +136,16 @@ impl CorsOrigins {
         }
     }
 
+    /// Whether a request from `origin` (as the browser sent it) is allowed.
+    pub fn allows(&self, origin: &str) -> bool {
+        match &self.allowed {
+            Allowed::Any => true,
+            Allowed::List(origins) => {
+                normalise_origin(origin).is_ok_and(|o| origins.iter().any(|a| *a == o))
+            }
+        }
+    }
+
     /// The CORS policy as tower-http's layer. Prefer [`CorsOrigins::apply`], which also
     /// answers preflights with 204 and keeps refused origins free of CORS headers.
     pub fn layer(&self) -> CorsLayer {
