@@ -141,7 +141,7 @@ impl CorsOrigins {
         match &self.allowed {
             Allowed::Any => true,
             Allowed::List(origins) => {
-                normalise_origin(origin).is_ok_and(|o| origins.iter().any(|a| *a == o))
+                normalise_origin(origin).is_ok_and(|o| origins.contains(&o))
             }
         }
     }
