@@ -98,8 +98,10 @@ impl Frame {
         match self.kind {
             "text" => {
                 let delta = self.data.get("delta").and_then(Value::as_str).unwrap_or("");
-                // A raw token may hold newlines; each line needs its own `data:` line.
-                for line in delta.split('\n') {
+                // A raw token may hold line breaks; each line needs its own `data:` line.
+                // SSE ends a line at CR, LF or CRLF: a payload CR left in place would end
+                // the line early and let text such as "\r\rdata: [DONE]" forge frames.
+                for line in lines(delta) {
                     buf.put_slice(b"data: ");
                     buf.put_slice(line.as_bytes());
                     buf.put_u8(b'\n');
@@ -130,6 +132,29 @@ impl Frame {
         }
         buf.freeze()
     }
+}
+
+/// `text` split at every line break SSE knows (CRLF, CR, LF), CRLF counting once.
+fn lines(text: &str) -> impl Iterator<Item = &str> {
+    let mut rest = Some(text);
+    std::iter::from_fn(move || {
+        let current = rest?;
+        match current.find(['\r', '\n']) {
+            Some(at) => {
+                let skip = if current[at..].starts_with("\r\n") {
+                    2
+                } else {
+                    1
+                };
+                rest = Some(&current[at + skip..]);
+                Some(&current[..at])
+            }
+            None => {
+                rest = None;
+                Some(current)
+            }
+        }
+    })
 }
 
 #[derive(Debug, Default)]

@@ -140,9 +140,7 @@ impl CorsOrigins {
     pub fn allows(&self, origin: &str) -> bool {
         match &self.allowed {
             Allowed::Any => true,
-            Allowed::List(origins) => {
-                normalise_origin(origin).is_ok_and(|o| origins.contains(&o))
-            }
+            Allowed::List(origins) => normalise_origin(origin).is_ok_and(|o| origins.contains(&o)),
         }
     }
 
