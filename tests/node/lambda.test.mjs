@@ -12,7 +12,7 @@ import { startFaultProxy } from "./lib/faultproxy.mjs";
 import { assertCleanOfficialRun, assertReconnectFollowsALiveRun, assertReconnectRejoinsTheRun, assertStopEndsTheRun, assertStreamsIncrementally, assertStrict, ledger, officialRefundInterrupt, officialRun, uid, userMessage } from "./lib/flows.mjs";
 import { startLambda, startMoto, stopAll } from "./lib/lambda.mjs";
 import { assertProtoRefundFlow } from "./lib/proto-flows.mjs";
-import { assertLlmRefundFlow, llmEnv, refundScript, standIn } from "./lib/model-standin.mjs";
+import { assertLlmApprovalPolicy, assertLlmRefundFlow, llmEnv, policyEnv, refundScript, standIn } from "./lib/model-standin.mjs";
 import * as ck from "./lib/copilotkit-flows.mjs";
 
 const TIMEOUT = 900_000;
@@ -109,6 +109,14 @@ describe("AWS Lambda (cargo lambda watch + moto_server)", { timeout: TIMEOUT }, 
       env: llmEnv(model),
     });
     await assertLlmRefundFlow(lambda, model, "L3013");
+    await lambda.kill();
+    await model.close();
+  });
+
+  test("DEMO_LLM=openai with HANDOFF_AUTH=api-key: the refund's approval policy holds", { timeout: TIMEOUT }, async () => {
+    const model = await standIn(refundScript("L3014"));
+    const lambda = await startLambda({ moto, table, label: "lambda-llm-policy", env: policyEnv(model) });
+    await assertLlmApprovalPolicy(lambda, "L3014");
     await lambda.kill();
     await model.close();
   });

@@ -9,7 +9,7 @@ import { describe, test, after } from "node:test";
 import assert from "node:assert/strict";
 import { makeDataDir, postJson, sseEvents, startDevServer, stopAllServers } from "./lib/devserver.mjs";
 import { assertStrict, describeRun, uid, userMessage } from "./lib/flows.mjs";
-import { assertLlmRefundFlow, assertModelFailuresEndCleanly, dialects, failureScript, llmEnv, refundScript, standIn } from "./lib/model-standin.mjs";
+import { assertLlmApprovalPolicy, assertLlmRefundFlow, assertModelFailuresEndCleanly, dialects, failureScript, llmEnv, policyEnv, refundScript, standIn } from "./lib/model-standin.mjs";
 import { runOfficial } from "./lib/official.mjs";
 
 const TIMEOUT = 180_000;
@@ -37,6 +37,13 @@ describe("LLM mode (DEMO_LLM) against provider stand-ins", { timeout: TIMEOUT },
     const b = await startDevServer({ label: "llm-b", dataDir, env: llmEnv(model) });
     await assertLlmRefundFlow(a, model, "L9001", { approver: b });
     for (const server of [a, b]) assert.doesNotMatch(server.logs(), /sk-stand-in/, "the key reached the logs");
+    await model.close();
+  });
+
+  test("approval policy: the requester cannot approve, an approver cannot widen the edit (api-key)", async () => {
+    const model = await standIn(refundScript("L9007"));
+    const server = await startDevServer({ label: "llm-policy", env: policyEnv(model) });
+    await assertLlmApprovalPolicy(server, "L9007");
     await model.close();
   });
 

@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { buildResumeArray } from "@ag-ui/client";
 import { assertBinaries, postJson, request, sseEvents, sseFrames, waitFor } from "./lib/devserver.mjs";
 import { assertAbandonedRunCompletes, assertReconnectFollowsALiveRun, assertReconnectRejoinsTheRun, assertStopEndsTheRun, assertCleanOfficialRun, assertKeepAlivesInQuietPeriods, assertNoPanics, assertOversizedBodiesRefusedCleanly, assertStreamsIncrementally, assertStrict, describeRun, ledger, officialRefundInterrupt, officialRun, rawRefundInterrupt, uid, userMessage } from "./lib/flows.mjs";
-import { assertLlmRefundFlow, assertModelFailuresEndCleanly, failureScript, llmEnv, refundScript, standIn } from "./lib/model-standin.mjs";
+import { assertLlmApprovalPolicy, assertLlmRefundFlow, assertModelFailuresEndCleanly, failureScript, llmEnv, policyEnv, refundScript, standIn } from "./lib/model-standin.mjs";
 import * as ck from "./lib/copilotkit-flows.mjs";
 import { assertProtoRefundFlow } from "./lib/proto-flows.mjs";
 import { makeStateDir, startWorker, stopAllWorkers } from "./lib/worker.mjs";
@@ -300,6 +300,13 @@ describe("Workers: A2UI, Superagent and streaming", { timeout: TIMEOUT }, () => 
       label: "llm",
     });
     await assertLlmRefundFlow(llm, model, "W4010");
+    await model.close();
+  });
+
+  test("DEMO_LLM=openai with HANDOFF_AUTH=api-key: the refund's approval policy holds", async () => {
+    const model = await standIn(refundScript("W4012"));
+    const llm = await startWorker({ vars: { ...VARS, ...policyEnv(model) }, label: "llm-policy" });
+    await assertLlmApprovalPolicy(llm, "W4012");
     await model.close();
   });
 

@@ -46,8 +46,9 @@ pub enum CoreError {
         /// Its expiry.
         expires_at: String,
     },
-    /// A payload does not satisfy the interrupt's `responseSchema`.
-    #[error("payload for interrupt {id} does not match its responseSchema: {reason}")]
+    /// A payload does not satisfy the interrupt's `responseSchema` or its approval policy's
+    /// edit rules, or the agent refuses it before the run (the reason says which).
+    #[error("the answer to interrupt {id} is refused: {reason}")]
     ResumePayloadInvalid {
         /// The interrupt.
         id: String,

@@ -14,8 +14,8 @@ export function assertNoPanics(server) {
   assert.doesNotMatch(server.stderr, /panicked|RUST_BACKTRACE/, `${server.label} panicked\n${server.logs()}`);
 }
 
-export async function ledger(server, orderId) {
-  const r = await request(`${server.url}/demo/orders/${orderId}`);
+export async function ledger(server, orderId, headers = {}) {
+  const r = await request(`${server.url}/demo/orders/${orderId}`, { headers });
   assert.equal(r.status, 200, r.text);
   return r.json;
 }

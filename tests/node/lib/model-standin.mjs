@@ -6,7 +6,7 @@
 // (an HTTP error, a connection dropped mid-stream).
 import assert from "node:assert/strict";
 import http from "node:http";
-import { postJson, sseEvents } from "./devserver.mjs";
+import { postJson, request, sseEvents } from "./devserver.mjs";
 import { assertStrict, describeRun, ledger, uid, userMessage } from "./flows.mjs";
 import { runOfficial } from "./official.mjs";
 
@@ -152,6 +152,66 @@ export async function assertLlmRefundFlow(server, model, orderId, { provider = "
   assert.equal(account.refundedCents, 1500);
   const heard = model.requests[2].body.messages.at(-1);
   assert.match(JSON.stringify(heard), /\\"status\\":\\"refunded\\"/, "the model heard the refund's result");
+}
+
+/** API keys for the approval-policy scenario: alice asks, bob holds `approver`. */
+export const POLICY_KEYS = { alice: "alice-key-0123456789", bob: "bob-key-0123456789" };
+
+/**
+ * The host settings of the approval-policy scenario: HANDOFF_AUTH=api-key, every refund
+ * above 0 cents needs an approver other than the requester (DEMO_APPROVER_ABOVE_CENTS=0).
+ */
+export function policyEnv(model) {
+  return {
+    ...llmEnv(model),
+    HANDOFF_AUTH: "api-key",
+    HANDOFF_API_KEYS: `acme/alice=${POLICY_KEYS.alice},acme/bob+approver=${POLICY_KEYS.bob}`,
+    DEMO_APPROVER_ABOVE_CENTS: "0",
+  };
+}
+
+/**
+ * Issue 35's scenario in the demo's LLM mode (the model looks the order up and calls
+ * refund_order): alice (no role) cannot approve her own refund (403 FORBIDDEN); bob (an
+ * approver) cannot move it to order Z9 for 99,999,999 cents (422 RESUME_PAYLOAD_INVALID);
+ * nothing is refunded until bob approves it as proposed, and then exactly once.
+ */
+export async function assertLlmApprovalPolicy(server, orderId) {
+  const as = (who) => ({ headers: { authorization: `Bearer ${POLICY_KEYS[who]}` } });
+  const threadId = uid("thread-policy");
+  const runId = uid("run");
+  const first = await postJson(`${server.url}/agent`, { threadId, runId, messages: [userMessage(`Please refund order ${orderId}`)] }, as("alice"));
+  assert.equal(first.status, 200, first.text);
+  await assertValidEverywhere(first.bytes, { threadId, runId }, "the proposing run");
+  const finished = sseEvents(first.bytes).at(-1);
+  assert.equal(finished.outcome?.type, "interrupt", JSON.stringify(finished));
+  const interrupt = finished.outcome.interrupts[0];
+  const policy = interrupt.metadata?.["handoff.approval"];
+  assert.deepEqual(policy?.roles, ["approver"], JSON.stringify(interrupt));
+  const answer = (who, payload) =>
+    postJson(`${server.url}/agent`, {
+      threadId, runId: uid("run"), messages: [],
+      resume: [{ interruptId: interrupt.id, status: "resolved", payload }],
+    }, as(who));
+
+  const selfApproved = await answer("alice", { approved: true });
+  assert.equal(selfApproved.status, 403, selfApproved.text);
+  assert.equal(selfApproved.json?.code, "FORBIDDEN", selfApproved.text);
+  const widened = await answer("bob", { approved: true, editedArgs: { orderId: "Z9", amountCents: 99999999 } });
+  assert.equal(widened.status, 422, widened.text);
+  assert.equal(widened.json?.code, "RESUME_PAYLOAD_INVALID", widened.text);
+  assert.match(widened.json?.message ?? "", /editedArgs/, widened.text);
+  assert.equal((await ledger(server, orderId, as("alice").headers)).refunds, 0, "nothing refunded");
+  assert.equal((await ledger(server, "Z9", as("bob").headers)).refunds, 0, "nothing refunded on Z9");
+
+  const approved = await answer("bob", { approved: true });
+  assert.equal(approved.status, 200, approved.text);
+  assert.equal(sseEvents(approved.bytes).at(-1).outcome?.type, "success", approved.text);
+  assert.equal((await ledger(server, orderId, as("alice").headers)).refunds, 1);
+  // The ledger is behind the authenticator like every route.
+  const anonymous = await request(`${server.url}/demo/orders/${orderId}`);
+  assert.equal(anonymous.status, 401, anonymous.text);
+  assert.equal(anonymous.json?.code, "UNAUTHENTICATED", anonymous.text);
 }
 
 /** Three failing turns: an error event mid-stream, a 429 with retry-after, a dropped connection. */

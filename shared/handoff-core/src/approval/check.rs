@@ -66,7 +66,7 @@ pub(crate) fn enforce(
     }
     let invalid = |reason: String| CoreError::ResumePayloadInvalid {
         id: id.to_string(),
-        reason,
+        reason: format!("the approval policy does not allow it: {reason}"),
     };
     let edited = decision.field("editedArgs").filter(|v| !v.is_null());
     if let Some(edited) = edited

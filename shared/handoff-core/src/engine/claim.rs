@@ -217,7 +217,14 @@ pub(crate) async fn claim(
                 )?;
             }
         }
-        check_readiness(inner.agent.as_ref(), partition, &decisions).await?;
+        // A pinned answer was ready when it was first accepted, and its effect may have
+        // run since: its re-drive is never refused on the agent's word (that would strand
+        // the thread with an effect in doubt).
+        let redrive =
+            abandoned_answer.is_some() || thread.pending.iter().any(|p| p.pinned_answer.is_some());
+        if !redrive {
+            check_readiness(inner.agent.as_ref(), partition, &decisions).await?;
+        }
 
         let lease_end = lease::lease_until(inner, options.deadline_ms, now);
         // A stale copy is refused before anything is written. A request that contains the

@@ -127,7 +127,9 @@ fn check_payload(
     validator
         .validate(schema, payload)
         .map_err(|failure| match failure {
-            SchemaFailure::Invalid(reason) => invalid(reason),
+            SchemaFailure::Invalid(reason) => {
+                invalid(format!("it does not match its responseSchema: {reason}"))
+            }
             SchemaFailure::Unusable(reason) => {
                 invalid(format!("unusable responseSchema: {reason}"))
             }
