@@ -1,6 +1,7 @@
 //! The receiver's one error type and its single mapping to codes and HTTP statuses.
 
 use handoff_core::StoreError;
+use handoff_core::codes::{self, Code};
 
 /// Why a request was not authenticated. Never sent to the caller (the answer
 /// is a bare 401 whatever the reason); kept for logs and tests.
@@ -86,32 +87,27 @@ pub enum ReceiverError {
 impl ReceiverError {
     /// Stable SCREAMING_SNAKE code.
     pub fn code(&self) -> &'static str {
-        match self {
-            ReceiverError::Unauthorized(_) => "UNAUTHORIZED",
-            ReceiverError::TaskMismatch => "TASK_MISMATCH",
-            ReceiverError::InvalidNotification(_) => "INVALID_NOTIFICATION",
-            ReceiverError::InvalidChallenge(_) => "INVALID_CHALLENGE",
-            ReceiverError::TooLarge { .. } => "BODY_TOO_LARGE",
-            ReceiverError::InvalidSubscription(_) => "INVALID_SUBSCRIPTION",
-            ReceiverError::AlreadyBound => "SUBSCRIPTION_BOUND",
-            ReceiverError::KeysUnavailable(_) => "KEYS_UNAVAILABLE",
-            ReceiverError::Unavailable(_) => "STORE_UNAVAILABLE",
-            ReceiverError::Store(_) => "STORE_ERROR",
-        }
+        self.wire_code().name
     }
 
     /// HTTP status.
     pub fn http_status(&self) -> u16 {
+        self.wire_code().status
+    }
+
+    /// The registered code (name and status).
+    pub fn wire_code(&self) -> Code {
         match self {
-            ReceiverError::Unauthorized(_) => 401,
-            ReceiverError::TaskMismatch => 403,
-            ReceiverError::InvalidNotification(_)
-            | ReceiverError::InvalidChallenge(_)
-            | ReceiverError::InvalidSubscription(_) => 400,
-            ReceiverError::TooLarge { .. } => 413,
-            ReceiverError::AlreadyBound => 409,
-            ReceiverError::KeysUnavailable(_) | ReceiverError::Unavailable(_) => 503,
-            ReceiverError::Store(_) => 500,
+            ReceiverError::Unauthorized(_) => codes::UNAUTHORIZED,
+            ReceiverError::TaskMismatch => codes::TASK_MISMATCH,
+            ReceiverError::InvalidNotification(_) => codes::INVALID_NOTIFICATION,
+            ReceiverError::InvalidChallenge(_) => codes::INVALID_CHALLENGE,
+            ReceiverError::TooLarge { .. } => codes::BODY_TOO_LARGE,
+            ReceiverError::InvalidSubscription(_) => codes::INVALID_SUBSCRIPTION,
+            ReceiverError::AlreadyBound => codes::SUBSCRIPTION_BOUND,
+            ReceiverError::KeysUnavailable(_) => codes::KEYS_UNAVAILABLE,
+            ReceiverError::Unavailable(_) => codes::STORE_UNAVAILABLE,
+            ReceiverError::Store(_) => codes::STORE_ERROR,
         }
     }
 

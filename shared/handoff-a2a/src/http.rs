@@ -8,6 +8,7 @@
 //! Any content type is read as JSON (senders use `application/json` and
 //! `application/a2a+json`); a 401 carries `WWW-Authenticate`, a 503 `Retry-After`.
 
+use handoff_core::codes;
 use std::collections::HashMap;
 
 use axum::Json;
@@ -37,11 +38,7 @@ impl handoff_http::ThreadExtras for TaskSnapshots {
     > {
         Box::pin(async move {
             let tasks = self.0.tasks(partition).await.map_err(|e| {
-                handoff_http::ApiError::new(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    "STORE_UNAVAILABLE",
-                    e.to_string(),
-                )
+                handoff_http::ApiError::new(codes::STORE_UNAVAILABLE, e.to_string())
             })?;
             let mut fields = serde_json::Map::new();
             if !tasks.is_empty() {

@@ -2,6 +2,7 @@
 
 use agui_protocol::event::RunError;
 
+use crate::codes::{self, Code};
 use crate::store::StoreError;
 
 /// Everything that can stop a run or reject a request.
@@ -120,8 +121,8 @@ pub enum CoreError {
     /// names with a stable code and a message safe to show (see `RunContext::fail`).
     #[error("{message}")]
     Reported {
-        /// Stable SCREAMING_SNAKE code, e.g. `MODEL_RATE_LIMITED`.
-        code: &'static str,
+        /// Its code, e.g. [`codes::MODEL_RATE_LIMITED`].
+        code: Code,
         /// Safe to show a client.
         message: String,
         /// Whether the same request may succeed later.
@@ -147,65 +148,42 @@ pub enum CoreError {
 impl CoreError {
     /// Stable SCREAMING_SNAKE code.
     pub fn code(&self) -> &'static str {
-        match self {
-            CoreError::InvalidInput(_) => "INVALID_INPUT",
-            CoreError::ResumeIncomplete { .. } => "RESUME_INCOMPLETE",
-            CoreError::InterruptNotPending { .. } => "INTERRUPT_NOT_PENDING",
-            CoreError::InterruptNotReady { .. } => "INTERRUPT_NOT_READY",
-            CoreError::InterruptExpired { .. } => "INTERRUPT_EXPIRED",
-            CoreError::ResumePayloadInvalid { .. } => "RESUME_PAYLOAD_INVALID",
-            CoreError::AnswerPinned { .. } => "ANSWER_IN_DOUBT",
-            CoreError::ThreadChanged(_) => "THREAD_CHANGED",
-            CoreError::ThreadNotFound => "THREAD_NOT_FOUND",
-            CoreError::RunNotFound => "RUN_NOT_FOUND",
-            CoreError::Forbidden(_) => "FORBIDDEN",
-            CoreError::SchemaValidationUnavailable => "SCHEMA_VALIDATION_UNAVAILABLE",
-            CoreError::ThreadBusy { .. } => "THREAD_BUSY",
-            CoreError::RunIdConflict(_) => "RUN_ID_CONFLICT",
-            CoreError::LeaseLost => "LEASE_LOST",
-            CoreError::DeadlineExceeded => "DEADLINE_EXCEEDED",
-            CoreError::Stopped => "RUN_STOPPED",
-            CoreError::RunAbandoned => "RUN_ABANDONED",
-            CoreError::InterruptIdReused(_) => "INTERRUPT_ID_REUSED",
-            CoreError::Reported { code, .. } => code,
-            CoreError::Agent(_) => "AGENT_ERROR",
-            CoreError::AgentPanicked => "AGENT_PANICKED",
-            CoreError::StatePatch(_) => "STATE_PATCH_FAILED",
-            CoreError::Store(StoreError::Unavailable(_)) => "STORE_UNAVAILABLE",
-            CoreError::Store(_) | CoreError::CorruptRecord(_) => "STORE_ERROR",
-        }
+        self.wire_code().name
     }
 
     /// HTTP status when answered before the stream starts.
     pub fn http_status(&self) -> u16 {
+        self.wire_code().status
+    }
+
+    /// The registered code (name and status) of this error.
+    pub fn wire_code(&self) -> Code {
         match self {
-            CoreError::InvalidInput(_) => 400,
-            CoreError::Forbidden(_) => 403,
-            CoreError::ThreadNotFound | CoreError::RunNotFound => 404,
-            CoreError::ResumeIncomplete { .. }
-            | CoreError::InterruptNotPending { .. }
-            | CoreError::InterruptNotReady { .. }
-            | CoreError::AnswerPinned { .. }
-            | CoreError::ThreadChanged(_)
-            | CoreError::ThreadBusy { .. }
-            | CoreError::RunIdConflict(_)
-            | CoreError::Stopped
-            | CoreError::RunAbandoned => 409,
-            CoreError::InterruptExpired { .. } | CoreError::ResumePayloadInvalid { .. } => 422,
-            CoreError::Store(StoreError::Unavailable(_))
-            | CoreError::LeaseLost
-            | CoreError::DeadlineExceeded
-            | CoreError::Reported {
-                retryable: true, ..
-            } => 503,
-            CoreError::Reported { .. } => 502,
-            CoreError::Agent(_)
-            | CoreError::SchemaValidationUnavailable
-            | CoreError::InterruptIdReused(_)
-            | CoreError::AgentPanicked
-            | CoreError::StatePatch(_)
-            | CoreError::Store(_)
-            | CoreError::CorruptRecord(_) => 500,
+            CoreError::InvalidInput(_) => codes::INVALID_INPUT,
+            CoreError::ResumeIncomplete { .. } => codes::RESUME_INCOMPLETE,
+            CoreError::InterruptNotPending { .. } => codes::INTERRUPT_NOT_PENDING,
+            CoreError::InterruptNotReady { .. } => codes::INTERRUPT_NOT_READY,
+            CoreError::InterruptExpired { .. } => codes::INTERRUPT_EXPIRED,
+            CoreError::ResumePayloadInvalid { .. } => codes::RESUME_PAYLOAD_INVALID,
+            CoreError::AnswerPinned { .. } => codes::ANSWER_IN_DOUBT,
+            CoreError::ThreadChanged(_) => codes::THREAD_CHANGED,
+            CoreError::ThreadNotFound => codes::THREAD_NOT_FOUND,
+            CoreError::RunNotFound => codes::RUN_NOT_FOUND,
+            CoreError::Forbidden(_) => codes::FORBIDDEN,
+            CoreError::SchemaValidationUnavailable => codes::SCHEMA_VALIDATION_UNAVAILABLE,
+            CoreError::ThreadBusy { .. } => codes::THREAD_BUSY,
+            CoreError::RunIdConflict(_) => codes::RUN_ID_CONFLICT,
+            CoreError::LeaseLost => codes::LEASE_LOST,
+            CoreError::DeadlineExceeded => codes::DEADLINE_EXCEEDED,
+            CoreError::Stopped => codes::RUN_STOPPED,
+            CoreError::RunAbandoned => codes::RUN_ABANDONED,
+            CoreError::InterruptIdReused(_) => codes::INTERRUPT_ID_REUSED,
+            CoreError::Reported { code, .. } => *code,
+            CoreError::Agent(_) => codes::AGENT_ERROR,
+            CoreError::AgentPanicked => codes::AGENT_PANICKED,
+            CoreError::StatePatch(_) => codes::STATE_PATCH_FAILED,
+            CoreError::Store(StoreError::Unavailable(_)) => codes::STORE_UNAVAILABLE,
+            CoreError::Store(_) | CoreError::CorruptRecord(_) => codes::STORE_ERROR,
         }
     }
 

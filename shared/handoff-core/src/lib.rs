@@ -3,6 +3,7 @@
 pub mod access;
 pub mod agent;
 pub mod approval;
+pub mod codes;
 pub mod context;
 pub mod decision;
 pub mod engine;

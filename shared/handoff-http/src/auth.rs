@@ -9,11 +9,11 @@
 //! The built-ins chosen with `HANDOFF_AUTH` (`api-key`, `jwt`, `iam`, `cf-access`) live
 //! in `handoff-auth`; [`NoAuth`] (`HANDOFF_AUTH=none`) is here.
 
+use handoff_core::codes;
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
 pub use handoff_core::Principal;
-use http::StatusCode;
 use http::request::Parts;
 
 use crate::error::ApiError;
@@ -101,16 +101,14 @@ impl AuthHook {
     pub(crate) fn reject(&self, error: &AuthError) -> ApiError {
         match error {
             AuthError::Unauthenticated(message) => {
-                let mut rejection =
-                    ApiError::new(StatusCode::UNAUTHORIZED, "UNAUTHENTICATED", message.clone());
+                let mut rejection = ApiError::new(codes::UNAUTHENTICATED, message.clone());
                 rejection.www_authenticate = Some(self.0.challenge());
                 rejection
             }
             AuthError::Unavailable(why) => {
                 tracing::warn!(error = %why, "authentication unavailable");
                 let mut rejection = ApiError::new(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    "AUTH_UNAVAILABLE",
+                    codes::AUTH_UNAVAILABLE,
                     "credentials cannot be checked right now; retry shortly",
                 );
                 rejection.retry_after_ms = Some(5_000);

@@ -3,6 +3,7 @@
 use axum::Json;
 use axum::response::{IntoResponse, Response};
 use handoff_core::CoreError;
+use handoff_core::codes::Code;
 use http::{HeaderValue, StatusCode, header};
 use serde_json::json;
 
@@ -22,11 +23,11 @@ pub struct ApiError {
 }
 
 impl ApiError {
-    /// A rejection with a status and code.
-    pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
+    /// A rejection with a registered code (its status is the code's).
+    pub fn new(code: Code, message: impl Into<String>) -> Self {
         ApiError {
-            status,
-            code,
+            status: StatusCode::from_u16(code.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+            code: code.name,
             message: message.into(),
             retry_after_ms: None,
             www_authenticate: None,

@@ -14,7 +14,8 @@
 use axum::extract::Request;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use http::{HeaderMap, Method, StatusCode, header};
+use handoff_core::codes;
+use http::{HeaderMap, Method, header};
 
 use crate::cors::CorsOrigins;
 use crate::error::ApiError;
@@ -39,8 +40,7 @@ impl Guard {
             let loopback = matches!(name.as_str(), "localhost" | "127.0.0.1" | "[::1]");
             if !loopback && !allowed.iter().any(|a| a.eq_ignore_ascii_case(&name)) {
                 return Err(ApiError::new(
-                    StatusCode::FORBIDDEN,
-                    "HOST_NOT_ALLOWED",
+                    codes::HOST_NOT_ALLOWED,
                     format!(
                         "this endpoint has no authentication and answers only localhost; \
                          list other host names in {ALLOWED_HOSTS_VAR}"
@@ -62,8 +62,7 @@ impl Guard {
             return Ok(());
         }
         Err(ApiError::new(
-            StatusCode::FORBIDDEN,
-            "ORIGIN_NOT_ALLOWED",
+            codes::ORIGIN_NOT_ALLOWED,
             "cross-site requests that change state are refused; list the front end's origin \
              in HANDOFF_CORS_ORIGINS",
         ))

@@ -1,5 +1,6 @@
 //! Why a model call failed, and the stable code a run ends with.
 
+use handoff_core::codes::{self, Code};
 use handoff_core::{AgentError, RunContext};
 
 /// A failed model call. The `detail` (the provider's words) is for logs only.
@@ -85,10 +86,15 @@ impl ModelError {
 
     /// Stable code of the run's `RUN_ERROR`.
     pub fn code(&self) -> &'static str {
+        self.wire_code().name
+    }
+
+    /// The registered code of the run's `RUN_ERROR`.
+    pub fn wire_code(&self) -> Code {
         match self {
-            ModelError::RateLimited { .. } => "MODEL_RATE_LIMITED",
-            ModelError::Unavailable { .. } => "MODEL_UNAVAILABLE",
-            ModelError::Rejected { .. } | ModelError::Malformed { .. } => "MODEL_ERROR",
+            ModelError::RateLimited { .. } => codes::MODEL_RATE_LIMITED,
+            ModelError::Unavailable { .. } => codes::MODEL_UNAVAILABLE,
+            ModelError::Rejected { .. } | ModelError::Malformed { .. } => codes::MODEL_ERROR,
         }
     }
 
@@ -121,7 +127,12 @@ impl ModelError {
     /// Ends the run with this error's code and public message (the detail is logged):
     /// `return Err(error.fail_run(ctx))`.
     pub fn fail_run(&self, ctx: &mut RunContext) -> AgentError {
-        ctx.fail_with(self.code(), self.public_message(), self.retryable(), self)
+        ctx.fail_with(
+            self.wire_code(),
+            self.public_message(),
+            self.retryable(),
+            self,
+        )
     }
 }
 

@@ -244,12 +244,13 @@ impl RunContext {
     /// ```
     /// # use handoff_core::{AgentError, Finish, RunContext};
     /// # fn f(ctx: &mut RunContext) -> Result<Finish, AgentError> {
-    /// Err(ctx.fail_with("MODEL_RATE_LIMITED", "the model is busy; retry shortly", true, "429 from the provider"))
+    /// use handoff_core::codes;
+    /// Err(ctx.fail_with(codes::MODEL_RATE_LIMITED, "the model is busy; retry shortly", true, "429 from the provider"))
     /// # }
     /// ```
     pub fn fail_with(
         &mut self,
-        code: &'static str,
+        code: crate::codes::Code,
         message: impl Into<String>,
         retryable: bool,
         detail: impl std::fmt::Display,

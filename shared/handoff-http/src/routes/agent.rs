@@ -1,5 +1,6 @@
 //! `POST /agent`: one AG-UI run (or A2UI with `X-A2UI: true` / `?a2ui=true`).
 
+use handoff_core::codes;
 use std::sync::Arc;
 
 use agui_protocol::RunAgentInput;
@@ -8,7 +9,7 @@ use axum::extract::{Request, State};
 use axum::response::Response;
 use futures::StreamExt;
 use handoff_core::RunOptions;
-use http::{HeaderName, StatusCode};
+use http::HeaderName;
 
 use super::json_body::read_json_body;
 use super::{a2ui_history, principal};
@@ -26,8 +27,8 @@ pub(crate) async fn run_agent(
 ) -> Result<Response, ApiError> {
     let (parts, body) = request.into_parts();
     let body = read_json_body(&app, &parts.headers, body).await?;
-    let input = parse_input(&body)
-        .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "INVALID_INPUT", e.to_string()))?;
+    let input =
+        parse_input(&body).map_err(|e| ApiError::new(codes::INVALID_INPUT, e.to_string()))?;
     check_ids(&input)?;
     let encoding = Encoding::negotiate(&parts.headers, parts.uri.query(), Encoding::AgUi);
     start_run(&app, input, encoding, run_options(&parts)?).await
@@ -89,8 +90,7 @@ pub(crate) fn check_ids(input: &RunAgentInput) -> Result<(), ApiError> {
     ] {
         if value.trim().is_empty() || value.len() > 256 {
             return Err(ApiError::new(
-                StatusCode::BAD_REQUEST,
-                "INVALID_INPUT",
+                codes::INVALID_INPUT,
                 format!("{name} must be 1 to 256 characters"),
             ));
         }

@@ -3,7 +3,8 @@
 //! (see `crate::drain`), so the client reads the refusal instead of a reset connection.
 
 use axum::body::{Body, Bytes};
-use http::{HeaderMap, StatusCode, header};
+use handoff_core::codes;
+use http::{HeaderMap, header};
 
 use crate::AppState;
 use crate::drain::declared_length;
@@ -17,8 +18,7 @@ pub(crate) async fn read_json_body(
 ) -> Result<Bytes, ApiError> {
     if !is_json(headers) {
         return Err(ApiError::new(
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            "UNSUPPORTED_MEDIA_TYPE",
+            codes::UNSUPPORTED_MEDIA_TYPE,
             "send the body as application/json",
         ));
     }
@@ -35,8 +35,7 @@ pub(crate) async fn read_body(
     let limit = app.config.body_limit;
     let too_large = || {
         ApiError::new(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "BODY_TOO_LARGE",
+            codes::BODY_TOO_LARGE,
             format!("the body exceeds {limit} bytes"),
         )
     };

@@ -9,7 +9,7 @@ pub(crate) mod threads;
 
 use agui_protocol::Message;
 use handoff_core::Principal;
-use http::StatusCode;
+use handoff_core::codes;
 
 use crate::AppState;
 use crate::body::Encoding;
@@ -20,8 +20,7 @@ use crate::error::ApiError;
 pub(crate) fn principal(extensions: &http::Extensions) -> Result<Principal, ApiError> {
     extensions.get::<Principal>().cloned().ok_or_else(|| {
         ApiError::new(
-            StatusCode::UNAUTHORIZED,
-            "UNAUTHENTICATED",
+            codes::UNAUTHENTICATED,
             "this route needs an authenticated caller",
         )
     })

@@ -6,12 +6,12 @@
 //!   pending interrupt. `input` is the payload; an object keyed by interrupt ids
 //!   answers each one separately; `{"cancelled": true}` cancels.
 
+use handoff_core::codes;
 use std::sync::Arc;
 
 use agui_protocol::{Message, ResumeEntry, RunAgentInput};
 use axum::extract::{Request, State};
 use axum::response::Response;
-use http::StatusCode;
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -40,8 +40,7 @@ struct ChatResume {
 }
 
 fn parse<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
-    serde_json::from_slice(body)
-        .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "INVALID_INPUT", e.to_string()))
+    serde_json::from_slice(body).map_err(|e| ApiError::new(codes::INVALID_INPUT, e.to_string()))
 }
 
 pub(crate) async fn chat_stream(
@@ -53,8 +52,7 @@ pub(crate) async fn chat_stream(
     let chat: ChatStream = parse(&body)?;
     if chat.session_id.trim().is_empty() {
         return Err(ApiError::new(
-            StatusCode::BAD_REQUEST,
-            "INVALID_INPUT",
+            codes::INVALID_INPUT,
             "session_id is required",
         ));
     }
@@ -88,8 +86,7 @@ pub(crate) async fn chat_resume(
         .ok_or(handoff_core::CoreError::ThreadNotFound)?;
     if pending.is_empty() {
         return Err(ApiError::new(
-            StatusCode::CONFLICT,
-            "INTERRUPT_NOT_PENDING",
+            codes::INTERRUPT_NOT_PENDING,
             "this session has nothing to resume",
         ));
     }

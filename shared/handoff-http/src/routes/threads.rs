@@ -1,12 +1,13 @@
 //! Rehydration and replay: `GET /threads/{threadId}` and `GET /threads/{threadId}/runs/{runId}/events`.
 
+use handoff_core::codes;
 use std::sync::Arc;
 
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::response::{IntoResponse, Response};
 use handoff_core::CoreError;
-use http::{Extensions, HeaderMap, StatusCode, Uri};
+use http::{Extensions, HeaderMap, Uri};
 
 use super::{a2ui_history, principal};
 use crate::AppState;
@@ -23,9 +24,8 @@ pub(crate) async fn get_thread(
         Some(view) => match &app.thread_extras {
             None => Ok(Json(view).into_response()),
             Some(hook) => {
-                let mut body = serde_json::to_value(&view).map_err(|e| {
-                    ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "INTERNAL", e.to_string())
-                })?;
+                let mut body = serde_json::to_value(&view)
+                    .map_err(|e| ApiError::new(codes::INTERNAL, e.to_string()))?;
                 let partition = principal.partition(&thread_id)?;
                 let extra = hook.0.fields(&partition).await?;
                 if let Some(object) = body.as_object_mut() {
@@ -36,11 +36,7 @@ pub(crate) async fn get_thread(
                 Ok(Json(body).into_response())
             }
         },
-        None => Err(ApiError::new(
-            StatusCode::NOT_FOUND,
-            "THREAD_NOT_FOUND",
-            "no such thread",
-        )),
+        None => Err(ApiError::new(codes::THREAD_NOT_FOUND, "no such thread")),
     }
 }
 
@@ -86,8 +82,7 @@ pub(crate) fn last_event_id(headers: &HeaderMap) -> Result<u64, ApiError> {
     }
     value.parse().map_err(|_| {
         ApiError::new(
-            StatusCode::BAD_REQUEST,
-            "INVALID_LAST_EVENT_ID",
+            codes::INVALID_LAST_EVENT_ID,
             "Last-Event-ID must be the id of a frame of this run (a non-negative integer)",
         )
     })

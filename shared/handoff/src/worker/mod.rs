@@ -33,6 +33,7 @@ mod models;
 mod runtime;
 mod schema;
 
+use handoff_core::codes;
 use std::sync::Arc;
 
 use std::sync::OnceLock;
@@ -200,8 +201,7 @@ fn authenticator_from_vars(env: &Env) -> Result<Arc<dyn Authenticator>, String> 
 fn not_configured(why: &str) -> Response {
     worker::console_error!("handoff: refusing to serve: {why}");
     ApiError::new(
-        axum::http::StatusCode::INTERNAL_SERVER_ERROR,
-        "AUTH_NOT_CONFIGURED",
+        codes::AUTH_NOT_CONFIGURED,
         "this endpoint is not configured to authenticate callers; see its logs",
     )
     .into_response()

@@ -14,6 +14,7 @@
 
 mod connect;
 
+use handoff_core::codes;
 use std::sync::Arc;
 
 use agui_protocol::lenient::parse_input;
@@ -23,8 +24,8 @@ use axum::body::Body;
 use axum::extract::{Path, Request, State};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
+use http::HeaderMap;
 use http::request::Parts;
-use http::{HeaderMap, StatusCode};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
@@ -56,7 +57,7 @@ pub(crate) fn register(router: Router<Arc<AppState>>, base: &str) -> Router<Arc<
 }
 
 fn invalid(message: impl Into<String>) -> ApiError {
-    ApiError::new(StatusCode::BAD_REQUEST, "INVALID_INPUT", message)
+    ApiError::new(codes::INVALID_INPUT, message)
 }
 
 /// The state serving agent `id`: the primary engine under its name, else an added agent.
@@ -71,8 +72,7 @@ fn agent_state(app: &AppState, id: &str) -> Result<AppState, ApiError> {
             ..app.clone()
         }),
         None => Err(ApiError::new(
-            StatusCode::NOT_FOUND,
-            "AGENT_NOT_FOUND",
+            codes::AGENT_NOT_FOUND,
             format!("agent '{id}' does not exist"),
         )),
     }
@@ -230,8 +230,7 @@ async fn envelope(
             connect::stop(&app, &parts, thread_id, run_id).await
         }
         other => Err(ApiError::new(
-            StatusCode::NOT_FOUND,
-            "METHOD_NOT_FOUND",
+            codes::METHOD_NOT_FOUND,
             format!("method '{other}' is not served here"),
         )),
     }
