@@ -5,6 +5,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
+use futures::FutureExt;
+use futures::future::{BoxFuture, Shared};
 use jsonwebtoken::Algorithm;
 use jsonwebtoken::jwk::{AlgorithmParameters, EllipticCurve, KeyAlgorithm, PublicKeyUse};
 pub use jsonwebtoken::jwk::{Jwk, JwkSet};
@@ -124,18 +126,36 @@ struct Entry {
     fetched_at_ms: u64,
 }
 
+type Fetch = Shared<BoxFuture<'static, Result<Arc<JwkSet>, JwksError>>>;
+
+/// What the cache knows of one URL.
+#[derive(Default)]
+struct Slot {
+    /// The last key set fetched.
+    entry: Option<Entry>,
+    /// When the last fetch started, whatever came of it.
+    attempted_at_ms: Option<u64>,
+    /// Why the last fetch failed, if it did.
+    failure: Option<JwksError>,
+    /// The fetch in flight: every caller that needs one awaits this one.
+    fetching: Option<(u64, Fetch)>,
+}
+
 /// Caches key sets per URL.
 ///
-/// A set is reused for `ttl_ms`. A `refresh` (unknown `kid`: the sender may
-/// have rotated keys) refetches, but at most once per `min_refresh_ms`, so
-/// requests with made-up `kid`s cannot turn the receiver into a fetch
-/// amplifier. When a fetch fails, a set younger than `max_stale_ms` is served.
+/// A set is reused for `ttl_ms`. A `refresh` (unknown `kid`: the sender may have rotated
+/// keys) refetches, but at most once per `min_refresh_ms`, so requests with made-up
+/// `kid`s are answered from the cache instead of turning the server into a fetch
+/// amplifier. At most one fetch per URL is in flight (concurrent callers share it), and
+/// a failed fetch is not retried for `min_refresh_ms` either: meanwhile callers get the
+/// last set if it is younger than `max_stale_ms`, else the failure, at once.
 pub struct CachedJwks<S> {
-    inner: S,
+    inner: Arc<S>,
     ttl_ms: u64,
     min_refresh_ms: u64,
     max_stale_ms: u64,
-    cache: Mutex<HashMap<String, Entry>>,
+    slots: Mutex<HashMap<String, Slot>>,
+    fetches: std::sync::atomic::AtomicU64,
 }
 
 impl<S> std::fmt::Debug for CachedJwks<S> {
@@ -156,20 +176,78 @@ impl<S: JwksSource> CachedJwks<S> {
     /// Explicit timings (milliseconds).
     pub fn with_timing(inner: S, ttl_ms: u64, min_refresh_ms: u64, max_stale_ms: u64) -> Self {
         CachedJwks {
-            inner,
+            inner: Arc::new(inner),
             ttl_ms,
             min_refresh_ms,
             max_stale_ms,
-            cache: Mutex::new(HashMap::new()),
+            slots: Mutex::new(HashMap::new()),
+            fetches: std::sync::atomic::AtomicU64::new(0),
         }
     }
 
-    fn cached(&self, url: &str) -> Option<Entry> {
-        self.cache
+    fn slots(&self) -> std::sync::MutexGuard<'_, HashMap<String, Slot>> {
+        self.slots
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .get(url)
-            .cloned()
+    }
+
+    /// The cached answer, or the fetch to await (joined or started).
+    fn decide(
+        &self,
+        url: &str,
+        now_ms: u64,
+        refresh: bool,
+    ) -> Result<Result<Arc<JwkSet>, JwksError>, Fetch> {
+        let mut slots = self.slots();
+        let slot = slots.entry(url.to_owned()).or_default();
+        if let Some(entry) = &slot.entry {
+            let age = now_ms.saturating_sub(entry.fetched_at_ms);
+            if (!refresh && age < self.ttl_ms) || (refresh && age < self.min_refresh_ms) {
+                return Ok(Ok(entry.set.clone()));
+            }
+        }
+        if let Some((_, fetch)) = &slot.fetching {
+            return Err(fetch.clone());
+        }
+        let recent = slot
+            .attempted_at_ms
+            .is_some_and(|at| now_ms.saturating_sub(at) < self.min_refresh_ms);
+        if recent {
+            // Backed off: the last fetch was moments ago (and failed, or the set lacks the kid).
+            return Ok(self.stale_or(slot, now_ms, slot.failure.clone()));
+        }
+        let inner = self.inner.clone();
+        let owned = url.to_owned();
+        let fetch: Fetch = async move { inner.key_set(&owned, now_ms, refresh).await }
+            .boxed()
+            .shared();
+        self.fetches
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        slot.attempted_at_ms = Some(now_ms);
+        slot.fetching = Some((now_ms, fetch.clone()));
+        Err(fetch)
+    }
+
+    /// The last set if young enough, else `failure` (or a generic one).
+    fn stale_or(
+        &self,
+        slot: &Slot,
+        now_ms: u64,
+        failure: Option<JwksError>,
+    ) -> Result<Arc<JwkSet>, JwksError> {
+        match &slot.entry {
+            Some(entry) if now_ms.saturating_sub(entry.fetched_at_ms) < self.max_stale_ms => {
+                Ok(entry.set.clone())
+            }
+            _ => Err(failure.unwrap_or_else(|| {
+                JwksError("the key set was fetched moments ago and lacks this key".to_owned())
+            })),
+        }
+    }
+
+    /// Fetches started so far (for tests and metrics).
+    pub fn fetches(&self) -> u64 {
+        self.fetches.load(std::sync::atomic::Ordering::Relaxed)
     }
 }
 
@@ -181,34 +259,37 @@ impl<S: JwksSource> JwksSource for CachedJwks<S> {
         now_ms: u64,
         refresh: bool,
     ) -> Result<Arc<JwkSet>, JwksError> {
-        let cached = self.cached(url);
-        if let Some(entry) = &cached {
-            let age = now_ms.saturating_sub(entry.fetched_at_ms);
-            if (!refresh && age < self.ttl_ms) || (refresh && age < self.min_refresh_ms) {
-                return Ok(entry.set.clone());
+        let fetch = match self.decide(url, now_ms, refresh) {
+            Ok(answer) => return answer,
+            Err(fetch) => fetch,
+        };
+        let result = fetch.await;
+        let mut slots = self.slots();
+        let slot = slots.entry(url.to_owned()).or_default();
+        if let Some((started, _)) = &slot.fetching {
+            // The first caller back records the outcome for everyone.
+            let started = *started;
+            slot.fetching = None;
+            match &result {
+                Ok(set) => {
+                    slot.entry = Some(Entry {
+                        set: set.clone(),
+                        fetched_at_ms: started,
+                    });
+                    slot.failure = None;
+                }
+                Err(err) => slot.failure = Some(err.clone()),
             }
         }
-        match self.inner.key_set(url, now_ms, refresh).await {
-            Ok(set) => {
-                self.cache
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .insert(
-                        url.to_owned(),
-                        Entry {
-                            set: set.clone(),
-                            fetched_at_ms: now_ms,
-                        },
-                    );
-                Ok(set)
-            }
-            Err(err) => match cached {
-                Some(entry) if now_ms.saturating_sub(entry.fetched_at_ms) < self.max_stale_ms => {
+        match result {
+            Ok(set) => Ok(set),
+            Err(err) => {
+                let answer = self.stale_or(slot, now_ms, Some(err.clone()));
+                if answer.is_ok() {
                     tracing::warn!(%url, error = %err, "serving a stale key set");
-                    Ok(entry.set)
                 }
-                _ => Err(err),
-            },
+                answer
+            }
         }
     }
 }

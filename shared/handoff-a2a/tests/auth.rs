@@ -3,6 +3,8 @@
 
 mod common;
 
+use std::sync::Arc;
+
 use common::*;
 use handoff_a2a::{AuthFailure, ExpectedAuth, JwkSet, JwtAlgorithm, JwtAuth, ReceiverError};
 use handoff_core::Store;
@@ -592,4 +594,75 @@ async fn registration_refuses_weak_or_unsafe_subscriptions() {
         )
     );
     assert_eq!(registration.push_config.token.as_deref(), Some(TOKEN));
+}
+
+/// A key-set endpoint that answers only when the test says so, counting requests.
+struct SlowJwks {
+    fetches: std::sync::atomic::AtomicUsize,
+    gate: futures::lock::Mutex<()>,
+    fail: std::sync::atomic::AtomicBool,
+}
+
+#[async_trait::async_trait]
+impl handoff_a2a::JwksSource for SlowJwks {
+    async fn key_set(
+        &self,
+        _url: &str,
+        _now: u64,
+        _refresh: bool,
+    ) -> Result<Arc<JwkSet>, handoff_a2a::JwksError> {
+        self.fetches
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let _open = self.gate.lock().await;
+        if self.fail.load(std::sync::atomic::Ordering::SeqCst) {
+            return Err(handoff_a2a::JwksError(
+                "the identity provider is down".into(),
+            ));
+        }
+        Ok(Arc::new(sender_jwks()))
+    }
+}
+
+/// Before, every request with an unknown `kid` fetched the key set while the provider
+/// failed, and concurrent misses each fetched: a fetch amplifier.
+#[tokio::test]
+async fn concurrent_misses_share_one_fetch_and_failures_back_off() {
+    use handoff_a2a::{CachedJwks, JwksSource};
+    let source = Arc::new(SlowJwks {
+        fetches: Default::default(),
+        gate: futures::lock::Mutex::new(()),
+        fail: std::sync::atomic::AtomicBool::new(true),
+    });
+    let cache = CachedJwks::with_timing(source.clone(), 10_000, 1_000, 60_000);
+    let held = source.gate.lock().await;
+    let callers =
+        futures::future::join_all((0..20).map(|i| cache.key_set(JWKS_URL, 0, i % 2 == 0)));
+    let released = async {
+        tokio::task::yield_now().await;
+        drop(held);
+    };
+    let (answers, ()) = futures::join!(callers, released);
+    assert_eq!(
+        source.fetches.load(std::sync::atomic::Ordering::SeqCst),
+        1,
+        "one fetch for 20 misses"
+    );
+    assert!(answers.iter().all(Result::is_err));
+
+    // Within min_refresh of the failure: answered at once, no fetch.
+    for i in 0..50 {
+        assert!(cache.key_set(JWKS_URL, 500, i % 2 == 0).await.is_err());
+    }
+    assert_eq!(source.fetches.load(std::sync::atomic::Ordering::SeqCst), 1);
+
+    // After it, one retry; then the set is cached and made-up kids are served from it.
+    source
+        .fail
+        .store(false, std::sync::atomic::Ordering::SeqCst);
+    cache.key_set(JWKS_URL, 1_500, true).await.unwrap();
+    for _ in 0..50 {
+        cache.key_set(JWKS_URL, 1_600, true).await.unwrap();
+    }
+    assert_eq!(source.fetches.load(std::sync::atomic::Ordering::SeqCst), 2);
+    assert_eq!(cache.fetches(), 2);
 }

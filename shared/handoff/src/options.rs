@@ -372,7 +372,7 @@ mod tests {
         let addr = listener.local_addr().unwrap();
         tokio::spawn(async move { axum::serve(listener, app).await });
 
-        let get = "GET /copilotkit/info HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n";
+        let get = "GET /copilotkit/info HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n";
         let info = tokio::task::spawn_blocking(move || exchange(addr, get.to_owned()))
             .await
             .unwrap();
@@ -382,7 +382,7 @@ mod tests {
         }
         let body = r#"{"threadId":"t1","runId":"r1","messages":[{"id":"m1","role":"user","content":"hi"}]}"#;
         let post = format!(
-            "POST /copilotkit/agent/billing/run HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\
+            "POST /copilotkit/agent/billing/run HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\
              Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
             body.len()
         );
