@@ -10,6 +10,7 @@
 // screenshot of the page whenever a test fails).
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
+import http from "node:http";
 import { assertBinaries, request, startDevServer, stopAllServers, waitFor } from "./lib/devserver.mjs";
 import { ledger, uid } from "./lib/flows.mjs";
 import { startWorker, stopAllWorkers } from "./lib/worker.mjs";
@@ -384,7 +385,8 @@ describe("console on another origin: api-key auth and CORS (dev server)", only("
         assert.equal(await tokenField.getAttribute("type"), "password");
         await tokenField.fill(apiKey);
         await button(page, "Save").click();
-        await waitFor(async () => (await page.evaluate(() => sessionStorage.getItem("handoff.token"))) === apiKey, {
+        const tokenKey = `handoff.token@${new URL(api.url).origin}`;
+        await waitFor(async () => (await page.evaluate((key) => sessionStorage.getItem(key), tokenKey)) === apiKey, {
           timeoutMs: WAIT,
           what: "the token in sessionStorage",
         });
@@ -403,12 +405,12 @@ describe("console on another origin: api-key auth and CORS (dev server)", only("
         assert.equal(account.json.refunds, 1);
 
         // The key lives in sessionStorage only: not in localStorage, not in the URL.
-        const storage = await page.evaluate(() => ({
-          session: sessionStorage.getItem("handoff.token"),
+        const storage = await page.evaluate((key) => ({
+          session: sessionStorage.getItem(key),
           local: JSON.stringify(Object.fromEntries(Object.entries(localStorage))),
           href: location.href,
           link: document.querySelector('[data-testid="thread-link"]')?.href ?? "",
-        }));
+        }), tokenKey);
         assert.equal(storage.session, apiKey);
         assert.ok(!storage.local.includes(apiKey), `the key is in localStorage: ${storage.local}`);
         assert.ok(!storage.href.includes(apiKey) && !page.url().includes(apiKey), `the key is in the URL: ${storage.href}`);
@@ -417,5 +419,46 @@ describe("console on another origin: api-key auth and CORS (dev server)", only("
       },
       { allow: EXPECTED_HTTP_ERRORS },
     );
+  });
+
+  // Before, the token was one sessionStorage entry sent to whatever ?endpoint= named: a
+  // link to the console with another origin's endpoint collected it on load.
+  test("a token saved for one endpoint is never sent to another origin named in ?endpoint=", { timeout: TEST_TIMEOUT }, async () => {
+    const seen = [];
+    const trap = http.createServer((req, res) => {
+      seen.push({ url: req.url, authorization: req.headers.authorization ?? null });
+      res.writeHead(404, { "content-type": "application/json", "access-control-allow-origin": "*" });
+      res.end(JSON.stringify({ code: "THREAD_NOT_FOUND", message: "no such thread" }));
+    });
+    await new Promise((r) => trap.listen(0, "127.0.0.1", r));
+    const trapUrl = `http://127.0.0.1:${trap.address().port}`;
+    try {
+      await fx.withPage(
+        "token-origin",
+        async ({ page }) => {
+          await openConsole(page, site.url, { endpoint: api.url });
+          const connection = page.getByTestId("connection");
+          if ((await connection.getAttribute("open")) === null) await connection.locator("summary").click();
+          await page.getByLabel("Access token", { exact: true }).fill(apiKey);
+          await button(page, "Save").click();
+          const tokenKey = `handoff.token@${new URL(api.url).origin}`;
+          await waitFor(async () => (await page.evaluate((key) => sessionStorage.getItem(key), tokenKey)) === apiKey, {
+            timeoutMs: WAIT,
+            what: "the token saved for the endpoint",
+          });
+          // The same tab opens a link naming another endpoint (and a thread, so it loads at once).
+          await openConsole(page, site.url, { endpoint: trapUrl, thread: "thread-lure" });
+          await waitFor(async () => seen.length > 0, { timeoutMs: WAIT, what: "the page to call the other endpoint" });
+          assert.deepEqual(seen.map((r) => r.authorization), seen.map(() => null), JSON.stringify(seen));
+          assert.equal(await page.getByLabel("Access token", { exact: true }).inputValue(), "");
+          // Back on the saved endpoint, its token is there again.
+          await openConsole(page, site.url, { endpoint: api.url });
+          assert.equal(await page.getByLabel("Access token", { exact: true }).inputValue(), apiKey);
+        },
+        { allow: [...EXPECTED_HTTP_ERRORS, /thread-lure|THREAD_NOT_FOUND|404/] },
+      );
+    } finally {
+      await new Promise((r) => trap.close(r));
+    }
   });
 });

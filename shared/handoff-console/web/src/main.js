@@ -248,7 +248,7 @@ function saveConnection(endpointText, tokenText) {
   const endpoint = normaliseEndpoint(endpointText);
   if (!endpoint) return "The endpoint must be an http:// or https:// URL.";
   const token = tokenText.trim();
-  saveToken(token);
+  saveToken(endpoint, token);
   const changed = endpoint !== cfg.endpoint || token !== cfg.token;
   cfg.endpoint = endpoint;
   cfg.token = token;
@@ -266,7 +266,11 @@ function urlChanged() {
   if (!params.thread || params.thread === cfg.threadId) return;
   if (agent && running) agent.abortRun?.();
   running = false;
-  cfg.endpoint = params.endpoint;
+  if (params.endpoint !== cfg.endpoint) {
+    cfg.endpoint = params.endpoint;
+    cfg.token = loadToken(cfg.endpoint);
+    ui.token.value = cfg.token;
+  }
   ui.endpoint.value = cfg.endpoint;
   cfg.threadId = params.thread;
   showThreadLink();
@@ -278,7 +282,7 @@ function urlChanged() {
 function boot() {
   const params = readParams();
   cfg.endpoint = params.endpoint;
-  cfg.token = loadToken();
+  cfg.token = loadToken(cfg.endpoint);
   ui.endpoint.value = cfg.endpoint;
   ui.token.value = cfg.token;
   if (params.thread) {

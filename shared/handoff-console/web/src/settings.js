@@ -1,7 +1,19 @@
 // Where the console talks to and which thread it shows: URL params and sessionStorage.
 import { uuid } from "./agent.js";
 
-const TOKEN_KEY = "handoff.token";
+// Tokens are kept per endpoint origin: a link whose ?endpoint= names another origin must
+// never make the page send it a token saved for this one. The user's Save in the
+// Connection panel is what confirms an origin.
+const TOKEN_PREFIX = "handoff.token@";
+const LEGACY_TOKEN_KEY = "handoff.token";
+
+function tokenKey(endpoint) {
+  try {
+    return TOKEN_PREFIX + new URL(endpoint, location.href).origin;
+  } catch {
+    return null;
+  }
+}
 
 export function defaultEndpoint() {
   const dir = location.pathname.replace(/[^/]*$/, "");
@@ -43,18 +55,25 @@ export function threadUrl(threadId) {
   return url.href;
 }
 
-export function loadToken() {
+/** The token saved for `endpoint`'s origin ("" if none). */
+export function loadToken(endpoint) {
   try {
-    return sessionStorage.getItem(TOKEN_KEY) || "";
+    // Written by earlier versions for whatever endpoint was shown: trusted for no origin.
+    sessionStorage.removeItem(LEGACY_TOKEN_KEY);
+    const key = tokenKey(endpoint);
+    return (key && sessionStorage.getItem(key)) || "";
   } catch {
     return "";
   }
 }
 
-export function saveToken(token) {
+/** Saves (or, empty, forgets) the token for `endpoint`'s origin. */
+export function saveToken(endpoint, token) {
   try {
-    if (token) sessionStorage.setItem(TOKEN_KEY, token);
-    else sessionStorage.removeItem(TOKEN_KEY);
+    const key = tokenKey(endpoint);
+    if (!key) return;
+    if (token) sessionStorage.setItem(key, token);
+    else sessionStorage.removeItem(key);
   } catch {
     /* storage unavailable: the token lives for this page only */
   }
