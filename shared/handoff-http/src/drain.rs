@@ -24,8 +24,9 @@ use handoff_core::Sleep;
 use http::{HeaderMap, header};
 use http_body::{Frame, SizeHint};
 
-/// At most this much of an unread body is read and discarded.
-const DRAIN_MAX_BYTES: usize = 8 * 1024 * 1024;
+/// At least this much of an unread body is read and discarded (more when the body limit
+/// is larger: see [`read_unread_bodies`]).
+const DRAIN_MIN_BYTES: usize = 8 * 1024 * 1024;
 /// The time the discarding may take in all.
 const DRAIN_MAX_MS: u64 = 5_000;
 /// A pause this long means the client stopped sending: answer now.
@@ -33,16 +34,24 @@ const DRAIN_IDLE_MS: u64 = 1_000;
 
 /// `router`, with every request body read to its end (within bounds) before its answer
 /// is sent. [`crate::Routes::build`] applies it; apply it yourself only to a router you
-/// assemble from parts some other way. `sleep` times the bounds.
-pub fn read_unread_bodies(router: Router, sleep: Arc<dyn Sleep>) -> Router {
-    router.layer(axum::middleware::from_fn_with_state(sleep, finish_reading))
+/// assemble from parts some other way. `sleep` times the bounds; `body_limit` is the
+/// largest body the router accepts: bodies up to twice it (and at least 8 MiB) are
+/// drained, so a client that overshoots the limit reads its 413 instead of a reset.
+pub fn read_unread_bodies(router: Router, sleep: Arc<dyn Sleep>, body_limit: usize) -> Router {
+    let bounds = Drain {
+        sleep,
+        max_bytes: body_limit.saturating_mul(2).max(DRAIN_MIN_BYTES),
+    };
+    router.layer(axum::middleware::from_fn_with_state(bounds, finish_reading))
 }
 
-async fn finish_reading(
-    State(sleep): State<Arc<dyn Sleep>>,
-    request: Request,
-    next: Next,
-) -> Response {
+#[derive(Clone)]
+struct Drain {
+    sleep: Arc<dyn Sleep>,
+    max_bytes: usize,
+}
+
+async fn finish_reading(State(bounds): State<Drain>, request: Request, next: Next) -> Response {
     let (parts, body) = request.into_parts();
     if body.is_end_stream() {
         return next.run(Request::from_parts(parts, body)).await;
@@ -59,7 +68,7 @@ async fn finish_reading(
     if let Ok(rest) = Arc::try_unwrap(shared) {
         let rest = rest.into_inner().unwrap_or_else(PoisonError::into_inner);
         if !expects_continue && !rest.is_end_stream() {
-            discard(rest, declared, sleep.as_ref()).await;
+            discard(rest, declared, &bounds).await;
         }
     }
     response
@@ -83,14 +92,15 @@ fn expects_continue(headers: &HeaderMap) -> bool {
 /// Reads the rest of `body` and throws it away, within the drain bounds. `declared` is
 /// the request's whole declared length: a body that could not be drained within the
 /// bounds anyway is left alone.
-async fn discard(body: Body, declared: Option<usize>, sleep: &dyn Sleep) {
-    if declared.is_some_and(|len| len > DRAIN_MAX_BYTES) {
+async fn discard(body: Body, declared: Option<usize>, bounds: &Drain) {
+    let (sleep, max_bytes) = (bounds.sleep.as_ref(), bounds.max_bytes);
+    if declared.is_some_and(|len| len > max_bytes) {
         return;
     }
     let mut stream = body.into_data_stream();
     let drain = async {
         let mut drained = 0;
-        while drained <= DRAIN_MAX_BYTES {
+        while drained <= max_bytes {
             match select(
                 futures::StreamExt::next(&mut stream),
                 sleep.sleep(DRAIN_IDLE_MS),

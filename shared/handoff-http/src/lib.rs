@@ -214,6 +214,7 @@ impl Routes {
     /// The router.
     pub fn build(self) -> Router {
         let sleep = self.state.engine.runtime().sleep.clone();
+        let body_limit = self.state.config.body_limit;
         let state = self.state;
         let guard = Arc::new(guard::Guard {
             origins: state.config.cors_origins.clone(),
@@ -258,6 +259,6 @@ impl Routes {
         };
         // Around every route, the host's and the fallback included.
         let app = app.layer(axum::middleware::from_fn_with_state(guard, guard::guard));
-        read_unread_bodies(app, sleep)
+        read_unread_bodies(app, sleep, body_limit)
     }
 }
