@@ -368,19 +368,10 @@ struct RefundFailsOnce {
 #[async_trait]
 impl Agent for RefundFailsOnce {
     async fn run(&self, ctx: &mut RunContext) -> Result<Finish, AgentError> {
-        if !ctx.is_resume() {
-            let call = ctx.tool_call("refund", &json!({ "amount": 40 }));
-            let interrupt = Interrupt::new(format!("int-{call}"), "tool_call")
-                .with_tool_call(call)
-                .with_response_schema(approval_schema());
-            return Ok(Finish::interrupt(interrupt));
-        }
-        let decision = ctx.decisions()[0].clone();
-        let call = decision.tool_call_id().cloned().ok_or("no tool call")?;
-        if !decision.approved() {
-            ctx.tool_result(&call, "denied");
-            return Ok(Finish::done());
-        }
+        let call = match ask_or_take_approval(ctx)? {
+            Ok(call) => call,
+            Err(finish) => return Ok(finish),
+        };
         let (probe, first_error) = (self.probe.clone(), self.first_error);
         let receipt: Value = ctx
             .effect(&format!("refund-{call}"), move |key| async move {
@@ -397,27 +388,36 @@ impl Agent for RefundFailsOnce {
     }
 }
 
+/// A refund asked for and approved, whose payment call failed with `first_error`: the
+/// harness, the probe, the interrupts raised and the key of the effect's record.
+async fn approval_failing_once(
+    first_error: fn() -> PaymentError,
+) -> (Harness, Arc<Probe>, Vec<Interrupt>, String) {
+    let probe = Probe::new();
+    let h = Harness::new(RefundFailsOnce {
+        probe: probe.clone(),
+        first_error,
+    });
+    let raised = interrupts(&h.run(&user_input("t", "r1", "refund")).await);
+    let events = h
+        .run(&resume_input("t", "r2", vec![approve(&raised[0])]))
+        .await;
+    assert_eq!(run_error(&events).code.as_deref(), Some("AGENT_ERROR"));
+    let key = format!("effect#refund-{}", raised[0].tool_call_id.as_ref().unwrap());
+    (h, probe, raised, key)
+}
+
 /// Before, any error deleted the effect's record: the timeout un-pinned the answer and
 /// a denial was accepted although the refund may have gone through.
 #[test]
 fn an_effect_that_fails_after_sending_stays_in_doubt_and_pins_its_answer() {
     block_on(async {
-        let probe = Probe::new();
-        let h = Harness::new(RefundFailsOnce {
-            probe: probe.clone(),
-            first_error: || PaymentError::TimedOut,
-        });
-        let raised = interrupts(&h.run(&user_input("t", "r1", "refund")).await);
-        let events = h
-            .run(&resume_input("t", "r2", vec![approve(&raised[0])]))
-            .await;
-        assert_eq!(run_error(&events).code.as_deref(), Some("AGENT_ERROR"));
+        let (h, probe, raised, key) = approval_failing_once(|| PaymentError::TimedOut).await;
         let thread = stored_thread(&h).await;
         assert!(
             pending(&thread).pinned_answer.is_some(),
             "the answer stays pinned"
         );
-        let key = format!("effect#refund-{}", raised[0].tool_call_id.as_ref().unwrap());
         assert!(
             h.item("t", &key).await.is_some(),
             "the effect is still in doubt"
@@ -441,19 +441,9 @@ fn an_effect_that_fails_after_sending_stays_in_doubt_and_pins_its_answer() {
 #[test]
 fn an_effect_that_was_never_sent_leaves_the_answer_free() {
     block_on(async {
-        let probe = Probe::new();
-        let h = Harness::new(RefundFailsOnce {
-            probe: probe.clone(),
-            first_error: || PaymentError::Refused,
-        });
-        let raised = interrupts(&h.run(&user_input("t", "r1", "refund")).await);
-        let events = h
-            .run(&resume_input("t", "r2", vec![approve(&raised[0])]))
-            .await;
-        assert_eq!(run_error(&events).code.as_deref(), Some("AGENT_ERROR"));
+        let (h, probe, raised, key) = approval_failing_once(|| PaymentError::Refused).await;
         let thread = stored_thread(&h).await;
         assert!(pending(&thread).pinned_answer.is_none());
-        let key = format!("effect#refund-{}", raised[0].tool_call_id.as_ref().unwrap());
         assert!(h.item("t", &key).await.is_none());
         // Nothing ran, so a different answer is fine.
         let events = h

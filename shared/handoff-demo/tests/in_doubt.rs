@@ -11,7 +11,7 @@ use futures::executor::block_on;
 use handoff_core::runtime::{ManualClock, NeverSleep, Runtime, SequentialIds};
 use handoff_core::store::memory::MemoryStore;
 use handoff_core::{CoreError, Engine, Principal, RunOptions, Store};
-use handoff_demo::{DemoAgent, DemoConfig, Order};
+use handoff_demo::{DemoAgent, DemoConfig, Ledger, Order};
 use serde_json::json;
 
 const ORDER: &str = "A1024";
@@ -24,30 +24,39 @@ async fn run(engine: &Engine, input: RunAgentInput) -> Result<Vec<Event>, CoreEr
         .await)
 }
 
+/// A demo engine over a memory store and its ledger.
+fn demo(config: DemoConfig) -> (Engine, Ledger) {
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let runtime = Runtime::new(ManualClock::new(1_000), SequentialIds::new("f"), NeverSleep);
+    let agent = DemoAgent::new(store.clone(), config);
+    let ledger = agent.ledger().clone();
+    (Engine::new(agent, store, runtime), ledger)
+}
+
+/// Asks for a refund of ORDER on thread `t`; the id of its approval interrupt.
+async fn ask(engine: &Engine) -> agui_protocol::InterruptId {
+    let ask = RunAgentInput::new(
+        "t",
+        "r1",
+        vec![Message::user("m1", format!("Refund order {ORDER}"))],
+    );
+    run(engine, ask).await.unwrap();
+    let view = engine
+        .thread(&Principal::anonymous(), "t")
+        .await
+        .unwrap()
+        .unwrap();
+    view.pending_interrupts[0].id.clone()
+}
+
 #[test]
 fn a_refund_that_fails_after_paying_is_re_driven_under_its_key_and_pays_once() {
     block_on(async {
-        let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
-        let runtime = Runtime::new(ManualClock::new(1_000), SequentialIds::new("f"), NeverSleep);
-        let config = DemoConfig {
+        let (engine, ledger) = demo(DemoConfig {
             error_after_refund: true,
             ..DemoConfig::default()
-        };
-        let agent = DemoAgent::new(store.clone(), config);
-        let ledger = agent.ledger().clone();
-        let engine = Engine::new(agent, store, runtime);
-        let ask = RunAgentInput::new(
-            "t",
-            "r1",
-            vec![Message::user("m1", format!("Refund order {ORDER}"))],
-        );
-        run(&engine, ask).await.unwrap();
-        let view = engine
-            .thread(&Principal::anonymous(), "t")
-            .await
-            .unwrap()
-            .unwrap();
-        let id = view.pending_interrupts[0].id.clone();
+        });
+        let id = ask(&engine).await;
         let answer = |run_id: &str, approved: bool| {
             let entry = ResumeEntry::resolved(id.clone(), json!({"approved": approved}));
             RunAgentInput::new("t", run_id, Vec::new()).with_resume(vec![entry])
@@ -92,28 +101,13 @@ fn a_refund_that_fails_after_paying_is_re_driven_under_its_key_and_pays_once() {
 #[test]
 fn a_refund_beyond_what_was_paid_is_refused_before_the_run() {
     block_on(async {
-        let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
-        let runtime = Runtime::new(ManualClock::new(1_000), SequentialIds::new("g"), NeverSleep);
-        let agent = DemoAgent::new(store.clone(), DemoConfig::default());
-        let ledger = agent.ledger().clone();
-        let engine = Engine::new(agent, store, runtime);
+        let (engine, ledger) = demo(DemoConfig::default());
         let paid = Order::lookup(ORDER).amount_cents;
         ledger
             .refund(ORDER, paid - 100, "elsewhere", 1_000)
             .await
             .unwrap();
-        let ask = RunAgentInput::new(
-            "t",
-            "r1",
-            vec![Message::user("m1", format!("Refund order {ORDER}"))],
-        );
-        run(&engine, ask).await.unwrap();
-        let view = engine
-            .thread(&Principal::anonymous(), "t")
-            .await
-            .unwrap()
-            .unwrap();
-        let id = view.pending_interrupts[0].id.clone();
+        let id = ask(&engine).await;
         let full = ResumeEntry::resolved(id.clone(), json!({"approved": true}));
         let err = run(
             &engine,

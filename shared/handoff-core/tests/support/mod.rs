@@ -906,6 +906,28 @@ pub fn until_blocked(stream: &mut RunStream) -> Vec<Event> {
 /// Boxes a future for a `'static` spawn.
 pub type Task<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
 
+/// The refund approval of the one-refund agents: a first run asks (the interrupt is the
+/// finish), a denied answer is acknowledged (the finish); an approval gives the call to
+/// refund.
+pub fn ask_or_take_approval(
+    ctx: &mut RunContext,
+) -> Result<Result<agui_protocol::ToolCallId, Finish>, AgentError> {
+    if !ctx.is_resume() {
+        let call = ctx.tool_call("refund", &json!({ "amount": 40 }));
+        let interrupt = Interrupt::new(format!("int-{call}"), "tool_call")
+            .with_tool_call(call)
+            .with_response_schema(approval_schema());
+        return Ok(Err(Finish::interrupt(interrupt)));
+    }
+    let decision = ctx.decisions()[0].clone();
+    let call = decision.tool_call_id().cloned().ok_or("no tool call")?;
+    if !decision.approved() {
+        ctx.tool_result(&call, "denied");
+        return Ok(Err(Finish::done()));
+    }
+    Ok(Ok(call))
+}
+
 /// Asks for approval of a refund; the approved resume refunds through `ctx.effect`,
 /// whose first downstream call waits for `hold` (a slow payment API).
 pub struct SlowRefund {
@@ -916,19 +938,10 @@ pub struct SlowRefund {
 #[async_trait]
 impl Agent for SlowRefund {
     async fn run(&self, ctx: &mut RunContext) -> Result<Finish, AgentError> {
-        if !ctx.is_resume() {
-            let call = ctx.tool_call("refund", &json!({ "amount": 40 }));
-            let interrupt = Interrupt::new(format!("int-{call}"), "tool_call")
-                .with_tool_call(call)
-                .with_response_schema(approval_schema());
-            return Ok(Finish::interrupt(interrupt));
-        }
-        let decision = ctx.decisions()[0].clone();
-        let call = decision.tool_call_id().cloned().ok_or("no tool call")?;
-        if !decision.approved() {
-            ctx.tool_result(&call, "denied");
-            return Ok(Finish::done());
-        }
+        let call = match ask_or_take_approval(ctx)? {
+            Ok(call) => call,
+            Err(finish) => return Ok(finish),
+        };
         let (probe, hold) = (self.probe.clone(), self.hold.clone());
         let receipt: Value = ctx
             .effect(&format!("refund-{call}"), move |key| async move {
