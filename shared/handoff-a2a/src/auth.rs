@@ -19,9 +19,9 @@ use http::{HeaderMap, HeaderName};
 use crate::config::ReceiverConfig;
 use crate::digest::secret_matches;
 use crate::error::{AuthFailure, ReceiverError};
-use crate::jwks::JwksSource;
 use crate::jwt::{self, VerifiedJwt};
 use crate::records::PushConfigRecord;
+use handoff_auth::jwks::JwksSource;
 
 /// Header names SDKs use for the per-subscription token.
 pub const TOKEN_HEADERS: [&str; 2] = ["x-a2a-notification-token", "a2a-notification-token"];

@@ -13,7 +13,7 @@ use serde::Deserialize;
 use crate::config::{JwtAlgorithm, JwtAuth, ReceiverConfig};
 use crate::digest::{ct_eq, python_compact_json, sha256_hex};
 use crate::error::{AuthFailure, ReceiverError};
-use crate::jwks::{JwksSource, select_key};
+use handoff_auth::jwks::{JwksSource, select_key};
 
 /// A JWT that verified.
 #[derive(Debug, Clone)]
@@ -80,7 +80,7 @@ pub(crate) async fn verify(
         }
     };
     let key = DecodingKey::from_jwk(&jwk).map_err(|_| deny(AuthFailure::UnknownKey))?;
-    crate::jwt_crypto::install();
+    handoff_auth::jwt_crypto::install();
 
     let mut validation = Validation::new(alg.to_jsonwebtoken());
     // Time checks use the injected clock below, not the library's.

@@ -7,13 +7,10 @@ mod digest;
 pub mod error;
 #[cfg(feature = "http")]
 pub mod http;
-pub mod jwks;
 mod jwt;
-pub mod jwt_crypto;
 mod merge;
 mod receiver;
 pub mod records;
-pub mod url_guard;
 
 pub use a2a_types;
 pub use auth::TOKEN_HEADERS;
@@ -23,6 +20,10 @@ pub use client::{
 };
 pub use config::{ExpectedAuth, JwtAlgorithm, JwtAuth, ReceiverConfig, Subscription};
 pub use error::{AuthFailure, ReceiverError};
-pub use jwks::{CachedJwks, HttpJwks, JwkSet, JwksError, JwksSource, StaticJwks};
+// The key-set, JWT-crypto and URL-guard primitives live in handoff-auth (one home for
+// auth); re-exported at their old paths.
+pub use client::HttpJwks;
+pub use handoff_auth::jwks::{CachedJwks, JwkSet, JwksError, JwksSource, StaticJwks};
+pub use handoff_auth::{jwks, jwt_crypto, url_guard};
 pub use receiver::{MAX_VALIDATION_TOKEN, MIN_SECRET_LEN, Receiver, Registration};
 pub use records::{Ack, ArtifactProgress, Outcome, PushConfigRecord, TaskSnapshot, TaskWake};

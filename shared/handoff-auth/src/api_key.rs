@@ -107,7 +107,6 @@ fn parse_entry(raw: &str) -> Result<Entry, String> {
     let principal =
         checked_principal(Some(tenant.trim()), subject.trim(), roles).map_err(|e| match e {
             AuthError::Unauthenticated(m) | AuthError::Unavailable(m) => m,
-            _ => "has an invalid tenant or subject".to_owned(),
         })?;
     let key = key.trim();
     let digest = match key.strip_prefix("sha256:") {

@@ -2,8 +2,8 @@
 
 use std::sync::Arc;
 
+use crate::jwks::{CachedJwks, JwksSource};
 use futures::future::BoxFuture;
-use handoff_a2a::{CachedJwks, JwksSource};
 use handoff_core::Clock;
 use http::request::Parts;
 use jsonwebtoken::Algorithm;

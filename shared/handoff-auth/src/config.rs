@@ -2,9 +2,9 @@
 
 use std::sync::Arc;
 
-use handoff_a2a::JwksSource;
+use crate::NoAuth;
+use crate::jwks::JwksSource;
 use handoff_core::Clock;
-use handoff_http::auth::NoAuth;
 
 use crate::url::check_key_set_url;
 use crate::{ApiKeys, Authenticator, CfAccess, CfAccessConfig, Iam, Jwt, JwtConfig};

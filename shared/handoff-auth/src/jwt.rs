@@ -3,9 +3,9 @@
 
 use std::sync::Arc;
 
+use crate::jwks::select_key;
+use crate::jwks::{CachedJwks, JwksSource};
 use futures::future::BoxFuture;
-use handoff_a2a::jwks::select_key;
-use handoff_a2a::{CachedJwks, JwksSource};
 use handoff_core::Clock;
 use http::request::Parts;
 use jsonwebtoken::errors::ErrorKind;
@@ -78,7 +78,7 @@ impl Verifier {
         }
         let now_ms = self.clock.now_ms();
         let kid = header.kid.as_deref();
-        let unavailable = |e: handoff_a2a::JwksError| AuthError::Unavailable(e.0);
+        let unavailable = |e: crate::jwks::JwksError| AuthError::Unavailable(e.0);
         let set = self
             .jwks
             .key_set(&self.jwks_url, now_ms, false)
@@ -97,7 +97,7 @@ impl Verifier {
             }
         };
         let key = DecodingKey::from_jwk(&jwk).map_err(|_| deny("unknown signing key"))?;
-        handoff_a2a::jwt_crypto::install();
+        crate::jwt_crypto::install();
 
         let mut validation = Validation::new(alg);
         // Time is checked below with the injected clock, not the library's system clock.

@@ -2,7 +2,7 @@
 //!
 //! | `HANDOFF_AUTH` | Authenticator | Credentials |
 //! |---|---|---|
-//! | `none` | [`NoAuth`](handoff_http::auth::NoAuth) | none: every caller is `default/anonymous` |
+//! | `none` | [`NoAuth`] | none: every caller is `default/anonymous` |
 //! | `api-key` | [`ApiKeys`] | `Authorization: Bearer KEY` |
 //! | `jwt` | [`Jwt`] | `Authorization: Bearer <JWT>` signed by a key of a JWKS |
 //! | `cf-access` | [`CfAccess`] | Cloudflare Access' `Cf-Access-Jwt-Assertion` header (or `CF_Authorization` cookie) |
@@ -34,14 +34,14 @@
 //! in the request extensions; the tenant is the caller's account id, the subject its ARN.
 //! `HANDOFF_IAM_ROLES` optionally grants roles: `arn=role1+role2,arn2=role3`.
 //!
-//! Key sets are host I/O: the host passes a [`JwksSource`] (e.g. [`HttpJwks`](handoff_a2a::HttpJwks)
-//! over its HTTP client), which [`Jwt`] and [`CfAccess`] wrap in a [`CachedJwks`](handoff_a2a::CachedJwks)
+//! Key sets are host I/O: the host passes a [`JwksSource`] (e.g. `handoff_a2a::HttpJwks`
+//! over its HTTP client), which [`Jwt`] and [`CfAccess`] wrap in a [`CachedJwks`]
 //! (cached, refetched on an unknown `kid` at most once a minute). Time comes from an injected
 //! [`Clock`].
 //!
 //! ```
 //! use std::sync::Arc;
-//! use handoff_a2a::StaticJwks;
+//! use handoff_auth::StaticJwks;
 //! use handoff_auth::AuthConfig;
 //! use handoff_core::runtime::ManualClock;
 //!
@@ -66,19 +66,23 @@
 //! ```
 
 mod api_key;
+mod authenticator;
 mod cf_access;
 mod config;
 mod iam;
+pub mod jwks;
 mod jwt;
+pub mod jwt_crypto;
 mod url;
+pub mod url_guard;
 
 pub use api_key::ApiKeys;
+pub use authenticator::{AuthError, Authenticator, NoAuth, Principal};
 pub use cf_access::{CfAccess, CfAccessConfig};
 pub use config::{AuthConfig, AuthConfigError, vars};
-pub use handoff_a2a::JwksSource;
 pub use handoff_core::Clock;
-pub use handoff_http::auth::{AuthError, Authenticator, Principal};
 pub use iam::{Iam, IamCaller};
+pub use jwks::{CachedJwks, JwkSet, JwksError, JwksSource, StaticJwks};
 pub use jwt::{Jwt, JwtConfig};
 
 use handoff_core::principal::{DEFAULT_TENANT, MAX_ID_LEN};

@@ -2,7 +2,7 @@
 
 use std::net::IpAddr;
 
-use handoff_a2a::url_guard::check_jwks_url;
+use crate::url_guard::check_jwks_url;
 
 /// Accepts an `https` URL of a public host (the A2A receiver's policy). With
 /// `allow_insecure`, also `http` or `https` on a loopback host, and nothing else: the

@@ -1,4 +1,4 @@
-//! `HANDOFF_AUTH=jwt` with signatures checked by `handoff_a2a::jwt_crypto::RING_VERIFIER`, the
+//! `HANDOFF_AUTH=jwt` with signatures checked by `handoff_auth::jwt_crypto::RING_VERIFIER`, the
 //! provider native hosts install (the other tests run with jsonwebtoken's RustCrypto backend,
 //! which their dev-dependency turns on). One test: the provider is process-wide.
 
@@ -8,7 +8,7 @@ mod support;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use handoff_a2a::jwt_crypto::RING_VERIFIER;
+use handoff_auth::jwt_crypto::RING_VERIFIER;
 use jsonwebtoken::crypto::{CryptoProvider, rust_crypto};
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use serde_json::json;

@@ -19,8 +19,8 @@ use std::net::IpAddr;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use handoff_a2a::HttpJwks;
 use handoff_a2a::client::{ClientError, HttpClient, HttpRequest, HttpResponse, TokenSource};
-use handoff_a2a::jwks::HttpJwks;
 use handoff_a2a::url_guard::address_allowed;
 pub use handoff_a2a::url_guard::is_public;
 use resolver::{GuardedResolver, Refused};

@@ -61,43 +61,8 @@ pub enum Mode {
     Strict,
 }
 
-/// A broken rule.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Violation {
-    /// The rule, e.g. `"L3"`, `"C2"`, `"SCHEMA"`, `"STRICT-RUN-ID"`.
-    pub rule: &'static str,
-    /// Index (0-based) of the offending event or SSE frame, when there is one.
-    pub index: Option<usize>,
-    /// What is wrong.
-    pub message: String,
-}
-
-impl Violation {
-    /// A violation of `rule` at `index`.
-    pub fn new(rule: &'static str, index: Option<usize>, message: impl Into<String>) -> Self {
-        Violation {
-            rule,
-            index,
-            message: message.into(),
-        }
-    }
-
-    fn at(mut self, index: Option<usize>) -> Self {
-        self.index = index;
-        self
-    }
-}
-
-impl std::fmt::Display for Violation {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.index {
-            Some(i) => write!(f, "[{}] event #{i}: {}", self.rule, self.message),
-            None => write!(f, "[{}] {}", self.rule, self.message),
-        }
-    }
-}
-
-impl std::error::Error for Violation {}
+// In the crate's error module, so `ProtocolError` does not reach up into `verify`.
+pub use crate::error::Violation;
 
 /// How a run ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -27,9 +27,11 @@ use crate::error::ReceiverError;
 use crate::receiver::Receiver;
 
 mod card;
+mod http_jwks;
 mod transport;
 
 pub use card::{CardInfo, WireVersion, parse_card};
+pub use http_jwks::HttpJwks;
 pub use transport::{
     AGENT_CARD_PATH, ClientError, HttpClient, HttpRequest, HttpResponse, MAX_RESPONSE, TokenSource,
     check_outbound_url,

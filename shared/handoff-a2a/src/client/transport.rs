@@ -4,7 +4,7 @@
 use async_trait::async_trait;
 
 use crate::error::ReceiverError;
-use crate::url_guard::check_jwks_url;
+use handoff_auth::url_guard::check_jwks_url;
 
 /// Path of the agent card under an agent's base URL.
 pub const AGENT_CARD_PATH: &str = "/.well-known/agent-card.json";

@@ -11,13 +11,13 @@ use crate::auth;
 use crate::config::ReceiverConfig;
 use crate::digest::sha256_hex;
 use crate::error::{AuthFailure, ReceiverError};
-use crate::jwks::JwksSource;
 use crate::jwt::VerifiedJwt;
 use crate::merge::{self, Context};
 use crate::records::{
     self, Ack, JtiRecord, Outcome, PushConfigRecord, SeenRecord, TaskSnapshot, TaskWake, decode,
     encode,
 };
+use handoff_auth::jwks::JwksSource;
 
 mod subscribe;
 mod views;

@@ -13,7 +13,7 @@ use crate::error::{AuthFailure, ReceiverError};
 use crate::records::{
     CONFIG_KEY, PushConfigRecord, StoredAuthorization, config_partition, decode, encode,
 };
-use crate::url_guard::check_jwks_url;
+use handoff_auth::url_guard::check_jwks_url;
 
 impl Receiver {
     /// Registers a subscription and returns the config to give the remote agent.

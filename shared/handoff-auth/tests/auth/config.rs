@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use handoff_a2a::StaticJwks;
+use handoff_auth::StaticJwks;
 use handoff_auth::{AuthConfig, AuthConfigError};
 use jsonwebtoken::Algorithm;
 

@@ -5,7 +5,7 @@ use std::sync::atomic::Ordering;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use handoff_a2a::StaticJwks;
+use handoff_auth::StaticJwks;
 use handoff_auth::{AuthError, Jwt, JwtConfig};
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use serde_json::{Value, json};
@@ -241,7 +241,7 @@ fn a_key_set_that_cannot_be_fetched_is_unavailable_not_unauthenticated() {
 fn a_key_whose_published_alg_differs_from_the_header_is_not_used() {
     let mut mislabeled = jwk(Algorithm::RS256, "rsa-1");
     mislabeled.common.key_algorithm = Some(jsonwebtoken::jwk::KeyAlgorithm::RS512);
-    let set = handoff_a2a::JwkSet {
+    let set = handoff_auth::JwkSet {
         keys: vec![mislabeled],
     };
     let auth = Jwt::new(jwt_config(), static_jwks(JWKS_URL, set), clock());

@@ -4,8 +4,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use async_trait::async_trait;
-use handoff_a2a::{JwkSet, JwksError, JwksSource, StaticJwks};
 use handoff_auth::{AuthError, Authenticator, Jwt, JwtConfig, Principal};
+use handoff_auth::{JwkSet, JwksError, JwksSource, StaticJwks};
 use handoff_core::runtime::ManualClock;
 use http::request::Parts;
 use jsonwebtoken::jwk::Jwk;

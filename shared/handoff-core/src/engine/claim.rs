@@ -7,13 +7,13 @@ use agui_protocol::event::{RunFinished, RunStarted};
 use agui_protocol::{Event, Message, ResumeEntry, RunAgentInput, RunId};
 use serde_json::Value;
 
+use super::claimed::Claimed;
 use super::hash::{input_hash, resume_hash};
 use super::validate::{check_readiness, validate_resume};
 use super::{Inner, RunOptions};
 use super::{history, lease};
 use crate::access::Access;
 use crate::approval;
-use crate::decision::Decision;
 use crate::error::CoreError;
 use crate::principal::{Owner, Principal};
 use crate::records::{
@@ -24,33 +24,6 @@ use crate::store::{Condition, StoreError, Write};
 
 /// Conditional-commit races a claim retries before answering busy.
 const MAX_ATTEMPTS: usize = 6;
-
-/// A claimed run, ready to execute.
-pub(crate) struct Claimed {
-    /// The run.
-    pub(crate) run_id: RunId,
-    /// The thread's store partition (scoped by the principal's tenant).
-    pub(crate) partition: String,
-    /// Who asked for the run (for a resume: who sent its answers).
-    pub(crate) requested_by: Owner,
-    /// Thread version this run's lease holds at the claim; every commit is fenced on
-    /// it (renewals move it on, see `lease`).
-    pub(crate) fence: u64,
-    /// The thread as claimed.
-    pub(crate) thread: ThreadRecord,
-    /// The validated answers; moved into the run's context when it starts.
-    pub(crate) decisions: Vec<Decision>,
-    pub(crate) resume_key: Option<String>,
-    pub(crate) input_hash: String,
-    pub(crate) started_at_ms: u64,
-    /// The state the run starts from; moved into its context when it starts.
-    pub(crate) state: Value,
-    /// The stored history when the claim had to read it (see `history::needs_check`).
-    pub(crate) preloaded: Option<Vec<Message>>,
-    /// Ids of the stored history (filled when the run reads it); the finish pages what
-    /// the run added beyond them.
-    pub(crate) stored_ids: HashSet<String>,
-}
 
 pub(crate) enum Claim {
     Run(Box<Claimed>),

@@ -10,7 +10,7 @@ use agui_protocol::{Event, PROTOCOL_VERSION, RunAgentInput, ToolCallId};
 use futures::future::{Either, select};
 use futures::{FutureExt, StreamExt};
 
-use super::claim::Claimed;
+use super::claimed::Claimed;
 use super::finish::{finish_run, stop_run};
 use super::history;
 use super::lease::{self, Stop};

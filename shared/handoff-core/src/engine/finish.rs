@@ -9,7 +9,7 @@ use agui_protocol::{Event, Interrupt, Message, RunFinishedOutcome, ToolCallId};
 use serde_json::json;
 
 use super::Inner;
-use super::claim::Claimed;
+use super::claimed::Claimed;
 use super::compact::compact_fragments;
 use super::history;
 use crate::agent::Finish;

@@ -7,7 +7,7 @@
 //! the thread finds out at its next renewal instead of acting on unfenced.
 
 use super::Inner;
-use super::claim::Claimed;
+use super::claimed::Claimed;
 use crate::context::fence::Fence;
 use crate::records::{self, Lease, THREAD_KEY, ThreadRecord};
 use crate::store::{Condition, StoreError, Write};

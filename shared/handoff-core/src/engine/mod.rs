@@ -1,6 +1,7 @@
 //! The run engine: claims a thread, drives the agent, persists, then finishes.
 
 mod claim;
+mod claimed;
 mod compact;
 mod execute;
 mod finish;

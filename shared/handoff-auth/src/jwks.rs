@@ -11,7 +11,8 @@ use jsonwebtoken::Algorithm;
 use jsonwebtoken::jwk::{AlgorithmParameters, EllipticCurve, KeyAlgorithm, PublicKeyUse};
 pub use jsonwebtoken::jwk::{Jwk, JwkSet};
 
-/// A key set could not be had. The receiver answers 503 so the sender retries.
+/// A key set could not be had: answered 503 (`AUTH_UNAVAILABLE`, `KEYS_UNAVAILABLE`) so
+/// the caller retries.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("key set unavailable: {0}")]
 pub struct JwksError(pub String);
@@ -24,10 +25,10 @@ pub fn parse_jwks(bytes: &[u8]) -> Result<JwkSet, JwksError> {
 /// Fetches the key set a sender publishes.
 ///
 /// Hosts implement it with their HTTP client (`ureq`/`reqwest` natively,
-/// `fetch` on Workers) and must guard against SSRF at connection time (the URL
-/// is checked at registration, but DNS can still point anywhere): https only,
-/// no private, loopback or link-local addresses, a short timeout, a size cap.
-/// Wrap it in [`CachedJwks`].
+/// `fetch` on Workers; `handoff_a2a::HttpJwks` over an A2A client) and must guard
+/// against SSRF at connection time (the URL is checked at registration, but DNS can
+/// still point anywhere): https only, no private, loopback or link-local addresses, a
+/// short timeout, a size cap. Wrap it in [`CachedJwks`].
 #[async_trait]
 pub trait JwksSource: Send + Sync + 'static {
     /// The key set at `url`. `refresh` means the previous answer lacked the
@@ -49,41 +50,6 @@ impl<S: JwksSource + ?Sized> JwksSource for Arc<S> {
         refresh: bool,
     ) -> Result<Arc<JwkSet>, JwksError> {
         (**self).key_set(url, now_ms, refresh).await
-    }
-}
-
-/// Fetches key sets with the host's [`HttpClient`](crate::HttpClient), which
-/// enforces the outbound policy (https, no private addresses, timeout, size
-/// cap). Wrap it in [`CachedJwks`].
-#[derive(Debug, Clone)]
-pub struct HttpJwks<C>(pub C);
-
-#[async_trait]
-impl<C: crate::HttpClient> JwksSource for HttpJwks<C> {
-    async fn key_set(
-        &self,
-        url: &str,
-        _now_ms: u64,
-        _refresh: bool,
-    ) -> Result<Arc<JwkSet>, JwksError> {
-        let request = crate::HttpRequest {
-            method: "GET",
-            url: url.to_owned(),
-            headers: vec![("Accept".to_owned(), "application/json".to_owned())],
-            body: None,
-        };
-        let response = self
-            .0
-            .send(request)
-            .await
-            .map_err(|e| JwksError(e.to_string()))?;
-        if response.status != 200 {
-            return Err(JwksError(format!(
-                "HTTP {} from the key-set URL",
-                response.status
-            )));
-        }
-        parse_jwks(&response.body).map(Arc::new)
     }
 }
 

@@ -1,0 +1,38 @@
+//! A run the claim admitted: what execution, lease renewal and the finish share. Its own
+//! module, so the later stages depend on it and not on the claim that builds it.
+
+use std::collections::HashSet;
+
+use agui_protocol::{Message, RunId};
+use serde_json::Value;
+
+use crate::decision::Decision;
+use crate::principal::Owner;
+use crate::records::ThreadRecord;
+
+/// A claimed run, ready to execute.
+pub(crate) struct Claimed {
+    /// The run.
+    pub(crate) run_id: RunId,
+    /// The thread's store partition (scoped by the principal's tenant).
+    pub(crate) partition: String,
+    /// Who asked for the run (for a resume: who sent its answers).
+    pub(crate) requested_by: Owner,
+    /// Thread version this run's lease holds at the claim; every commit is fenced on
+    /// it (renewals move it on, see `lease`).
+    pub(crate) fence: u64,
+    /// The thread as claimed.
+    pub(crate) thread: ThreadRecord,
+    /// The validated answers; moved into the run's context when it starts.
+    pub(crate) decisions: Vec<Decision>,
+    pub(crate) resume_key: Option<String>,
+    pub(crate) input_hash: String,
+    pub(crate) started_at_ms: u64,
+    /// The state the run starts from; moved into its context when it starts.
+    pub(crate) state: Value,
+    /// The stored history when the claim had to read it (see `history::needs_check`).
+    pub(crate) preloaded: Option<Vec<Message>>,
+    /// Ids of the stored history (filled when the run reads it); the finish pages what
+    /// the run added beyond them.
+    pub(crate) stored_ids: HashSet<String>,
+}
