@@ -92,7 +92,7 @@ async fn ask(app: &axum::Router, thread: &str) -> String {
         .lines()
         .filter_map(|l| l.strip_prefix("data: "))
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .last()
+        .next_back()
         .unwrap();
     finished["outcome"]["interrupts"][0]["id"]
         .as_str()
