@@ -387,7 +387,8 @@ describe("Workers: a retried fraud-review delegation is the same A2A message", {
 
     const sends = remote.requests.filter((r) => r.method === "SendMessage");
     assert.equal(sends.length, 2, "the remote received the lost send and the retry");
-    const key = `${threadId}/a2a:fraud:W5001`;
+    // The order's first refund (no refund executed yet): review 0.
+    const key = `${threadId}/a2a:fraud:W5001:0`;
     for (const send of sends) {
       assert.equal(send.body.params.message.messageId, key);
       assert.equal(send.headers["idempotency-key"], key);

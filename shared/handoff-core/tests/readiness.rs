@@ -191,3 +191,65 @@ fn a_retry_of_an_applied_answer_is_replayed_without_asking_again() {
         assert_eq!(f.probe.calls(), 1);
     });
 }
+
+/// Ready until the refund executed (nothing left to refund, as the demo's ledger says);
+/// its first readiness check waits for `hold`.
+struct SpentOnce {
+    inner: RefundAgent,
+    probe: Arc<Probe>,
+    hold: Gate,
+    first: AtomicBool,
+}
+
+#[async_trait]
+impl Agent for SpentOnce {
+    async fn run(&self, ctx: &mut RunContext) -> Result<Finish, AgentError> {
+        self.inner.run(ctx).await
+    }
+
+    async fn readiness(&self, _thread: &str, _decision: &Decision) -> Result<Readiness, CoreError> {
+        if self.first.swap(false, Ordering::SeqCst) {
+            self.hold.wait().await;
+        }
+        Ok(match self.probe.calls() {
+            0 => Readiness::Ready,
+            _ => Readiness::NotReady("nothing is left to refund".into()),
+        })
+    }
+}
+
+/// Before, a request whose readiness was judged after a concurrent identical answer had
+/// been applied was refused (the race test on three processes saw a 422 beside the
+/// replays); now a refusal is only answered while the thread is still as read, and this
+/// request replays the applied answer like its twins.
+#[test]
+fn a_readiness_refusal_on_a_stale_read_is_decided_again() {
+    block_on(async {
+        let probe = Probe::new();
+        let hold = Gate::new();
+        let h = Harness::new(SpentOnce {
+            inner: RefundAgent::new(probe.clone()),
+            probe: probe.clone(),
+            hold: hold.clone(),
+            first: AtomicBool::new(true),
+        });
+        let raised = interrupts(&h.run(&user_input("t", "r1", "refund order 7")).await);
+        let late = resume_input("t", "r-late", vec![approve(&raised[0])]);
+        let mut late_start = Box::pin(h.engine.start(late, handoff_core::RunOptions::default()));
+        assert!(
+            futures::poll!(late_start.as_mut()).is_pending(),
+            "parked in its readiness check"
+        );
+        let events = h
+            .run(&resume_input("t", "r-first", vec![approve(&raised[0])]))
+            .await;
+        assert_eq!(outcome(&events), &RunFinishedOutcome::success());
+        assert_eq!(probe.calls(), 1);
+
+        hold.open();
+        let stream = late_start.await.expect("a replay, not a refusal");
+        let replayed: Vec<_> = futures::StreamExt::collect(stream).await;
+        assert_eq!(outcome(&replayed), &RunFinishedOutcome::success());
+        assert_eq!(probe.calls(), 1, "executed once");
+    });
+}

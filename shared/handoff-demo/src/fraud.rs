@@ -135,12 +135,21 @@ pub(crate) async fn start(
         ttl_ms: None,
         sender_jwt: fraud.sender_jwks_url.clone().map(JwtAuth::new),
     };
+    // One review per refund: keyed by the order and how many refunds of it the ledger
+    // has executed, so a retry (a lost answer, the same request asked again) re-drives the
+    // same delegation, and a later refund of the same order is reviewed afresh. The
+    // ledger, not the client's state, says which refund this is.
+    let refunds = agent
+        .ledger
+        .account(&order.order_id, ctx.now_ms())
+        .await
+        .map_err(AgentError::new)?
+        .refunds;
+    let review_key = format!("a2a:fraud:{}:{refunds}", order.order_id);
     let (client, receiver) = (fraud.client.clone(), fraud.receiver.clone());
     let delegation: Value = ctx
         .effect(
-            // One review per refund request (this run; its retries share the key), not
-            // per order: a later refund of the same order is reviewed afresh.
-            &format!("a2a:fraud:{}:{}", order.order_id, ctx.run_id()),
+            &review_key,
             // A retry of this effect (in doubt) resends the same key, so the agent sees the same message.
             |key| async move {
                 client.delegate(&receiver, request(key)).await.map(|d| {

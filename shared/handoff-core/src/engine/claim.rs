@@ -195,8 +195,16 @@ pub(crate) async fn claim(
         // the thread with an effect in doubt).
         let redrive =
             abandoned_answer.is_some() || thread.pending.iter().any(|p| p.pinned_answer.is_some());
-        if !redrive {
-            check_readiness(inner.agent.as_ref(), partition, &decisions).await?;
+        if !redrive
+            && let Err(refusal) = check_readiness(inner.agent.as_ref(), partition, &decisions).await
+        {
+            // The agent judged outside state (a ledger, a remote task) against this read of
+            // the thread; if the thread has moved since (a concurrent identical answer was
+            // applied), decide again on fresh facts: a replay, not a refusal.
+            if still_current(inner, partition, &condition, now).await? {
+                return Err(refusal);
+            }
+            continue;
         }
 
         let lease_end = lease::lease_until(inner, options.deadline_ms, now);
@@ -300,6 +308,21 @@ pub(crate) async fn claim(
     Err(CoreError::ThreadBusy {
         run_id: String::new(),
         retry_after_ms: inner.config.busy_retry_after_ms,
+    })
+}
+
+/// Whether the thread head is still at the version the claim read (`Absent`: still absent).
+async fn still_current(
+    inner: &Inner,
+    partition: &str,
+    read: &Condition,
+    now: u64,
+) -> Result<bool, CoreError> {
+    let head = inner.store.get_one(partition, THREAD_KEY, now).await?;
+    Ok(match (read, head) {
+        (Condition::Version(v), Some(item)) => item.version == *v,
+        (Condition::Absent, None) => true,
+        _ => false,
     })
 }
 
