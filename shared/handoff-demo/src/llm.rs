@@ -6,10 +6,11 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use handoff_core::EffectFailure;
 use handoff_core::{
     Agent, AgentError, CoreError, Decision, Finish, Readiness, RunContext, Runtime,
 };
-use handoff_llm::{BackendTool, LlmAgent, ModelClient, Provider};
+use handoff_llm::{BackendTool, LlmAgent, ModelClient, Provider, ToolError};
 use serde_json::{Value, json};
 
 use crate::{DemoAgent, DemoConfig, Ledger, Order, refund_policy};
@@ -47,19 +48,24 @@ pub fn refund_agent(
         .tool(BackendTool::new("get_order", "Look an order up (item, amount, refunds so far)", order_id, move |args, _key| {
             let (ledger, runtime) = (lookup_ledger.clone(), lookup_runtime.clone());
             async move {
-                let id = order_arg(&args)?;
-                let account = ledger.account(&id, runtime.now_ms()).await.map_err(|e| e.to_string())?;
-                Ok(json!({ "order": Order::lookup(&id), "refundedCents": account.refunded_cents }))
+                // A lookup changes nothing: every failure is one the model may hear.
+                let id = order_arg(&args).map_err(ToolError::NotExecuted)?;
+                let account = ledger.account(&id, runtime.now_ms()).await.map_err(|e| ToolError::NotExecuted(e.to_string()))?;
+                Ok::<_, ToolError>(json!({ "order": Order::lookup(&id), "refundedCents": account.refunded_cents }))
             }
         }))
         .tool(
             BackendTool::new("refund_order", "Refund an order (needs a human's approval)", refund, move |args, key| {
                 let (ledger, runtime) = (ledger.clone(), runtime.clone());
                 async move {
-                    let id = order_arg(&args)?;
-                    let cents = args["amountCents"].as_u64().ok_or("amountCents must be a positive integer")?;
-                    let account = ledger.refund(&id, cents, &key, runtime.now_ms()).await.map_err(|e| e.to_string())?;
-                    Ok(json!({ "status": "refunded", "orderId": id, "amountCents": cents, "refunds": account.refunds }))
+                    let id = order_arg(&args).map_err(ToolError::NotExecuted)?;
+                    let cents = args["amountCents"].as_u64().ok_or_else(|| ToolError::NotExecuted("amountCents must be a positive integer".into()))?;
+                    // Refused before any money moved, or a store failure after which it may have.
+                    let account = ledger.refund(&id, cents, &key, runtime.now_ms()).await.map_err(|e| match e {
+                        e if e.not_executed() => ToolError::NotExecuted(e.to_string()),
+                        e => ToolError::InDoubt(e.to_string()),
+                    })?;
+                    Ok::<_, ToolError>(json!({ "status": "refunded", "orderId": id, "amountCents": cents, "refunds": account.refunds }))
                 }
             })
             .requiring_approval_by({

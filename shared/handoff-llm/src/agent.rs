@@ -26,7 +26,9 @@ use async_trait::async_trait;
 use futures::StreamExt;
 use futures::future::BoxFuture;
 use handoff_core::schema::SchemaFailure;
-use handoff_core::{Agent, AgentError, ApprovalPolicy, Finish, RunContext, WithApproval};
+use handoff_core::{
+    Agent, AgentError, ApprovalPolicy, EffectFailure, Finish, RunContext, WithApproval,
+};
 use serde_json::{Value, json};
 
 use crate::client::{ModelClient, ModelRequest, Provider};
@@ -34,7 +36,49 @@ use crate::emit::{ModelTurn, TurnEmitter};
 use crate::sse::ProviderStream;
 
 type Handler =
-    Arc<dyn Fn(Value, String) -> BoxFuture<'static, Result<Value, String>> + Send + Sync>;
+    Arc<dyn Fn(Value, String) -> BoxFuture<'static, Result<Value, ToolError>> + Send + Sync>;
+
+/// Why a backend tool's handler failed, as far as exactly-once is concerned.
+///
+/// A plain `String` (or `&str`) error converts to [`ToolError::InDoubt`]: the call may
+/// have acted, so an approval that ran it stays pinned and its retry calls again under
+/// the same idempotency key. Say [`ToolError::NotExecuted`] when nothing was done (bad
+/// arguments, a refusal before any request): the model hears the error as the tool's
+/// result and the run goes on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ToolError {
+    /// Nothing was done.
+    NotExecuted(String),
+    /// It may have acted (a timeout after sending, an unknown outcome).
+    InDoubt(String),
+}
+
+impl std::fmt::Display for ToolError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ToolError::NotExecuted(m) | ToolError::InDoubt(m) => f.write_str(m),
+        }
+    }
+}
+
+impl From<String> for ToolError {
+    fn from(message: String) -> Self {
+        ToolError::InDoubt(message)
+    }
+}
+
+impl From<&str> for ToolError {
+    fn from(message: &str) -> Self {
+        ToolError::InDoubt(message.to_owned())
+    }
+}
+
+impl EffectFailure for ToolError {
+    fn not_executed(&self) -> bool {
+        matches!(self, ToolError::NotExecuted(_))
+    }
+}
 
 /// The approval policy of one call, from its arguments.
 type PolicyFor = Arc<dyn Fn(&Value) -> ApprovalPolicy + Send + Sync>;
@@ -49,11 +93,12 @@ pub struct BackendTool {
 
 impl BackendTool {
     /// A tool named `name` whose arguments follow the JSON Schema `parameters`;
-    /// `handler` gets the arguments and the idempotency key to hand downstream.
+    /// `handler` gets the arguments and the idempotency key to hand downstream, and fails
+    /// with a [`ToolError`] (`?` on a `String` error gives an in-doubt one).
     pub fn new<F, Fut>(name: &str, description: &str, parameters: Value, handler: F) -> Self
     where
         F: Fn(Value, String) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<Value, String>> + Send + 'static,
+        Fut: Future<Output = Result<Value, ToolError>> + Send + 'static,
     {
         let spec = serde_json::from_value(json!({
             "name": name, "description": description, "parameters": parameters,
@@ -181,8 +226,29 @@ impl LlmAgent {
     ) -> Result<Value, AgentError> {
         let handler = tool.handler.clone();
         let key = format!("tool-{call}");
-        ctx.effect(&key, move |idempotency_key| handler(args, idempotency_key))
-            .await
+        // What the handler said, if it failed: a call that did nothing is the model's to
+        // hear about, one that may have acted fails the run (its effect stays in doubt).
+        let refused = Arc::new(std::sync::Mutex::new(None));
+        let seen = refused.clone();
+        let outcome = ctx
+            .effect(&key, move |idempotency_key| async move {
+                let result = handler(args, idempotency_key).await;
+                if let Err(ToolError::NotExecuted(message)) = &result {
+                    *seen
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(message.clone());
+                }
+                result
+            })
+            .await;
+        let refused = refused
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        match (outcome, refused) {
+            (Err(_), Some(message)) => Ok(json!({ "error": message })),
+            (outcome, _) => outcome,
+        }
     }
 
     /// Acts on the answers to approval interrupts this run resumes.

@@ -74,7 +74,7 @@ mod error;
 pub mod openai;
 pub mod sse;
 
-pub use agent::{BackendTool, LlmAgent, approval_schema};
+pub use agent::{BackendTool, LlmAgent, ToolError, approval_schema};
 pub use client::{ByteStream, ModelClient, ModelRequest, Provider};
 pub use delta::{FinishReason, ModelDelta, Usage};
 pub use emit::{ModelToolCall, ModelTurn, TurnEmitter};

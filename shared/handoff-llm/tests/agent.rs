@@ -15,7 +15,7 @@ use handoff_core::runtime::{ManualClock, NeverSleep, Runtime, SequentialIds};
 use handoff_core::store::memory::MemoryStore;
 use handoff_core::{ApprovalPolicy, Engine, RunOptions};
 use handoff_llm::{
-    BackendTool, ByteStream, LlmAgent, ModelClient, ModelError, ModelRequest, Provider,
+    BackendTool, ByteStream, LlmAgent, ModelClient, ModelError, ModelRequest, Provider, ToolError,
 };
 use serde_json::{Value, json};
 
@@ -71,6 +71,15 @@ struct Setup {
 }
 
 fn setup(turns: Vec<String>, max_steps: usize) -> Setup {
+    setup_failing_once(turns, max_steps, None)
+}
+
+/// [`setup`], with `refund_order`'s first call failing with `first_error`.
+fn setup_failing_once(
+    turns: Vec<String>,
+    max_steps: usize,
+    first_error: Option<ToolError>,
+) -> Setup {
     let model = Arc::new(Scripted::default());
     model.turns.lock().unwrap().extend(turns);
     let refunds = Arc::new(AtomicUsize::new(0));
@@ -99,8 +108,13 @@ fn setup(turns: Vec<String>, max_steps: usize) -> Setup {
                     json!({ "type": "object" }),
                     move |args, key| {
                         let counter = counter.clone();
+                        let first_error = first_error.clone();
                         async move {
-                            counter.fetch_add(1, Ordering::SeqCst);
+                            if counter.fetch_add(1, Ordering::SeqCst) == 0
+                                && let Some(error) = first_error
+                            {
+                                return Err(error);
+                            }
                             Ok(json!({ "refunded": args["amountCents"], "idempotencyKey": key }))
                         }
                     },
@@ -387,4 +401,69 @@ fn the_model_call_may_take_only_what_is_left_of_the_hosts_deadline() {
     });
     let requests = s.model.requests.lock().unwrap().clone();
     assert_eq!(requests[0].timeout_ms, Some(30_000));
+}
+
+/// Asks for a refund (interrupt), approves it; the refund's first call fails with `error`.
+fn approve_failing_refund(error: ToolError) -> (Setup, Vec<agui_protocol::Interrupt>, Vec<Event>) {
+    let s = setup_failing_once(
+        vec![
+            call_turn("refund_order", r#"{"orderId":"A1024","amountCents":4000}"#),
+            text_turn("Sorry."),
+            text_turn("Done."),
+        ],
+        8,
+        Some(error),
+    );
+    let first = input(json!({ "threadId": "t1", "runId": "r1",
+        "messages": [{ "id": "m1", "role": "user", "content": "Refund A1024" }] }));
+    let RunFinishedOutcome::Interrupt { interrupts, .. } = outcome(&run(&s.engine, &first)) else {
+        panic!("expected an interrupt");
+    };
+    let answer = input(json!({ "threadId": "t1", "runId": "r2", "messages": [],
+        "resume": [{ "interruptId": interrupts[0].id, "status": "resolved", "payload": { "approved": true } }] }));
+    let events = run(&s.engine, &answer);
+    (s, interrupts, events)
+}
+
+/// A handler that says it did nothing lets the model hear the error and the run go on:
+/// the approval is consumed, not pinned.
+#[test]
+fn a_tool_that_did_not_run_is_reported_to_the_model_and_frees_the_answer() {
+    let (s, _, events) = approve_failing_refund(ToolError::NotExecuted("the bank said no".into()));
+    assert_eq!(outcome(&events), RunFinishedOutcome::success());
+    let result = events.iter().find_map(|e| match e {
+        Event::ToolCallResult(r) => Some(r.content.text()),
+        _ => None,
+    });
+    assert!(result.unwrap().contains("the bank said no"));
+    let view = block_on(s.engine.thread(&handoff_core::Principal::anonymous(), "t1"))
+        .unwrap()
+        .unwrap();
+    assert!(view.pending_interrupts.is_empty());
+}
+
+/// A plain error may have acted: the run fails and the approval stays pinned, so a
+/// denial is refused and the same approval re-drives the same idempotency key.
+#[test]
+fn a_tool_that_may_have_run_keeps_its_approval_in_doubt() {
+    let (s, interrupts, events) = approve_failing_refund(ToolError::from("gateway timeout"));
+    assert!(
+        matches!(events.last(), Some(Event::RunError(_))),
+        "{events:?}"
+    );
+    let deny = input(json!({ "threadId": "t1", "runId": "r3", "messages": [],
+        "resume": [{ "interruptId": interrupts[0].id, "status": "resolved", "payload": { "approved": false } }] }));
+    let refused = block_on(s.engine.start(deny, RunOptions::default()));
+    assert_eq!(refused.err().map(|e| e.code()), Some("ANSWER_IN_DOUBT"));
+    let again = input(json!({ "threadId": "t1", "runId": "r4", "messages": [],
+        "resume": [{ "interruptId": interrupts[0].id, "status": "resolved", "payload": { "approved": true } }] }));
+    assert_eq!(
+        outcome(&run(&s.engine, &again)),
+        RunFinishedOutcome::success()
+    );
+    assert_eq!(
+        s.refunds.load(Ordering::SeqCst),
+        2,
+        "called again, under its key"
+    );
 }
