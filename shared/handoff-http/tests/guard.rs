@@ -2,18 +2,17 @@
 //! unauthenticated endpoint, a foreign `Host` are refused before anything is read or
 //! written.
 
+mod support;
+
 use std::sync::Arc;
 
-use axum::body::Body;
 use handoff_core::runtime::{ManualClock, NeverSleep, Runtime, SequentialIds};
 use handoff_core::store::memory::MemoryStore;
 use handoff_core::{Engine, Principal, Store};
 use handoff_demo::{DemoAgent, DemoConfig};
 use handoff_http::HttpConfig;
-use http::{Request, StatusCode};
-use http_body_util::BodyExt;
-use serde_json::Value;
-use tower::ServiceExt;
+use http::StatusCode;
+use support::code;
 
 const REFUND: &str = r#"{"threadId":"t1","runId":"r1","messages":[{"id":"m1","role":"user","content":"Refund order A1024"}]}"#;
 
@@ -37,28 +36,8 @@ async fn send(
     uri: &str,
     headers: &[(&str, &str)],
 ) -> (StatusCode, String) {
-    let mut request = Request::builder()
-        .method(method)
-        .uri(uri)
-        .header("content-type", "application/json");
-    for (name, value) in headers {
-        request = request.header(*name, *value);
-    }
     let body = if method == "POST" { REFUND } else { "" };
-    let response = app
-        .clone()
-        .oneshot(request.body(Body::from(body)).unwrap())
-        .await
-        .unwrap();
-    let status = response.status();
-    let bytes = response.into_body().collect().await.unwrap().to_bytes();
-    (status, String::from_utf8(bytes.to_vec()).unwrap())
-}
-
-fn code(body: &str) -> String {
-    serde_json::from_str::<Value>(body)
-        .map(|v| v["code"].as_str().unwrap_or_default().to_owned())
-        .unwrap_or_default()
+    support::send(app, method, uri, headers, body.to_owned()).await
 }
 
 #[tokio::test]

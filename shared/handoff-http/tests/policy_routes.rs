@@ -4,18 +4,18 @@
 //! `approver` and someone other than the requester (`DEMO_APPROVER_ABOVE_CENTS=0`), and
 //! an edit may only lower the amount of the same order.
 
+mod support;
+
 use std::sync::Arc;
 
-use axum::body::Body;
 use handoff_core::runtime::{ManualClock, NeverSleep, Runtime, SequentialIds};
 use handoff_core::store::memory::MemoryStore;
 use handoff_core::{Engine, Principal, Store};
 use handoff_demo::{DemoAgent, DemoConfig, Ledger};
 use handoff_http::{AuthError, Authenticator, HttpConfig, Routes};
-use http::{Request, StatusCode};
-use http_body_util::BodyExt;
+use http::StatusCode;
 use serde_json::{Value, json};
-use tower::ServiceExt;
+use support::code;
 
 /// `authorization: alice` (no role) or `bob` (approver), tenant acme.
 struct Named;
@@ -62,24 +62,8 @@ fn app() -> (axum::Router, Ledger) {
 }
 
 async fn post(app: &axum::Router, who: &str, uri: &str, body: Value) -> (StatusCode, String) {
-    let request = Request::builder()
-        .method("POST")
-        .uri(uri)
-        .header("host", "localhost")
-        .header("content-type", "application/json")
-        .header("authorization", who)
-        .body(Body::from(body.to_string()))
-        .unwrap();
-    let response = app.clone().oneshot(request).await.unwrap();
-    let status = response.status();
-    let bytes = response.into_body().collect().await.unwrap().to_bytes();
-    (status, String::from_utf8(bytes.to_vec()).unwrap())
-}
-
-fn code(body: &str) -> String {
-    serde_json::from_str::<Value>(body)
-        .map(|v| v["code"].as_str().unwrap_or_default().to_owned())
-        .unwrap_or_default()
+    let headers = [("host", "localhost"), ("authorization", who)];
+    support::send(app, "POST", uri, &headers, body.to_string()).await
 }
 
 /// Alice asks for a refund of A1024 on `thread`: the interrupt's id.
