@@ -43,7 +43,7 @@ impl Host {
         }
     }
 
-    /// The engine settings of `host`, overridden by `HANDOFF_LEASE_MS`,
+    /// The engine settings of `host`, overridden by `HANDOFF_THREAD_TTL_SECS`, `HANDOFF_LEASE_MS`,
     /// `HANDOFF_STOP_POLL_MS` (0: stop requests reach only runs on the same instance) and
     /// `HANDOFF_LIVE_FLUSH_MS` (0: no live journal; reconnects rejoin finished runs only).
     pub fn engine_config(self, lookup: impl Fn(&str) -> Option<String>) -> EngineConfig {
@@ -59,8 +59,30 @@ impl Host {
             live_flush_ms: lookup("HANDOFF_LIVE_FLUSH_MS")
                 .and_then(|v| v.parse().ok())
                 .unwrap_or(defaults.live_flush_ms),
-            ..defaults
+            ..thread_lifetime(defaults, &lookup)
         }
+    }
+}
+
+/// `HANDOFF_THREAD_TTL_SECS`: how long an untouched thread lives (default 30 days). Its
+/// effect records live as long, so exactly-once holds for the thread's whole life; its
+/// history at least as long.
+fn thread_lifetime(
+    defaults: EngineConfig,
+    lookup: &impl Fn(&str) -> Option<String>,
+) -> EngineConfig {
+    let Some(ttl_ms) = lookup("HANDOFF_THREAD_TTL_SECS")
+        .and_then(|v| v.parse::<u64>().ok())
+        .filter(|secs| *secs > 0)
+        .map(|secs| secs.saturating_mul(1000))
+    else {
+        return defaults;
+    };
+    EngineConfig {
+        thread_ttl_ms: ttl_ms,
+        effect_ttl_ms: ttl_ms,
+        history_ttl_ms: defaults.history_ttl_ms.max(ttl_ms),
+        ..defaults
     }
 }
 

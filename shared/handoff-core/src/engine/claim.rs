@@ -11,13 +11,13 @@ use super::claimed::Claimed;
 use super::hash::{input_hash, resume_hash};
 use super::validate::{check_readiness, validate_resume};
 use super::{Inner, RunOptions};
-use super::{history, lease};
+use super::{history, lease, leftovers};
 use crate::access::Access;
 use crate::approval;
 use crate::error::CoreError;
 use crate::principal::{Owner, Principal};
 use crate::records::{
-    self, LastRun, Lease, ResumeRecord, RunRecord, RunStatus, THREAD_KEY, ThreadRecord,
+    self, LastRun, Lease, MARK_KEY, ResumeRecord, RunRecord, RunStatus, THREAD_KEY, ThreadRecord,
     ThreadStatus, resume_key, run_key,
 };
 use crate::store::{Condition, StoreError, Write};
@@ -48,7 +48,14 @@ pub(crate) async fn claim(
         let now = inner.runtime.now_ms();
         let mut keys = vec![THREAD_KEY, run_item_key.as_str()];
         keys.extend(resume.as_deref());
-        let items = inner.store.get(partition, &keys, now).await?;
+        // The marker rides along: with no head, it means an expired thread left records.
+        keys.push(MARK_KEY);
+        let mut items = inner.store.get(partition, &keys, now).await?;
+        let marked = items.pop().flatten().is_some();
+        if items[0].is_none() && marked {
+            leftovers::clear(inner, partition, now).await?;
+            continue;
+        }
         // Decoded once: a thread record carries every message, so it can be large. A
         // corrupt one fails the claim below; the replay checks read it as absent.
         let decoded = items[0]
@@ -267,6 +274,9 @@ pub(crate) async fn claim(
             Write::put(&run_item_key, run_condition, run.encode(), run_expiry),
         ];
         writes.extend(migrated);
+        if matches!(condition, Condition::Absent) {
+            writes.push(leftovers::mark(inner, now));
+        }
         if let Some(key) = &resume {
             let answer = ResumeRecord {
                 run_id: input.run_id.clone(),

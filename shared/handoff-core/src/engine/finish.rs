@@ -356,6 +356,10 @@ async fn commit_finish(
         ),
     ];
     writes.extend(resume);
+    if page.is_some() {
+        // The history outlives the head: so must the marker that says it is there.
+        writes.push(super::leftovers::mark(inner, now));
+    }
     writes.extend(page);
     match inner.store.commit(ctx.partition(), writes, now).await {
         Ok(()) => Ok(log.events),

@@ -8,6 +8,7 @@ mod finish;
 mod hash;
 mod history;
 mod lease;
+mod leftovers;
 mod live;
 mod stop;
 mod validate;

@@ -9,6 +9,7 @@
 //! | `effect#{key}` | [`EffectRecord`]: started / done, fence, result | around the side effect |
 //! | `live#{runId}@{startedAtMs}#{n:06}` | [`LiveBatch`]: the events a running run emitted since its last batch | every `live_flush_ms` while the run runs (once each, must be absent); read by reconnecting clients until the run record is final |
 //! | `stop#{runId}` | [`StopRequest`]: who asked a running run to stop | by `POST …/stop`; read by the run's stop poll |
+//! | `mark` | `{}`: outlives every other record of the thread | with a new thread, and by every finish that writes a page |
 
 use agui_protocol::{Event, Interrupt, Message, MessageId, RunId};
 use serde::{Deserialize, Serialize};
@@ -22,6 +23,11 @@ pub(crate) use encoding::{decode, encode};
 
 /// Key of the thread record.
 pub const THREAD_KEY: &str = "thread";
+
+/// Key of the thread's marker: an empty record that outlives every other record of the
+/// thread, so a run that finds no head knows whether an expired thread left records
+/// (see the engine's `leftovers`).
+pub const MARK_KEY: &str = "mark";
 
 /// Prefix of history page keys.
 pub const PAGE_PREFIX: &str = "msgs#";

@@ -1,0 +1,55 @@
+//! A thread is alive or gone, never half.
+//!
+//! A thread's head expires `thread_ttl_ms` after its last activity; records written with
+//! longer lifetimes (history pages, A2A task snapshots, effect records of its last run)
+//! can outlive it. A run that finds no head starts a fresh thread, so whatever the old
+//! one left is erased first: otherwise the new thread's first page would collide with the
+//! old one (its finish failing `LEASE_LOST` on every retry), and old messages, task
+//! snapshots or effect results would show through under the reused id.
+//!
+//! Every thread keeps a tiny marker (`mark`) that outlives its other records: written when
+//! the thread is created and renewed by every finish that writes history, with the
+//! history's lifetime. The claim reads it in the same round trip as the head, so it learns
+//! of leftovers for free; clearing happens only when the head is gone and the marker is
+//! not, in batches that each check the head is still absent, so a new head written by
+//! another instance in the meantime is never cleared away.
+
+use super::Inner;
+use crate::error::CoreError;
+use crate::records::{MARK_KEY, THREAD_KEY};
+use crate::store::{Condition, StoreError, Write};
+
+/// The marker's write: it lasts as long as the history pages written now.
+pub(crate) fn mark(inner: &Inner, now: u64) -> Write {
+    let ttl = inner.config.history_ttl_ms.max(inner.config.thread_ttl_ms);
+    Write::put(MARK_KEY, Condition::Always, b"{}".to_vec(), Some(now + ttl))
+}
+
+/// Deletes per commit (with the head check, within every store's transaction limits).
+const BATCH: usize = 64;
+
+/// Erases every record of `partition` while it has no head. `Ok(false)` when a head
+/// appeared meanwhile (the caller reads again).
+pub(crate) async fn clear(inner: &Inner, partition: &str, now: u64) -> Result<bool, CoreError> {
+    let keys = inner.store.list(partition, "", now).await?;
+    tracing::info!(
+        partition,
+        records = keys.len(),
+        "clearing an expired thread's leftovers"
+    );
+    for chunk in keys.chunks(BATCH) {
+        let mut writes = vec![Write::check(THREAD_KEY, Condition::Absent)];
+        writes.extend(
+            chunk
+                .iter()
+                .filter(|key| key.as_str() != THREAD_KEY)
+                .map(|key| Write::delete(key.as_str(), Condition::Always)),
+        );
+        match inner.store.commit(partition, writes, now).await {
+            Ok(()) => {}
+            Err(StoreError::ConditionFailed { index: 0 }) => return Ok(false),
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(true)
+}
