@@ -2,11 +2,11 @@
 //! I/O), a [`CachedJwks`] wrapper, and a fixed [`StaticJwks`].
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
-use futures::FutureExt;
-use futures::future::{BoxFuture, Shared};
+use futures::lock::Mutex as AsyncMutex;
 use jsonwebtoken::Algorithm;
 use jsonwebtoken::jwk::{AlgorithmParameters, EllipticCurve, KeyAlgorithm, PublicKeyUse};
 pub use jsonwebtoken::jwk::{Jwk, JwkSet};
@@ -92,8 +92,6 @@ struct Entry {
     fetched_at_ms: u64,
 }
 
-type Fetch = Shared<BoxFuture<'static, Result<Arc<JwkSet>, JwksError>>>;
-
 /// What the cache knows of one URL.
 #[derive(Default)]
 struct Slot {
@@ -103,8 +101,6 @@ struct Slot {
     attempted_at_ms: Option<u64>,
     /// Why the last fetch failed, if it did.
     failure: Option<JwksError>,
-    /// The fetch in flight: every caller that needs one awaits this one.
-    fetching: Option<(u64, Fetch)>,
 }
 
 /// Caches key sets per URL.
@@ -112,16 +108,18 @@ struct Slot {
 /// A set is reused for `ttl_ms`. A `refresh` (unknown `kid`: the sender may have rotated
 /// keys) refetches, but at most once per `min_refresh_ms`, so requests with made-up
 /// `kid`s are answered from the cache instead of turning the server into a fetch
-/// amplifier. At most one fetch per URL is in flight (concurrent callers share it), and
-/// a failed fetch is not retried for `min_refresh_ms` either: meanwhile callers get the
-/// last set if it is younger than `max_stale_ms`, else the failure, at once.
+/// amplifier. At most one fetch per URL is in flight (callers meanwhile wait for its
+/// outcome), and a failed fetch is not retried for `min_refresh_ms` either: meanwhile
+/// callers get the last set if it is younger than `max_stale_ms`, else the failure, at once.
 pub struct CachedJwks<S> {
-    inner: Arc<S>,
+    inner: S,
     ttl_ms: u64,
     min_refresh_ms: u64,
     max_stale_ms: u64,
-    slots: Mutex<HashMap<String, Slot>>,
-    fetches: std::sync::atomic::AtomicU64,
+    /// One slot per URL, each behind its own async lock: the holder decides, and fetches
+    /// if it must, while the others wait for what it found.
+    slots: Mutex<HashMap<String, Arc<AsyncMutex<Slot>>>>,
+    fetches: AtomicU64,
 }
 
 impl<S> std::fmt::Debug for CachedJwks<S> {
@@ -142,56 +140,21 @@ impl<S: JwksSource> CachedJwks<S> {
     /// Explicit timings (milliseconds).
     pub fn with_timing(inner: S, ttl_ms: u64, min_refresh_ms: u64, max_stale_ms: u64) -> Self {
         CachedJwks {
-            inner: Arc::new(inner),
+            inner,
             ttl_ms,
             min_refresh_ms,
             max_stale_ms,
             slots: Mutex::new(HashMap::new()),
-            fetches: std::sync::atomic::AtomicU64::new(0),
+            fetches: AtomicU64::new(0),
         }
     }
 
-    fn slots(&self) -> std::sync::MutexGuard<'_, HashMap<String, Slot>> {
-        self.slots
+    fn slot(&self, url: &str) -> Arc<AsyncMutex<Slot>> {
+        let mut slots = self
+            .slots
             .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    /// The cached answer, or the fetch to await (joined or started).
-    fn decide(
-        &self,
-        url: &str,
-        now_ms: u64,
-        refresh: bool,
-    ) -> Result<Result<Arc<JwkSet>, JwksError>, Fetch> {
-        let mut slots = self.slots();
-        let slot = slots.entry(url.to_owned()).or_default();
-        if let Some(entry) = &slot.entry {
-            let age = now_ms.saturating_sub(entry.fetched_at_ms);
-            if (!refresh && age < self.ttl_ms) || (refresh && age < self.min_refresh_ms) {
-                return Ok(Ok(entry.set.clone()));
-            }
-        }
-        if let Some((_, fetch)) = &slot.fetching {
-            return Err(fetch.clone());
-        }
-        let recent = slot
-            .attempted_at_ms
-            .is_some_and(|at| now_ms.saturating_sub(at) < self.min_refresh_ms);
-        if recent {
-            // Backed off: the last fetch was moments ago (and failed, or the set lacks the kid).
-            return Ok(self.stale_or(slot, now_ms, slot.failure.clone()));
-        }
-        let inner = self.inner.clone();
-        let owned = url.to_owned();
-        let fetch: Fetch = async move { inner.key_set(&owned, now_ms, refresh).await }
-            .boxed()
-            .shared();
-        self.fetches
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        slot.attempted_at_ms = Some(now_ms);
-        slot.fetching = Some((now_ms, fetch.clone()));
-        Err(fetch)
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        slots.entry(url.to_owned()).or_default().clone()
     }
 
     /// The last set if young enough, else `failure` (or a generic one).
@@ -213,7 +176,7 @@ impl<S: JwksSource> CachedJwks<S> {
 
     /// Fetches started so far (for tests and metrics).
     pub fn fetches(&self) -> u64 {
-        self.fetches.load(std::sync::atomic::Ordering::Relaxed)
+        self.fetches.load(Ordering::Relaxed)
     }
 }
 
@@ -225,32 +188,35 @@ impl<S: JwksSource> JwksSource for CachedJwks<S> {
         now_ms: u64,
         refresh: bool,
     ) -> Result<Arc<JwkSet>, JwksError> {
-        let fetch = match self.decide(url, now_ms, refresh) {
-            Ok(answer) => return answer,
-            Err(fetch) => fetch,
-        };
-        let result = fetch.await;
-        let mut slots = self.slots();
-        let slot = slots.entry(url.to_owned()).or_default();
-        if let Some((started, _)) = &slot.fetching {
-            // The first caller back records the outcome for everyone.
-            let started = *started;
-            slot.fetching = None;
-            match &result {
-                Ok(set) => {
-                    slot.entry = Some(Entry {
-                        set: set.clone(),
-                        fetched_at_ms: started,
-                    });
-                    slot.failure = None;
-                }
-                Err(err) => slot.failure = Some(err.clone()),
+        let slot = self.slot(url);
+        let mut slot = slot.lock().await;
+        if let Some(entry) = &slot.entry {
+            let age = now_ms.saturating_sub(entry.fetched_at_ms);
+            if (!refresh && age < self.ttl_ms) || (refresh && age < self.min_refresh_ms) {
+                return Ok(entry.set.clone());
             }
         }
-        match result {
-            Ok(set) => Ok(set),
+        let recent = slot
+            .attempted_at_ms
+            .is_some_and(|at| now_ms.saturating_sub(at) < self.min_refresh_ms);
+        if recent {
+            // Backed off: the last fetch was moments ago (and failed, or lacks the kid).
+            return self.stale_or(&slot, now_ms, slot.failure.clone());
+        }
+        self.fetches.fetch_add(1, Ordering::Relaxed);
+        slot.attempted_at_ms = Some(now_ms);
+        match self.inner.key_set(url, now_ms, refresh).await {
+            Ok(set) => {
+                slot.entry = Some(Entry {
+                    set: set.clone(),
+                    fetched_at_ms: now_ms,
+                });
+                slot.failure = None;
+                Ok(set)
+            }
             Err(err) => {
-                let answer = self.stale_or(slot, now_ms, Some(err.clone()));
+                slot.failure = Some(err.clone());
+                let answer = self.stale_or(&slot, now_ms, Some(err.clone()));
                 if answer.is_ok() {
                     tracing::warn!(%url, error = %err, "serving a stale key set");
                 }
