@@ -40,7 +40,10 @@
 use std::sync::Arc;
 
 use handoff::schema::{SchemaValidator, TypedAnswers};
-use handoff::{Agent, AgentError, Decision, Finish, Interrupt, Message, RunContext};
+use handoff::{
+    Agent, AgentError, ApprovalPolicy, Decision, Finish, Interrupt, Message, RunContext,
+    WithApproval,
+};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -122,7 +125,11 @@ impl Agent for ExpenseAgent {
             Interrupt::new(ctx.new_id("int"), "tool_call")
                 .with_tool_call(submit)
                 .with_message(format!("File {amount:.2} EUR?"))
-                .with_response_schema(approval_schema()),
+                .with_response_schema(approval_schema())
+                // Who may answer and what an answer may change, enforced by the engine on
+                // every route: here the thread's owner, no edits. A team adds
+                // `.role("approver").not_requester()` for four eyes.
+                .with_approval(&ApprovalPolicy::new().fixed("amount")),
         ))
     }
 }
