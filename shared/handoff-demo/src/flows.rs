@@ -199,19 +199,6 @@ pub(crate) async fn resume(agent: &DemoAgent, ctx: &mut RunContext) -> Result<Fi
     Ok(Finish::done())
 }
 
-/// The arguments the model proposed for a call, from the stored history.
-fn proposed_args(ctx: &RunContext, call_id: &str) -> Option<Value> {
-    ctx.messages().iter().find_map(|m| match m {
-        agui_protocol::Message::Assistant(a) => a
-            .tool_calls
-            .iter()
-            .flatten()
-            .find(|c| c.id.as_str() == call_id)
-            .and_then(|c| serde_json::from_str(&c.function.arguments).ok()),
-        _ => None,
-    })
-}
-
 async fn resume_refund(
     agent: &DemoAgent,
     ctx: &mut RunContext,
@@ -236,9 +223,16 @@ async fn resume_refund(
         .await;
         return Ok(());
     }
-    let proposed = proposed_args(ctx, &call).ok_or("the proposed refund arguments are missing")?;
-    // The engine held the edit to the interrupt's policy before this run was claimed.
-    let args = decision.edited_args().cloned().unwrap_or(proposed);
+    // The edit (held to the interrupt's policy before this run was claimed), else the
+    // arguments stored with the interrupt; interrupts stored before that keep them in the
+    // history only.
+    let args = match decision.args() {
+        Some(args) => args.clone(),
+        None => ctx
+            .find_tool_call(&call)
+            .and_then(|c| serde_json::from_str(&c.function.arguments).ok())
+            .ok_or("the proposed refund arguments are missing")?,
+    };
     let order_id = args
         .get("orderId")
         .and_then(Value::as_str)

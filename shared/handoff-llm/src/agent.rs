@@ -21,7 +21,7 @@
 use std::future::Future;
 use std::sync::Arc;
 
-use agui_protocol::{Interrupt, Message, Tool, ToolCallId};
+use agui_protocol::{Interrupt, Tool, ToolCallId};
 use async_trait::async_trait;
 use futures::StreamExt;
 use futures::future::BoxFuture;
@@ -257,7 +257,10 @@ impl LlmAgent {
             let Some(call) = decision.tool_call_id().cloned() else {
                 continue;
             };
-            let Some((name, arguments)) = find_call(ctx.messages(), &call) else {
+            let Some((name, arguments)) = ctx
+                .find_tool_call(&call)
+                .map(|c| (c.function.name.clone(), c.function.arguments.clone()))
+            else {
                 continue;
             };
             let tool = self.tools.iter().find(|t| t.spec.name == name);
@@ -370,17 +373,4 @@ fn checked_args(ctx: &RunContext, tool: &BackendTool, raw: &str) -> Result<Value
             SchemaFailure::Unusable(why) => format!("arguments could not be checked: {why}"),
         })?;
     Ok(args)
-}
-
-/// The name and arguments of tool call `id` in the history.
-fn find_call(messages: &[Message], id: &ToolCallId) -> Option<(String, String)> {
-    messages.iter().rev().find_map(|m| match m {
-        Message::Assistant(a) => a
-            .tool_calls
-            .iter()
-            .flatten()
-            .find(|c| c.id == *id)
-            .map(|c| (c.function.name.clone(), c.function.arguments.clone())),
-        _ => None,
-    })
 }

@@ -12,7 +12,7 @@ pub use effect::{EffectFailure, NotExecuted};
 
 use std::sync::Arc;
 
-use agui_protocol::{Event, Message, RunAgentInput, RunId, ThreadId};
+use agui_protocol::{Event, Message, RunAgentInput, RunId, ThreadId, ToolCall, ToolCallId};
 use serde_json::Value;
 
 use crate::decision::Decision;
@@ -134,6 +134,14 @@ impl RunContext {
     /// The history, including what this run has emitted so far.
     pub fn messages(&self) -> &[Message] {
         self.messages.messages()
+    }
+    /// The tool call `id` of the history (its newest occurrence): the call an interrupt is
+    /// about, with the arguments it proposed.
+    pub fn find_tool_call(&self, id: &ToolCallId) -> Option<&ToolCall> {
+        self.messages().iter().rev().find_map(|m| match m {
+            Message::Assistant(a) => a.tool_calls.iter().flatten().find(|c| c.id == *id),
+            _ => None,
+        })
     }
     /// The text of the latest user message.
     pub fn last_user_text(&self) -> Option<String> {

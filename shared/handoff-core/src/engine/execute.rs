@@ -6,7 +6,7 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use agui_protocol::event::RunStarted;
-use agui_protocol::{Event, PROTOCOL_VERSION, RunAgentInput, ToolCallId};
+use agui_protocol::{Event, PROTOCOL_VERSION, RunAgentInput};
 use futures::future::{Either, select};
 use futures::{FutureExt, StreamExt};
 
@@ -228,17 +228,10 @@ fn check_interrupts(inner: &Inner, ctx: &RunContext, finish: Finish) -> Result<F
             return invalid(&reason);
         }
         if let Some(call) = &interrupt.tool_call_id
-            && !known_tool_call(ctx, call)
+            && ctx.find_tool_call(call).is_none()
         {
             return invalid("toolCallId does not refer to a tool call of this thread");
         }
     }
     Ok(finish)
-}
-
-fn known_tool_call(ctx: &RunContext, id: &ToolCallId) -> bool {
-    ctx.messages().iter().any(|m| match m {
-        agui_protocol::Message::Assistant(a) => a.tool_calls.iter().flatten().any(|c| c.id == *id),
-        _ => false,
-    })
 }

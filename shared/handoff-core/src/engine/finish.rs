@@ -403,23 +403,13 @@ fn to_pending(
             expires_at_ms: i.expires_at.as_deref().and_then(parse_ms),
             pinned_answer: None,
             raised_by: Some(claimed.requested_by.clone()),
-            tool_args: i.tool_call_id.as_ref().and_then(|id| tool_args(ctx, id)),
+            tool_args: i
+                .tool_call_id
+                .as_ref()
+                .and_then(|id| ctx.find_tool_call(id))
+                .and_then(|call| serde_json::from_str(&call.function.arguments).ok()),
         })
         .collect()
-}
-
-/// The arguments tool call `id` of this thread proposed, parsed (the newest call of
-/// that id: the one the interrupt is about).
-fn tool_args(ctx: &RunContext, id: &ToolCallId) -> Option<serde_json::Value> {
-    ctx.messages().iter().rev().find_map(|m| match m {
-        Message::Assistant(a) => a
-            .tool_calls
-            .iter()
-            .flatten()
-            .find(|c| c.id == *id)
-            .and_then(|c| serde_json::from_str(&c.function.arguments).ok()),
-        _ => None,
-    })
 }
 
 /// Calls this run made to application (frontend) tools that have no result yet.
