@@ -8,7 +8,6 @@
 //! Any content type is read as JSON (senders use `application/json` and
 //! `application/a2a+json`); a 401 carries `WWW-Authenticate`, a 503 `Retry-After`.
 
-use handoff_core::codes;
 use std::collections::HashMap;
 
 use axum::Json;
@@ -18,6 +17,7 @@ use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, Request, State};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
+use handoff_core::codes;
 use http::{HeaderValue, StatusCode, header};
 
 use crate::error::ReceiverError;

@@ -10,11 +10,11 @@
 //! the built-ins chosen with `HANDOFF_AUTH` (`api-key`, `jwt`, `iam`, `cf-access`); they
 //! are re-exported here. This module is the layer that runs them.
 
-use handoff_core::codes;
 use std::sync::Arc;
 
 pub use handoff_auth::{AuthError, Authenticator, NoAuth};
 pub use handoff_core::Principal;
+use handoff_core::codes;
 
 use crate::error::ApiError;
 

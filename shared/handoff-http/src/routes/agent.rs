@@ -1,6 +1,5 @@
 //! `POST /agent`: one AG-UI run (or A2UI with `X-A2UI: true` / `?a2ui=true`).
 
-use handoff_core::codes;
 use std::sync::Arc;
 
 use agui_protocol::RunAgentInput;
@@ -9,6 +8,7 @@ use axum::extract::{Request, State};
 use axum::response::Response;
 use futures::StreamExt;
 use handoff_core::RunOptions;
+use handoff_core::codes;
 use http::HeaderName;
 
 use super::json_body::read_json_body;
@@ -29,7 +29,6 @@ pub(crate) async fn run_agent(
     let body = read_json_body(&app, &parts.headers, body).await?;
     let input =
         parse_input(&body).map_err(|e| ApiError::new(codes::INVALID_INPUT, e.to_string()))?;
-    check_ids(&input)?;
     let encoding = Encoding::negotiate(&parts.headers, parts.uri.query(), Encoding::AgUi);
     start_run(&app, input, encoding, run_options(&parts)?).await
 }
@@ -81,19 +80,4 @@ pub(crate) async fn start_run(
         response.headers_mut().insert(RUN_ID_HEADER, value);
     }
     Ok(response)
-}
-
-pub(crate) fn check_ids(input: &RunAgentInput) -> Result<(), ApiError> {
-    for (name, value) in [
-        ("threadId", input.thread_id.as_str()),
-        ("runId", input.run_id.as_str()),
-    ] {
-        if value.trim().is_empty() || value.len() > 256 {
-            return Err(ApiError::new(
-                codes::INVALID_INPUT,
-                format!("{name} must be 1 to 256 characters"),
-            ));
-        }
-    }
-    Ok(())
 }

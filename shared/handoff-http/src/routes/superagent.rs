@@ -6,12 +6,12 @@
 //!   pending interrupt. `input` is the payload; an object keyed by interrupt ids
 //!   answers each one separately; `{"cancelled": true}` cancels.
 
-use handoff_core::codes;
 use std::sync::Arc;
 
 use agui_protocol::{Message, ResumeEntry, RunAgentInput};
 use axum::extract::{Request, State};
 use axum::response::Response;
+use handoff_core::codes;
 use serde::Deserialize;
 use serde_json::Value;
 

@@ -1,12 +1,12 @@
 //! Rehydration and replay: `GET /threads/{threadId}` and `GET /threads/{threadId}/runs/{runId}/events`.
 
-use handoff_core::codes;
 use std::sync::Arc;
 
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::response::{IntoResponse, Response};
 use handoff_core::CoreError;
+use handoff_core::codes;
 use http::{Extensions, HeaderMap, Uri};
 
 use super::{a2ui_history, principal};

@@ -33,7 +33,6 @@ mod models;
 mod runtime;
 mod schema;
 
-use handoff_core::codes;
 use std::sync::Arc;
 
 use std::sync::OnceLock;
@@ -41,6 +40,7 @@ use std::sync::OnceLock;
 use axum::body::Body;
 use axum::response::IntoResponse;
 use handoff_auth::AuthConfig;
+use handoff_core::codes;
 use handoff_core::{Agent, Clock, Runtime, Store};
 use handoff_http::{ApiError, Authenticator, Host, HostDeadline};
 use handoff_store_cloudflare::DurableStore;

@@ -14,7 +14,6 @@
 
 mod connect;
 
-use handoff_core::codes;
 use std::sync::Arc;
 
 use agui_protocol::lenient::parse_input;
@@ -24,12 +23,13 @@ use axum::body::Body;
 use axum::extract::{Path, Request, State};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
+use handoff_core::codes;
 use http::HeaderMap;
 use http::request::Parts;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use super::agent::{check_ids, run_options, start_run};
+use super::agent::{run_options, start_run};
 use super::json_body::{read_body, read_json_body};
 use crate::AppState;
 use crate::body::Encoding;
@@ -139,7 +139,6 @@ async fn run(
 /// A run of `app`'s engine: the same contract as `POST /agent`, AG-UI framing.
 async fn run_agent(app: &AppState, parts: &Parts, body: &[u8]) -> Result<Response, ApiError> {
     let input = parse_input(body).map_err(|e| invalid(e.to_string()))?;
-    check_ids(&input)?;
     start_run(app, input, Encoding::AgUi, run_options(parts)?).await
 }
 
