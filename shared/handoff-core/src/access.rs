@@ -85,12 +85,15 @@ impl Authorizer for OwnerPolicy {
         access: Access<'_>,
     ) -> Verdict {
         let owns = facts.owner.is_none_or(|owner| principal.same_as(owner));
-        let approver = facts.pending.iter().any(|p| {
-            approver_roles(&p.interrupt)
-                .iter()
-                .any(|role| principal.has_role(role))
-        });
-        if !owns && !approver {
+        // Only a non-owner needs the pending interrupts' policies read.
+        let approver = || {
+            facts.pending.iter().any(|p| {
+                approver_roles(&p.interrupt)
+                    .iter()
+                    .any(|role| principal.has_role(role))
+            })
+        };
+        if !owns && !approver() {
             return Verdict::Hidden;
         }
         match access {
