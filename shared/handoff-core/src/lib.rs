@@ -27,4 +27,4 @@ pub use engine::{
 pub use error::CoreError;
 pub use principal::{Owner, Principal};
 pub use runtime::{Clock, IdGen, Runtime, Sleep, Spawn};
-pub use store::{Condition, Item, Store, StoreError, Write, WriteOp};
+pub use store::{Condition, IndexEntry, IndexHit, Item, Store, StoreError, Write, WriteOp};

@@ -52,13 +52,14 @@ pub mod race;
 mod batches;
 mod concurrency;
 mod expiry;
+mod listings;
 mod patterns;
 mod reads;
 mod support;
 mod writes;
 
 use async_trait::async_trait;
-use handoff_core::store::{Item, Store, StoreError, Write};
+use handoff_core::store::{IndexHit, Item, Store, StoreError, Write};
 
 /// How many concurrent callers the racing checks use.
 pub const CONCURRENCY: usize = 16;
@@ -94,10 +95,11 @@ where
     concurrent_compare_and_set_loses_no_update(&make()).await;
     effect_executes_exactly_once(&make()).await;
     concurrent_identical_resumes_start_one_run(&make()).await;
+    index_lists_across_partitions(&make()).await;
 }
 
 /// The name of every check, in [`run_all`] order.
-pub const CHECK_NAMES: [&str; 15] = [
+pub const CHECK_NAMES: [&str; 16] = [
     "create_if_absent_is_exclusive",
     "compare_and_set_rejects_stale_writers",
     "batch_is_all_or_nothing",
@@ -113,6 +115,7 @@ pub const CHECK_NAMES: [&str; 15] = [
     "concurrent_compare_and_set_loses_no_update",
     "effect_executes_exactly_once",
     "concurrent_identical_resumes_start_one_run",
+    "index_lists_across_partitions",
 ];
 
 /// Runs the check called `name` (one of [`CHECK_NAMES`]) against `store`; `false` for an
@@ -141,6 +144,7 @@ pub async fn run_named<S: Store>(name: &str, store: &S) -> bool {
         "concurrent_identical_resumes_start_one_run" => {
             concurrent_identical_resumes_start_one_run(store).await
         }
+        "index_lists_across_partitions" => index_lists_across_partitions(store).await,
         _ => return false,
     }
     true
@@ -175,6 +179,7 @@ macro_rules! store_conformance_tests {
             concurrent_compare_and_set_loses_no_update
             effect_executes_exactly_once
             concurrent_identical_resumes_start_one_run
+            index_lists_across_partitions
         }
     };
 }
@@ -258,6 +263,15 @@ impl<S: Store, G: Send + Sync + 'static> Store for Guarded<S, G> {
     ) -> Result<Vec<String>, StoreError> {
         self.store.list(partition, prefix, now_ms).await
     }
+    async fn list_index(
+        &self,
+        scope: &str,
+        after: Option<&IndexHit>,
+        limit: usize,
+        now_ms: u64,
+    ) -> Result<Vec<IndexHit>, StoreError> {
+        self.store.list_index(scope, after, limit, now_ms).await
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -270,6 +284,7 @@ pub use concurrency::{
     multi_key_get_is_consistent,
 };
 pub use expiry::expiry_with_injected_clock;
+pub use listings::index_lists_across_partitions;
 pub use patterns::{
     concurrent_identical_resumes_start_one_run, effect_executes_exactly_once,
     expired_lease_can_be_taken_over,

@@ -71,7 +71,9 @@ pub(crate) fn apply(
     let now = ms_to_sql(now_ms);
     for (index, write) in writes.into_iter().enumerate() {
         let failed = StoreError::ConditionFailed { index };
-        let Write { key, condition, op } = write;
+        let Write {
+            key, condition, op, ..
+        } = write;
         let changed = match (op, condition) {
             (
                 WriteOp::Put {

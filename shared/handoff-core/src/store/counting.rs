@@ -15,7 +15,7 @@ use std::sync::Mutex;
 
 use async_trait::async_trait;
 
-use super::{Item, Store, StoreError, Write, WriteOp};
+use super::{IndexHit, Item, Store, StoreError, Write, WriteOp};
 
 /// Calls and bytes since the last [`CountingStore::take`].
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -118,5 +118,15 @@ impl<S: Store> Store for CountingStore<S> {
     ) -> Result<Vec<Item>, StoreError> {
         self.add(|c| c.scans += 1);
         self.inner.scan(partition, prefix, now_ms).await
+    }
+    async fn list_index(
+        &self,
+        scope: &str,
+        after: Option<&IndexHit>,
+        limit: usize,
+        now_ms: u64,
+    ) -> Result<Vec<IndexHit>, StoreError> {
+        self.add(|c| c.lists += 1);
+        self.inner.list_index(scope, after, limit, now_ms).await
     }
 }

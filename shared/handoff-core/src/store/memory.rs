@@ -5,10 +5,14 @@ use std::sync::Mutex;
 
 use async_trait::async_trait;
 
-use super::{Item, Store, StoreError, Write, WriteOp, condition_holds, is_live};
+use super::{
+    IndexEntry, IndexHit, Item, Store, StoreError, Write, WriteOp, condition_holds, is_live,
+};
 
+mod index;
 mod items;
 
+use index::Listings;
 use items::Items;
 
 /// What a held item costs besides its key and value bytes: its slot in the partition's
@@ -80,6 +84,8 @@ struct Inner {
     /// oldest first.
     by_last_write: BTreeMap<u64, String>,
     writes: u64,
+    /// The index entries of the items that carry one ([`Store::list_index`]).
+    listings: Listings,
 }
 
 #[derive(Debug, Default)]
@@ -165,14 +171,23 @@ impl Partition {
         }
     }
 
-    /// Applies `writes` if every condition holds, else changes nothing.
-    fn apply(&mut self, writes: Vec<Write>, now_ms: u64) -> Result<(), StoreError> {
+    /// Applies `writes` if every condition holds, else changes nothing. Returns the
+    /// listing changes: each written key with its new entry (`None`: unlisted).
+    fn apply(
+        &mut self,
+        writes: Vec<Write>,
+        now_ms: u64,
+    ) -> Result<Vec<(String, Option<IndexEntry>)>, StoreError> {
         for (index, write) in writes.iter().enumerate() {
             if !condition_holds(write.condition, self.live(&write.key, now_ms)) {
                 return Err(StoreError::ConditionFailed { index });
             }
         }
+        let mut listed = Vec::new();
         for write in writes {
+            if !matches!(write.op, WriteOp::Check) {
+                listed.push((write.key.clone(), write.index));
+            }
             match write.op {
                 WriteOp::Put {
                     value,
@@ -198,7 +213,7 @@ impl Partition {
                 WriteOp::Check => {}
             }
         }
-        Ok(())
+        Ok(listed)
     }
 }
 
@@ -282,6 +297,15 @@ impl Inner {
             partition.drop_expired(now_ms);
         }
         let result = partition.apply(writes, now_ms);
+        if let Ok(listed) = &result {
+            for (key, entry) in listed {
+                self.listings.set(name, key, entry.clone());
+            }
+        }
+        let result = result.map(drop);
+        let Some(partition) = self.partitions.get_mut(name) else {
+            return result;
+        };
         let (after, empty, evictable, last, next_expiry, serial) = (
             partition.budgeted(name),
             partition.items.is_empty(),
@@ -358,6 +382,12 @@ impl MemoryStore {
         self.lock().partitions.values().map(|p| p.items.len()).sum()
     }
 
+    /// Index entries held, live items or not (dropped ones leave lazily).
+    #[cfg(test)]
+    fn listing_count(&self) -> usize {
+        self.lock().listings.len()
+    }
+
     /// Partitions physically held.
     #[cfg(test)]
     fn partition_count(&self) -> usize {
@@ -408,6 +438,28 @@ impl Store for MemoryStore {
                     .collect()
             })
             .unwrap_or_default())
+    }
+
+    async fn list_index(
+        &self,
+        scope: &str,
+        after: Option<&IndexHit>,
+        limit: usize,
+        now_ms: u64,
+    ) -> Result<Vec<IndexHit>, StoreError> {
+        let mut inner = self.lock();
+        let Inner {
+            partitions,
+            listings,
+            ..
+        } = &mut *inner;
+        let is_live_item = |partition: &str, key: &str| {
+            partitions
+                .get(partition)
+                .and_then(|p| p.live(key, now_ms))
+                .is_some()
+        };
+        Ok(listings.page(scope, after, limit, is_live_item))
     }
 }
 

@@ -16,6 +16,26 @@
 //! [`Condition::Absent`], whatever the backend's physical deletion lag.
 //!
 //! Under one [`Store::commit`] the writes of a batch address distinct keys.
+//!
+//! # Indexes across partitions
+//!
+//! A put may carry an [`IndexEntry`]: the item then appears in that entry's **scope** (a
+//! listing across partitions, such as one owner's threads) at its **rank**, until a put
+//! without an entry, a delete or its expiry takes it out. The entry is part of the item,
+//! written by the same commit, so a listing never shows an item its commit did not make
+//! (no cross-partition transaction is needed). [`Store::list_index`] pages through a
+//! scope, highest rank first, without reading any other scope or partition:
+//!
+//! - memory: a sorted set per scope, updated under the commit's mutex;
+//! - SQLite: two columns of the item's row and an index on them;
+//! - DynamoDB: two attributes of the item and a global secondary index (`KEYS_ONLY`);
+//!   a listing may lag a commit by the index's propagation (typically well under a
+//!   second); the item itself is read consistently by whoever follows the hit;
+//! - Cloudflare: a Durable Object per scope, told by the partition's object after its
+//!   commit (the same lag, no lost entry).
+//!
+//! A hit is a pointer, not the item: callers read the item (which may have changed or
+//! gone since) and trust what they read.
 
 pub mod counting;
 pub mod memory;
@@ -69,6 +89,35 @@ pub enum WriteOp {
     Check,
 }
 
+/// Where a put item appears in a listing across partitions ([`Store::list_index`]).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct IndexEntry {
+    /// The listing (e.g. one owner's threads). At most 1,024 bytes.
+    pub scope: String,
+    /// Its order there: highest first.
+    pub rank: u64,
+}
+
+/// One item of a listing: where to read it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexHit {
+    /// Its rank when last written.
+    pub rank: u64,
+    /// Its partition.
+    pub partition: String,
+    /// Its key.
+    pub key: String,
+}
+
+impl IndexHit {
+    /// Whether `self` comes after `other` in a listing: lower rank, then partition and key
+    /// in ascending order.
+    pub fn follows(&self, other: &IndexHit) -> bool {
+        (std::cmp::Reverse(self.rank), &self.partition, &self.key)
+            > (std::cmp::Reverse(other.rank), &other.partition, &other.key)
+    }
+}
+
 /// One conditional write.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Write {
@@ -78,6 +127,8 @@ pub struct Write {
     pub condition: Condition,
     /// Operation.
     pub op: WriteOp,
+    /// For a put: the listing the item appears in (none: it leaves any listing).
+    pub index: Option<IndexEntry>,
 }
 
 impl Write {
@@ -95,7 +146,14 @@ impl Write {
                 value,
                 expires_at_ms,
             },
+            index: None,
         }
+    }
+    /// With the put item listed under `entry` ([`Store::list_index`]).
+    #[must_use]
+    pub fn indexed(mut self, entry: IndexEntry) -> Self {
+        self.index = Some(entry);
+        self
     }
     /// Check `condition` without writing.
     pub fn check(key: impl Into<String>, condition: Condition) -> Self {
@@ -103,6 +161,7 @@ impl Write {
             key: key.into(),
             condition,
             op: WriteOp::Check,
+            index: None,
         }
     }
     /// Delete if `condition` holds.
@@ -111,6 +170,7 @@ impl Write {
             key: key.into(),
             condition,
             op: WriteOp::Delete,
+            index: None,
         }
     }
 }
@@ -136,6 +196,9 @@ pub enum StoreError {
     /// The backend returned something it should not have.
     #[error("store failure: {0}")]
     Backend(String),
+    /// The store does not do this (a test double without indexes).
+    #[error("not supported by this store: {0}")]
+    Unsupported(&'static str),
 }
 
 /// Strongly consistent, partitioned, conditionally written storage.
@@ -194,6 +257,20 @@ pub trait Store: Send + Sync + 'static {
         Ok(items)
     }
 
+    /// Up to `limit` live items listed under `scope`, highest rank first (ties by
+    /// partition, then key, ascending), after `after` (a hit of an earlier page) when
+    /// given. See the module docs for what a hit promises.
+    async fn list_index(
+        &self,
+        scope: &str,
+        after: Option<&IndexHit>,
+        limit: usize,
+        now_ms: u64,
+    ) -> Result<Vec<IndexHit>, StoreError> {
+        let _ = (scope, after, limit, now_ms);
+        Err(StoreError::Unsupported("list_index"))
+    }
+
     /// Reads one key: [`Store::get`] of a single key.
     async fn get_one(
         &self,
@@ -243,6 +320,15 @@ impl<S: Store + ?Sized> Store for std::sync::Arc<S> {
         now_ms: u64,
     ) -> Result<Vec<Item>, StoreError> {
         (**self).scan(partition, prefix, now_ms).await
+    }
+    async fn list_index(
+        &self,
+        scope: &str,
+        after: Option<&IndexHit>,
+        limit: usize,
+        now_ms: u64,
+    ) -> Result<Vec<IndexHit>, StoreError> {
+        (**self).list_index(scope, after, limit, now_ms).await
     }
 }
 

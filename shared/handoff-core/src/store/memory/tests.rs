@@ -353,3 +353,30 @@ fn hosts_get_a_budget_unless_they_turn_it_off() {
     let store = MemoryStore::from_lookup(vars(Some("4096"))).unwrap();
     assert_eq!(store.lock().max_bytes, Some(4096));
 }
+
+/// An indexed item that expires leaves its scope's listing, and the listing forgets it
+/// once a page passes it (nothing else tells the listings about expiry).
+#[test]
+fn expired_listing_entries_are_forgotten() {
+    use crate::store::IndexEntry;
+    let store = MemoryStore::new();
+    let entry = IndexEntry {
+        scope: "owner".into(),
+        rank: 1,
+    };
+    let write = put("head", Some(10)).indexed(entry);
+    block_on(store.commit("t1", vec![write], 0)).unwrap();
+    assert_eq!(store.listing_count(), 1);
+    assert_eq!(
+        block_on(store.list_index("owner", None, 10, 5))
+            .unwrap()
+            .len(),
+        1
+    );
+    assert!(
+        block_on(store.list_index("owner", None, 10, 10))
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(store.listing_count(), 0, "a page forgets what it skipped");
+}
