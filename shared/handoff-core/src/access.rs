@@ -39,6 +39,8 @@ pub enum Access<'a> {
         /// `resolved` or `cancelled`.
         status: ResumeStatus,
     },
+    /// Rename, archive or delete it.
+    Manage,
 }
 
 /// What the engine knows of the thread when it asks.
@@ -105,6 +107,10 @@ impl Authorizer for OwnerPolicy {
             Access::Answer { interrupt, status } => {
                 answer(principal, facts.owner, interrupt, status)
             }
+            Access::Manage if owns => Verdict::Allow,
+            Access::Manage => Verdict::Forbidden(
+                "only the thread's owner may rename, archive or delete it".into(),
+            ),
         }
     }
 }

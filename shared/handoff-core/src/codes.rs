@@ -52,6 +52,9 @@ registry! {
     INVALID_INPUT = 400;
     /// `Last-Event-ID` is not a frame id.
     INVALID_LAST_EVENT_ID = 400;
+    /// A list cursor that this deployment did not issue for this list (forged, altered
+    /// or another list's).
+    INVALID_CURSOR = 400;
     /// A2A receiver: a push notification that is not a task update.
     INVALID_NOTIFICATION = 400;
     /// A2A receiver: a validation challenge it cannot answer.
@@ -78,6 +81,8 @@ registry! {
     AGENT_NOT_FOUND = 404;
     /// CopilotKit single-route: no such method.
     METHOD_NOT_FOUND = 404;
+    /// A resource that does not answer this HTTP method (`Allow` lists those it does).
+    METHOD_NOT_ALLOWED = 405;
     /// Pending interrupts the input does not answer.
     RESUME_INCOMPLETE = 409;
     /// A resume entry names an interrupt that is not pending.

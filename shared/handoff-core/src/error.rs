@@ -97,6 +97,9 @@ pub enum CoreError {
     /// The runId was used before with a different body.
     #[error("runId {0} was already used with a different input")]
     RunIdConflict(String),
+    /// A list cursor this deployment did not issue for this list.
+    #[error("the cursor is not one this list issued; start from the first page")]
+    InvalidCursor,
     /// This run lost its lease (it overran); nothing it did after that was committed.
     #[error("the run lost its lease on the thread")]
     LeaseLost,
@@ -173,6 +176,7 @@ impl CoreError {
             CoreError::SchemaValidationUnavailable => codes::SCHEMA_VALIDATION_UNAVAILABLE,
             CoreError::ThreadBusy { .. } => codes::THREAD_BUSY,
             CoreError::RunIdConflict(_) => codes::RUN_ID_CONFLICT,
+            CoreError::InvalidCursor => codes::INVALID_CURSOR,
             CoreError::LeaseLost => codes::LEASE_LOST,
             CoreError::DeadlineExceeded => codes::DEADLINE_EXCEEDED,
             CoreError::Stopped => codes::RUN_STOPPED,

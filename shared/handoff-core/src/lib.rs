@@ -21,7 +21,8 @@ pub use approval::{ApprovalChecks, ApprovalPolicy, EditRule, WithApproval};
 pub use context::{EffectFailure, NotExecuted, RunContext};
 pub use decision::Decision;
 pub use engine::{
-    Engine, EngineConfig, FrameStream, RunOptions, RunStream, SharedRunStream, StopOutcome,
+    Engine, EngineConfig, FrameStream, MAX_LIMIT, MAX_NAME_CHARS, MessagePage, RunOptions,
+    RunStream, SharedRunStream, StopOutcome, ThreadChanges, ThreadPage, ThreadQuery, ThreadSummary,
     ThreadView,
 };
 pub use error::CoreError;

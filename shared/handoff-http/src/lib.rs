@@ -3,7 +3,11 @@
 //! | route | what |
 //! |---|---|
 //! | `POST /agent` | AG-UI run over SSE; A2UI with `X-A2UI: true` or `?a2ui=true` |
+//! | `GET /threads?limit=&cursor=&includeArchived=&agentId=` | the caller's threads, latest activity first: `{threads, nextCursor}` |
 //! | `GET /threads/{threadId}` | pending interrupts, state, messages, last run (rehydrate after a reload) |
+//! | `PATCH /threads/{threadId}` | `{name?, archived?}`: the updated thread |
+//! | `DELETE /threads/{threadId}` | erase the thread whole: `{threadId, deleted: true}` |
+//! | `GET /threads/{threadId}/messages?limit=&before=` | the history in pages, oldest first within a page: `{messages, nextBefore}` |
 //! | `GET /threads/{threadId}/runs/{runId}/events` | a run's frames; `Last-Event-ID` rejoins after a frame, a running run is followed to its end |
 //! | `POST /api/v1/chat/stream`, `POST /api/v1/chat/resume` | Superagent-compatible chat (legacy framing unless A2UI is asked for) |
 //! | `GET {base}/info`, `POST {base}/agent/{agentId}/run`, `…/connect`, `…/stop/{threadId}`, `POST {base}` (envelope) | CopilotKit runtime protocol, `{base}` = [`HttpConfig::copilotkit_base`] |
@@ -222,7 +226,17 @@ impl Routes {
         });
         let protected = routes::copilotkit::register(Router::new(), &state.config.copilotkit_base)
             .route("/agent", post(routes::agent::run_agent))
-            .route("/threads/{thread_id}", get(routes::threads::get_thread))
+            .route("/threads", get(routes::thread_list::list_threads))
+            .route(
+                "/threads/{thread_id}",
+                get(routes::threads::get_thread)
+                    .patch(routes::thread_list::update_thread)
+                    .delete(routes::thread_list::delete_thread),
+            )
+            .route(
+                "/threads/{thread_id}/messages",
+                get(routes::thread_list::thread_messages),
+            )
             .route(
                 "/threads/{thread_id}/runs/{run_id}/events",
                 get(routes::threads::replay_run),

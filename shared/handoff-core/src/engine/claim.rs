@@ -238,6 +238,13 @@ pub(crate) async fn claim(
         let mut thread = thread;
         let migrated = history::migrate(inner, &mut thread, &input.run_id, now);
         let owner = thread.owner.take().or_else(|| Some(Owner::from(principal)));
+        let agent_id = options.agent_id.as_deref().unwrap_or(inner.agent.name());
+        if thread.meta.agent_id.as_deref() != Some(agent_id) {
+            thread.meta.agent_id = Some(agent_id.to_owned());
+        }
+        thread.meta.created_at_ms.get_or_insert(now);
+        thread.meta.last_run_at_ms = Some(now);
+        thread.meta.updated_at_ms = Some(now);
         // Moved, not copied: a thread head carries its pending interrupts and state.
         let claimed_thread = ThreadRecord {
             status: ThreadStatus::Running,
@@ -265,12 +272,7 @@ pub(crate) async fn claim(
         };
         let run_expiry = Some(now + inner.config.run_ttl_ms);
         let mut writes = vec![
-            Write::put(
-                THREAD_KEY,
-                condition,
-                records::encode(&claimed_thread),
-                Some(now + inner.config.thread_ttl_ms),
-            ),
+            claimed_thread.write(partition, condition, Some(now + inner.config.thread_ttl_ms)),
             Write::put(&run_item_key, run_condition, run.encode(), run_expiry),
         ];
         writes.extend(migrated);

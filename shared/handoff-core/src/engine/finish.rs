@@ -17,7 +17,7 @@ use crate::context::RunContext;
 use crate::error::CoreError;
 use crate::records::{
     self, AnswerAudit, DeltaCuts, LastRun, PendingInterrupt, ResumeRecord, RunRecord, RunStatus,
-    THREAD_KEY, ThreadRecord, ThreadStatus, run_key,
+    ThreadRecord, ThreadStatus, run_key,
 };
 use crate::store::{Condition, StoreError, Write};
 use crate::time_fmt::parse_ms;
@@ -231,10 +231,9 @@ async fn release_lease(inner: &Inner, ctx: &RunContext, claimed: &Claimed) {
     let now = inner.runtime.now_ms();
     let thread = released_after_error(ctx, claimed);
     let fence = *ctx.fence().lock().await;
-    let write = Write::put(
-        THREAD_KEY,
+    let write = thread.write(
+        ctx.partition(),
         Condition::Version(fence),
-        records::encode(&thread),
         Some(now + inner.config.thread_ttl_ms),
     );
     if let Err(e) = inner.store.commit(ctx.partition(), vec![write], now).await {
@@ -341,11 +340,11 @@ async fn commit_finish(
         Write::put(key, Condition::Always, answer, run_expiry)
     });
     let fence = ctx.fence().lock().await;
+    thread.meta.updated_at_ms = Some(now);
     let mut writes = vec![
-        Write::put(
-            THREAD_KEY,
+        thread.write(
+            ctx.partition(),
             Condition::Version(*fence),
-            records::encode(&thread),
             Some(now + inner.config.thread_ttl_ms),
         ),
         Write::put(

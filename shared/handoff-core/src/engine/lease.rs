@@ -9,8 +9,8 @@
 use super::Inner;
 use super::claimed::Claimed;
 use crate::context::fence::Fence;
-use crate::records::{self, Lease, THREAD_KEY, ThreadRecord};
-use crate::store::{Condition, StoreError, Write};
+use crate::records::{Lease, ThreadRecord};
+use crate::store::{Condition, StoreError};
 
 /// Why the watcher stopped the run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -106,10 +106,9 @@ async fn renew(
         }),
         ..claimed.thread.clone()
     };
-    let write = Write::put(
-        THREAD_KEY,
+    let write = thread.write(
+        partition,
         Condition::Version(*version),
-        records::encode(&thread),
         Some(now + inner.config.thread_ttl_ms),
     );
     inner.store.commit(partition, vec![write], now).await?;

@@ -3,6 +3,7 @@
 mod claim;
 mod claimed;
 mod compact;
+mod cursor;
 mod execute;
 mod finish;
 mod hash;
@@ -11,6 +12,7 @@ mod lease;
 mod leftovers;
 mod live;
 mod stop;
+mod threads;
 mod validate;
 
 use std::sync::Arc;
@@ -36,6 +38,9 @@ use crate::store::Store;
 pub use compact::{compact, compact_with_cuts, expand};
 pub use live::FrameStream;
 pub use stop::StopOutcome;
+pub use threads::{
+    MAX_LIMIT, MAX_NAME_CHARS, MessagePage, ThreadChanges, ThreadPage, ThreadQuery, ThreadSummary,
+};
 
 /// Tunables. Defaults suit Lambda and Workers alike.
 #[derive(Debug, Clone)]
@@ -90,6 +95,9 @@ pub struct RunOptions {
     /// Who asks: scopes the thread to the principal's tenant and is checked against the
     /// engine's [`Authorizer`] before anything is revealed or written.
     pub principal: Principal,
+    /// The agent the caller addressed (CopilotKit's `agentId`), recorded on the thread
+    /// for thread lists; `None`: the engine's agent name.
+    pub agent_id: Option<String>,
 }
 
 impl Default for RunOptions {
@@ -98,6 +106,7 @@ impl Default for RunOptions {
         RunOptions {
             deadline_ms: None,
             principal: Principal::anonymous(),
+            agent_id: None,
         }
     }
 }
@@ -149,6 +158,7 @@ pub(crate) struct Inner {
     pub(crate) validator: Option<Arc<dyn SchemaValidator>>,
     pub(crate) approval_checks: ApprovalChecks,
     pub(crate) stops: Arc<stop::StopBoard>,
+    pub(crate) cursor_key: Arc<cursor::CursorKey>,
 }
 
 impl Inner {
@@ -206,6 +216,7 @@ impl Engine {
                 validator,
                 approval_checks,
                 stops: Arc::default(),
+                cursor_key: Arc::default(),
             }),
         }
     }
@@ -246,6 +257,7 @@ impl Engine {
             validator: self.inner.validator.clone(),
             approval_checks: self.inner.approval_checks.clone(),
             stops: self.inner.stops.clone(),
+            cursor_key: self.inner.cursor_key.clone(),
         };
         change(&mut inner);
         Engine {
@@ -350,6 +362,50 @@ impl Engine {
             owner: thread.owner.map(|o| o.subject),
             answers,
         }))
+    }
+
+    /// The caller's threads, latest activity first (`GET /threads`): those it owns in its
+    /// tenant, archived ones only when asked for.
+    pub async fn list_threads(
+        &self,
+        principal: &Principal,
+        query: &ThreadQuery,
+    ) -> Result<ThreadPage, CoreError> {
+        threads::list(&self.inner, principal, query).await
+    }
+
+    /// Renames or (un)archives a thread (`PATCH /threads/{id}`), without disturbing a run
+    /// in progress; the owner's to do.
+    pub async fn update_thread(
+        &self,
+        principal: &Principal,
+        thread_id: &str,
+        changes: &ThreadChanges,
+    ) -> Result<ThreadSummary, CoreError> {
+        threads::update(&self.inner, principal, thread_id, changes).await
+    }
+
+    /// Erases a thread whole (`DELETE /threads/{id}`): its running run is asked to stop
+    /// first, then the head goes (every route answers 404 from then on) and every other
+    /// record of it after. A new run under the id starts a fresh thread.
+    pub async fn delete_thread(
+        &self,
+        principal: &Principal,
+        thread_id: &str,
+    ) -> Result<(), CoreError> {
+        threads::delete(&self.inner, principal, thread_id).await
+    }
+
+    /// A page of the thread's history (`GET /threads/{id}/messages`): up to `limit`
+    /// messages before the `before` cursor (the latest without one), oldest first.
+    pub async fn thread_messages(
+        &self,
+        principal: &Principal,
+        thread_id: &str,
+        limit: usize,
+        before: Option<&str>,
+    ) -> Result<MessagePage, CoreError> {
+        threads::messages(&self.inner, principal, thread_id, limit, before).await
     }
 
     /// The recorded (compacted) events of a run, for replay over SSE: `None` if the thread

@@ -10,12 +10,14 @@
 //! | `live#{runId}@{startedAtMs}#{n:06}` | [`LiveBatch`]: the events a running run emitted since its last batch | every `live_flush_ms` while the run runs (once each, must be absent); read by reconnecting clients until the run record is final |
 //! | `stop#{runId}` | [`StopRequest`]: who asked a running run to stop | by `POST …/stop`; read by the run's stop poll |
 //! | `mark` | `{}`: outlives every other record of the thread | with a new thread, and by every finish that writes a page |
+//! | `profile` | [`ThreadProfile`]: the name and archived flag its owner set | by `PATCH /threads/{id}` (never by a run, so renaming never fences a running run out) |
 
 use agui_protocol::{Event, Interrupt, Message, MessageId, RunId};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::principal::Owner;
+use crate::store::{Condition, IndexEntry, Write};
 
 mod encoding;
 
@@ -28,6 +30,24 @@ pub const THREAD_KEY: &str = "thread";
 /// thread, so a run that finds no head knows whether an expired thread left records
 /// (see the engine's `leftovers`).
 pub const MARK_KEY: &str = "mark";
+
+/// Key of the thread's [`ThreadProfile`].
+pub const PROFILE_KEY: &str = "profile";
+
+/// What the thread's owner set on it, apart from the head (a run rewrites the head under
+/// its fence; a rename must not break that fence).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadProfile {
+    /// Its name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Left out of the default list.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub archived: bool,
+    /// When it was last set.
+    pub updated_at_ms: u64,
+}
 
 /// Prefix of history page keys.
 pub const PAGE_PREFIX: &str = "msgs#";
@@ -168,6 +188,48 @@ pub struct ThreadRecord {
     /// were recorded; the next run records its principal).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub owner: Option<Owner>,
+    /// What a thread list shows: name, archived, agent, timestamps.
+    #[serde(default, skip_serializing_if = "ThreadMeta::is_empty")]
+    pub meta: ThreadMeta,
+}
+
+/// A thread's listing facts that runs keep, in its head (the owner's are its
+/// [`ThreadProfile`]).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadMeta {
+    /// The agent of its latest run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_id: Option<String>,
+    /// When its first run was claimed (Unix ms; absent on threads stored before).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created_at_ms: Option<u64>,
+    /// When a run last changed it (claim or finish).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub updated_at_ms: Option<u64>,
+    /// When its latest run was claimed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_run_at_ms: Option<u64>,
+}
+
+impl ThreadMeta {
+    fn is_empty(&self) -> bool {
+        *self == ThreadMeta::default()
+    }
+
+    /// Its place in a thread list: latest activity first (the latest run, else creation).
+    pub fn activity_ms(&self) -> u64 {
+        self.last_run_at_ms
+            .or(self.created_at_ms)
+            .or(self.updated_at_ms)
+            .unwrap_or(0)
+    }
+}
+
+/// The listing of `owner`'s threads in `tenant` ([`crate::store::Store::list_index`]).
+/// Tenants hold no control character, so the first `\u{1f}` ends the tenant.
+pub fn threads_scope(tenant: &str, owner: &Owner) -> String {
+    ["threads\u{1f}", tenant, "\u{1f}", &owner.subject].concat()
 }
 
 impl ThreadRecord {
@@ -188,6 +250,7 @@ impl ThreadRecord {
             last_message_id,
             last_run: _,
             owner,
+            meta,
         } = self;
         ThreadRecord {
             messages: messages.clone(),
@@ -195,7 +258,29 @@ impl ThreadRecord {
             message_count: *message_count,
             last_message_id: last_message_id.clone(),
             owner: owner.clone(),
+            meta: meta.clone(),
             ..ThreadRecord::default()
+        }
+    }
+
+    /// The put of this head into `partition`: its bytes, and its place in its owner's
+    /// thread list. Every head write goes through here, so none drops the thread from it.
+    pub(crate) fn write(
+        &self,
+        partition: &str,
+        condition: Condition,
+        expires_at_ms: Option<u64>,
+    ) -> Write {
+        let put = Write::put(THREAD_KEY, condition, encode(self), expires_at_ms);
+        match &self.owner {
+            Some(owner) => {
+                let (tenant, _) = crate::principal::split_partition(partition);
+                put.indexed(IndexEntry {
+                    scope: threads_scope(tenant, owner),
+                    rank: self.meta.activity_ms(),
+                })
+            }
+            None => put,
         }
     }
 }

@@ -38,6 +38,7 @@ pub(crate) fn run_options(parts: &http::request::Parts) -> Result<RunOptions, Ap
     Ok(RunOptions {
         deadline_ms: HostDeadline::of(&parts.extensions),
         principal: principal(&parts.extensions)?,
+        agent_id: None,
     })
 }
 

@@ -5,6 +5,7 @@ pub(crate) mod copilotkit;
 pub(crate) mod json_body;
 pub(crate) mod runs;
 pub(crate) mod superagent;
+pub(crate) mod thread_list;
 pub(crate) mod threads;
 
 use agui_protocol::Message;

@@ -95,7 +95,7 @@ pub(super) async fn connect(
 }
 
 /// The stored thread as one run's events.
-fn rehydration(view: ThreadView, run_id: &str, now: u64) -> Vec<Event> {
+pub(super) fn rehydration(view: ThreadView, run_id: &str, now: u64) -> Vec<Event> {
     let thread_id = view.thread_id.clone();
     let mut started = RunStarted::new(thread_id.clone(), run_id.to_owned());
     started.protocol_version = Some(agui_protocol::PROTOCOL_VERSION.to_owned());

@@ -7,12 +7,14 @@
 //! | `POST {base}/agent/{agentId}/run` | body `RunAgentInput`: the run as AG-UI SSE (as `POST /agent`) |
 //! | `POST {base}/agent/{agentId}/connect` | body `RunAgentInput` (its `threadId`): the thread rehydrated, a live run joined |
 //! | `POST {base}/agent/{agentId}/stop/{threadId}` | body `{runId?}`: `{stopped, threadId, runId?, message?}` |
-//! | `POST {base}` | single-route envelope `{method: "info" \| "agent/run" \| "agent/connect" \| "agent/stop", params?, body?}` |
+//! | `GET {base}/threads`, `PATCH`/`DELETE {base}/threads/{id}`, `POST {base}/threads/{id}/archive`, `GET {base}/threads/{id}/messages\|state\|events` | the caller's threads in CopilotKit's shapes (`threads`) |
+//! | `POST {base}` | single-route envelope `{method: "info" \| "agent/run" \| "agent/connect" \| "agent/stop" \| "resource/request", params?, body?}` |
 //!
 //! The primary engine is agent `agent_name()`; [`Routes::agent`](crate::Routes::agent)
 //! adds more. An unknown agent is a 404 `{code: "AGENT_NOT_FOUND"}`.
 
 mod connect;
+mod threads;
 
 use std::sync::Arc;
 
@@ -22,7 +24,7 @@ use axum::Router;
 use axum::body::Body;
 use axum::extract::{Path, Request, State};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::{any, get, post};
 use handoff_core::codes;
 use http::HeaderMap;
 use http::request::Parts;
@@ -35,6 +37,7 @@ use crate::AppState;
 use crate::body::Encoding;
 use crate::config::normalize_base;
 use crate::error::ApiError;
+use crate::routes::principal;
 
 /// Adds the CopilotKit routes under `base` to `router`.
 pub(crate) fn register(router: Router<Arc<AppState>>, base: &str) -> Router<Arc<AppState>> {
@@ -50,10 +53,32 @@ pub(crate) fn register(router: Router<Arc<AppState>>, base: &str) -> Router<Arc<
         )
         .route(root, post(envelope));
     if base.is_empty() {
+        // `/threads…` are the engine's own thread routes; the envelope still bridges them.
         router
     } else {
-        router.route(&format!("{base}/"), post(envelope))
+        router
+            .route(&format!("{base}/"), post(envelope))
+            .route(&format!("{base}/threads"), any(thread_resource))
+            .route(&format!("{base}/threads/{{*rest}}"), any(thread_resource))
     }
+}
+
+/// A thread resource under the base, in CopilotKit's shapes.
+async fn thread_resource(
+    State(app): State<Arc<AppState>>,
+    request: Request,
+) -> Result<Response, ApiError> {
+    let (parts, body) = request.into_parts();
+    let principal = principal(&parts.extensions)?;
+    let body = read_body(&app, &parts.headers, body).await?;
+    let base = normalize_base(&app.config.copilotkit_base);
+    let path = parts
+        .uri
+        .path_and_query()
+        .map_or("", |p| p.as_str())
+        .strip_prefix(base.as_str())
+        .unwrap_or_default();
+    threads::resource(&app, &principal, &parts.method, path, &body).await
 }
 
 fn invalid(message: impl Into<String>) -> ApiError {
@@ -118,6 +143,10 @@ fn info_body(app: &AppState) -> Value {
         "a2uiEnabled": false,
         "openGenerativeUIEnabled": false,
         "telemetryDisabled": true,
+        // REST clients read the first, single-route clients the second (which also makes
+        // them send thread calls as `resource/request` envelopes).
+        "threadEndpoints": threads::thread_endpoints(),
+        "singleRoute": {"resourceOperations": true, "threadEndpoints": threads::thread_endpoints()},
     })
 }
 
@@ -227,6 +256,15 @@ async fn envelope(
             let thread_id = call.param("threadId")?;
             let run_id = connect::stop_scope(&call.body)?;
             connect::stop(&app, &parts, thread_id, run_id).await
+        }
+        "resource/request" => {
+            let principal = principal(&parts.extensions)?;
+            let (method, path) = threads::envelope_target(&call.params)?;
+            let body = match &call.body {
+                Value::Null => Vec::new(),
+                body => serde_json::to_vec(body).map_err(|e| invalid(e.to_string()))?,
+            };
+            threads::resource(&app, &principal, &method, &path, &body).await
         }
         other => Err(ApiError::new(
             codes::METHOD_NOT_FOUND,
