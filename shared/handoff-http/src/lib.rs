@@ -4,6 +4,7 @@
 //! |---|---|
 //! | `POST /agent` | AG-UI run over SSE; A2UI with `X-A2UI: true` or `?a2ui=true` |
 //! | `GET /threads?limit=&cursor=&includeArchived=&agentId=` | the caller's threads, latest activity first: `{threads, nextCursor}` |
+//! | `GET /approvals?limit=&cursor=` | the pending interrupts the caller may resolve across its tenant's threads, newest first: `{approvals, nextCursor}` |
 //! | `GET /threads/{threadId}` | pending interrupts, state, messages, last run (rehydrate after a reload) |
 //! | `PATCH /threads/{threadId}` | `{name?, archived?}`: the updated thread |
 //! | `DELETE /threads/{threadId}` | erase the thread whole: `{threadId, deleted: true}` |
@@ -227,6 +228,7 @@ impl Routes {
         let protected = routes::copilotkit::register(Router::new(), &state.config.copilotkit_base)
             .route("/agent", post(routes::agent::run_agent))
             .route("/threads", get(routes::thread_list::list_threads))
+            .route("/approvals", get(routes::thread_list::list_approvals))
             .route(
                 "/threads/{thread_id}",
                 get(routes::threads::get_thread)

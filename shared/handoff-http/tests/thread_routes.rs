@@ -34,6 +34,7 @@ impl Authenticator for Named {
         Box::pin(async move {
             match who.as_str() {
                 "alice" | "bob" => Ok(Principal::new("acme", who)),
+                "carol" => Ok(Principal::new("acme", who).with_roles(["approver"])),
                 _ => Err(AuthError::unauthenticated("who are you?")),
             }
         })
@@ -50,11 +51,23 @@ struct App {
 }
 
 fn app() -> App {
+    app_with(DemoConfig::default())
+}
+
+/// Refunds above 0 cents need role `approver`, not the requester.
+fn app_with_approvers() -> App {
+    app_with(DemoConfig {
+        approver_above_cents: Some(0),
+        ..DemoConfig::default()
+    })
+}
+
+fn app_with(config: DemoConfig) -> App {
     let store = Arc::new(MemoryStore::new());
     let clock = Arc::new(ManualClock::new(T0));
     let runtime = Runtime::new(clock.clone(), SequentialIds::new("t"), NeverSleep);
     let dyn_store: Arc<dyn Store> = store.clone();
-    let agent = DemoAgent::new(dyn_store.clone(), DemoConfig::default());
+    let agent = DemoAgent::new(dyn_store.clone(), config);
     let engine = Engine::new(agent, dyn_store, runtime);
     let router = Routes::new(engine, HttpConfig::default())
         .authenticator(Arc::new(Named))
@@ -198,7 +211,7 @@ async fn a_caller_lists_its_own_threads_latest_first_in_sealed_pages() {
             .await;
         assert_eq!(status, StatusCode::BAD_REQUEST, "limit={bad}: {body}");
     }
-    let (status, _) = app.call("carol", "GET", "/threads", Value::Null).await;
+    let (status, _) = app.call("mallory", "GET", "/threads", Value::Null).await;
     assert_eq!(status, StatusCode::UNAUTHORIZED);
 }
 
@@ -478,4 +491,98 @@ async fn copilotkit_thread_endpoints_answer_in_its_shapes_over_rest_and_the_enve
         )
         .await;
     assert_eq!(status, StatusCode::NOT_FOUND);
+}
+
+fn inbox(page: &Value) -> Vec<(String, String)> {
+    page["approvals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| {
+            (
+                a["threadId"].as_str().unwrap().to_owned(),
+                a["requestedBy"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn the_approvals_inbox_shows_what_each_caller_may_resolve() {
+    let app = app_with_approvers();
+    app.say("alice", "r-1", 1, "Refund order A1024").await;
+    app.say("alice", "r-2", 1, "Refund order B2048").await;
+    app.say("bob", "r-3", 1, "Refund order C4096").await;
+
+    // Carol holds the role: every request, newest first, in pages.
+    let (status, all) = app.call("carol", "GET", "/approvals", Value::Null).await;
+    assert_eq!(status, StatusCode::OK, "{all}");
+    assert_eq!(
+        inbox(&all),
+        [
+            ("r-3".into(), "bob".into()),
+            ("r-2".into(), "alice".into()),
+            ("r-1".into(), "alice".into())
+        ]
+    );
+    let card = &all["approvals"][2];
+    assert_eq!(card["requiredRoles"], json!(["approver"]));
+    assert_eq!(card["toolCall"]["args"]["orderId"], "A1024");
+    assert!(
+        card["interruptId"].is_string() && card["createdAt"].is_string(),
+        "{card}"
+    );
+    let (_, first) = app
+        .call("carol", "GET", "/approvals?limit=2", Value::Null)
+        .await;
+    assert_eq!(inbox(&first).len(), 2);
+    let cursor = first["nextCursor"].as_str().unwrap();
+    let (_, rest) = app
+        .call(
+            "carol",
+            "GET",
+            &format!("/approvals?limit=2&cursor={cursor}"),
+            Value::Null,
+        )
+        .await;
+    assert_eq!(inbox(&rest), [("r-1".into(), "alice".into())]);
+    assert_eq!(rest["nextCursor"], Value::Null);
+    let (status, _) = app
+        .call(
+            "alice",
+            "GET",
+            &format!("/approvals?cursor={cursor}"),
+            Value::Null,
+        )
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "a cursor is its caller's");
+
+    // Without the role, nobody else's, and not one's own: the policy says not the requester.
+    for who in ["alice", "bob"] {
+        let (_, page) = app.call(who, "GET", "/approvals", Value::Null).await;
+        assert_eq!(inbox(&page), Vec::<(String, String)>::new(), "{who}");
+    }
+
+    // Once answered, it leaves the inbox.
+    let interrupt = all["approvals"][0]["interruptId"].as_str().unwrap();
+    let resume = json!({"threadId": "r-3", "runId": "r-3-yes", "messages": [],
+        "resume": [{"interruptId": interrupt, "status": "resolved", "payload": {"approved": true}}]});
+    let headers = [("host", "localhost"), ("authorization", "carol")];
+    let (status, body) =
+        support::send(&app.router, "POST", "/agent", &headers, resume.to_string()).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (_, after) = app.call("carol", "GET", "/approvals", Value::Null).await;
+    assert_eq!(inbox(&after).len(), 2);
+    assert!(!inbox(&after).iter().any(|(t, _)| t == "r-3"));
+}
+
+#[tokio::test]
+async fn without_a_role_an_owner_sees_its_own_requests() {
+    let app = app();
+    app.say("alice", "r-1", 1, "Refund order A1024").await;
+    let (_, mine) = app.call("alice", "GET", "/approvals", Value::Null).await;
+    assert_eq!(inbox(&mine), [("r-1".into(), "alice".into())]);
+    assert_eq!(mine["approvals"][0]["requiredRoles"], json!([]));
+    let (_, theirs) = app.call("bob", "GET", "/approvals", Value::Null).await;
+    assert!(inbox(&theirs).is_empty());
 }

@@ -355,6 +355,13 @@ async fn commit_finish(
         ),
     ];
     writes.extend(resume);
+    writes.extend(super::approvals::entry(
+        inner,
+        ctx.partition(),
+        &thread,
+        &claimed.thread,
+        now,
+    ));
     if page.is_some() {
         // The history outlives the head: so must the marker that says it is there.
         writes.push(super::leftovers::mark(inner, now));
@@ -407,6 +414,7 @@ fn to_pending(
                 .as_ref()
                 .and_then(|id| ctx.find_tool_call(id))
                 .and_then(|call| serde_json::from_str(&call.function.arguments).ok()),
+            raised_at_ms: Some(ctx.now_ms()),
         })
         .collect()
 }

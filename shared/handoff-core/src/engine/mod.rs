@@ -1,5 +1,6 @@
 //! The run engine: claims a thread, drives the agent, persists, then finishes.
 
+mod approvals;
 mod claim;
 mod claimed;
 mod compact;
@@ -35,6 +36,7 @@ use crate::runtime::Runtime;
 use crate::schema::SchemaValidator;
 use crate::store::Store;
 
+pub use approvals::{Approval, ApprovalPage};
 pub use compact::{compact, compact_with_cuts, expand};
 pub use live::FrameStream;
 pub use stop::StopOutcome;
@@ -372,6 +374,19 @@ impl Engine {
         query: &ThreadQuery,
     ) -> Result<ThreadPage, CoreError> {
         threads::list(&self.inner, principal, query).await
+    }
+
+    /// The pending interrupts `principal` may resolve across its tenant's threads, newest
+    /// first (`GET /approvals`): those whose approval policy names a role it holds (not
+    /// its own requests when the policy says so), and those without a role on threads it
+    /// owns.
+    pub async fn list_approvals(
+        &self,
+        principal: &Principal,
+        limit: usize,
+        cursor: Option<&str>,
+    ) -> Result<ApprovalPage, CoreError> {
+        approvals::list(&self.inner, principal, limit, cursor).await
     }
 
     /// Renames or (un)archives a thread (`PATCH /threads/{id}`), without disturbing a run

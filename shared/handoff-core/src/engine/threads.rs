@@ -351,7 +351,7 @@ pub(crate) async fn update(
         ];
         match inner.store.commit(&partition, writes, now).await {
             Ok(()) => return Ok(summary(thread_id, thread, profile)),
-            Err(StoreError::ConditionFailed { .. }) => continue,
+            Err(StoreError::ConditionFailed { .. }) => {}
             Err(e) => return Err(e.into()),
         }
     }
@@ -393,7 +393,7 @@ pub(crate) async fn delete(
         let gone = vec![Write::delete(THREAD_KEY, Condition::Version(head.version))];
         match inner.store.commit(&partition, gone, now).await {
             Ok(()) => break,
-            Err(StoreError::ConditionFailed { .. }) => continue,
+            Err(StoreError::ConditionFailed { .. }) => {}
             Err(e) => return Err(e.into()),
         }
     }

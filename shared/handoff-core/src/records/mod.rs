@@ -10,6 +10,7 @@
 //! | `live#{runId}@{startedAtMs}#{n:06}` | [`LiveBatch`]: the events a running run emitted since its last batch | every `live_flush_ms` while the run runs (once each, must be absent); read by reconnecting clients until the run record is final |
 //! | `stop#{runId}` | [`StopRequest`]: who asked a running run to stop | by `POST …/stop`; read by the run's stop poll |
 //! | `mark` | `{}`: outlives every other record of the thread | with a new thread, and by every finish that writes a page |
+//! | `approvals` | `{}`, listed in the tenant's approvals inbox at the newest pending interrupt's time | by every finish that leaves interrupts pending; deleted by the finish that leaves none |
 //! | `profile` | [`ThreadProfile`]: the name and archived flag its owner set | by `PATCH /threads/{id}` (never by a run, so renaming never fences a running run out) |
 
 use agui_protocol::{Event, Interrupt, Message, MessageId, RunId};
@@ -30,6 +31,15 @@ pub const THREAD_KEY: &str = "thread";
 /// thread, so a run that finds no head knows whether an expired thread left records
 /// (see the engine's `leftovers`).
 pub const MARK_KEY: &str = "mark";
+
+/// Key of the thread's entry in its tenant's approvals inbox: present, listed under
+/// [`approvals_scope`], while interrupts are pending.
+pub const APPROVALS_KEY: &str = "approvals";
+
+/// The listing of the threads of `tenant` with pending interrupts.
+pub fn approvals_scope(tenant: &str) -> String {
+    ["approvals\u{1f}", tenant].concat()
+}
 
 /// Key of the thread's [`ThreadProfile`].
 pub const PROFILE_KEY: &str = "profile";
@@ -138,6 +148,9 @@ pub struct PendingInterrupt {
     /// approval policy's edit rules. Kept on the server: an answer cannot restate them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_args: Option<Value>,
+    /// When the run that raised it finished (Unix ms; absent on records stored before).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raised_at_ms: Option<u64>,
 }
 
 /// Summary of the latest run.

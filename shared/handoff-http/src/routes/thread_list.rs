@@ -164,3 +164,20 @@ pub(crate) async fn thread_messages(
         .await?;
     Ok(Json(page).into_response())
 }
+
+/// `GET /approvals?limit=&cursor=` → `{"approvals", "nextCursor"}`: the pending
+/// interrupts the caller may resolve across its tenant's threads.
+pub(crate) async fn list_approvals(
+    State(app): State<Arc<AppState>>,
+    extensions: Extensions,
+    uri: Uri,
+) -> Result<Response, ApiError> {
+    let principal = principal(&extensions)?;
+    let params = ListParams::from_uri(&uri)?;
+    let cursor = params.cursor.as_deref().filter(|c| !c.is_empty());
+    let page = app
+        .engine
+        .list_approvals(&principal, params.limit()?, cursor)
+        .await?;
+    Ok(Json(page).into_response())
+}
