@@ -93,6 +93,8 @@ registry! {
     ANSWER_IN_DOUBT = 409;
     /// The request was built on a stale copy of the thread.
     THREAD_CHANGED = 409;
+    /// A fork's `threadId` names a thread that exists.
+    THREAD_EXISTS = 409;
     /// Another run holds the thread.
     THREAD_BUSY = 409;
     /// The runId was used before with a different body.

@@ -97,6 +97,9 @@ pub enum CoreError {
     /// The runId was used before with a different body.
     #[error("runId {0} was already used with a different input")]
     RunIdConflict(String),
+    /// A new thread's id (a fork's) names one that exists.
+    #[error("thread {0} exists; fork into a new id")]
+    ThreadExists(String),
     /// A list cursor this deployment did not issue for this list.
     #[error("the cursor is not one this list issued; start from the first page")]
     InvalidCursor,
@@ -177,6 +180,7 @@ impl CoreError {
             CoreError::ThreadBusy { .. } => codes::THREAD_BUSY,
             CoreError::RunIdConflict(_) => codes::RUN_ID_CONFLICT,
             CoreError::InvalidCursor => codes::INVALID_CURSOR,
+            CoreError::ThreadExists(_) => codes::THREAD_EXISTS,
             CoreError::LeaseLost => codes::LEASE_LOST,
             CoreError::DeadlineExceeded => codes::DEADLINE_EXCEEDED,
             CoreError::Stopped => codes::RUN_STOPPED,

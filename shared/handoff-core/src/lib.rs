@@ -21,9 +21,9 @@ pub use approval::{ApprovalChecks, ApprovalPolicy, EditRule, WithApproval};
 pub use context::{EffectFailure, NotExecuted, RunContext};
 pub use decision::Decision;
 pub use engine::{
-    Approval, ApprovalPage, Engine, EngineConfig, FrameStream, MAX_LIMIT, MAX_NAME_CHARS,
-    MessagePage, RunOptions, RunStream, SharedRunStream, StopOutcome, ThreadChanges, ThreadPage,
-    ThreadQuery, ThreadSummary, ThreadView,
+    Approval, ApprovalPage, Engine, EngineConfig, ForkRequest, FrameStream, MAX_LIMIT,
+    MAX_NAME_CHARS, MessagePage, RunOptions, RunStream, SharedRunStream, StopOutcome,
+    ThreadChanges, ThreadPage, ThreadQuery, ThreadSummary, ThreadView,
 };
 pub use error::CoreError;
 pub use principal::{Owner, Principal};

@@ -8,6 +8,7 @@
 //! | `GET /threads/{threadId}` | pending interrupts, state, messages, last run (rehydrate after a reload) |
 //! | `PATCH /threads/{threadId}` | `{name?, archived?}`: the updated thread |
 //! | `DELETE /threads/{threadId}` | erase the thread whole: `{threadId, deleted: true}` |
+//! | `POST /threads/{threadId}/fork` | `{atMessageId?, threadId?}`: a new thread of the caller's with the history up to that message and the state as it stood then: 201 `{threadId}` |
 //! | `GET /threads/{threadId}/messages?limit=&before=` | the history in pages, oldest first within a page: `{messages, nextBefore}` |
 //! | `GET /threads/{threadId}/runs/{runId}/events` | a run's frames; `Last-Event-ID` rejoins after a frame, a running run is followed to its end |
 //! | `POST /api/v1/chat/stream`, `POST /api/v1/chat/resume` | Superagent-compatible chat (legacy framing unless A2UI is asked for) |
@@ -238,6 +239,10 @@ impl Routes {
             .route(
                 "/threads/{thread_id}/messages",
                 get(routes::thread_list::thread_messages),
+            )
+            .route(
+                "/threads/{thread_id}/fork",
+                post(routes::thread_list::fork_thread),
             )
             .route(
                 "/threads/{thread_id}/runs/{run_id}/events",

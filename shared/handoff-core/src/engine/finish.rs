@@ -305,7 +305,17 @@ async fn commit_finish(
     let page = if consume_answer {
         let added = history::added(&claimed.stored_ids, ctx.messages());
         let answers = audit(ctx, claimed);
-        history::append(inner, &mut thread, ctx.run_id(), &added, &answers, now)
+        // A fork at these messages starts from the state as it stood after this run.
+        let state = (thread.state != claimed.thread.state).then(|| thread.state.clone());
+        history::append(
+            inner,
+            &mut thread,
+            ctx.run_id(),
+            &added,
+            &answers,
+            state.as_ref(),
+            now,
+        )
     } else {
         None
     };

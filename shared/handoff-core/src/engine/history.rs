@@ -117,6 +117,7 @@ pub(crate) fn append(
     run_id: &RunId,
     added: &[impl Borrow<Message>],
     answers: &[AnswerAudit],
+    state: Option<&serde_json::Value>,
     now: u64,
 ) -> Option<Write> {
     if added.is_empty() && answers.is_empty() {
@@ -131,7 +132,7 @@ pub(crate) fn append(
     Some(Write::put(
         key,
         Condition::Absent,
-        HistoryPage::encode_parts(run_id, added, answers),
+        HistoryPage::encode_parts(run_id, added, answers, state),
         Some(now + inner.config.history_ttl_ms),
     ))
 }
@@ -148,7 +149,7 @@ pub(crate) fn migrate(
         return None;
     }
     let legacy = std::mem::take(&mut head.messages);
-    append(inner, head, run_id, &legacy, &[], now)
+    append(inner, head, run_id, &legacy, &[], None, now)
 }
 
 /// Makes a stored run's log replayable as it streamed: its merged deltas cut back into

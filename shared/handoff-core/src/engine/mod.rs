@@ -7,6 +7,7 @@ mod compact;
 mod cursor;
 mod execute;
 mod finish;
+mod fork;
 mod hash;
 mod history;
 mod lease;
@@ -38,6 +39,7 @@ use crate::store::Store;
 
 pub use approvals::{Approval, ApprovalPage};
 pub use compact::{compact, compact_with_cuts, expand};
+pub use fork::ForkRequest;
 pub use live::FrameStream;
 pub use stop::StopOutcome;
 pub use threads::{
@@ -387,6 +389,18 @@ impl Engine {
         cursor: Option<&str>,
     ) -> Result<ApprovalPage, CoreError> {
         approvals::list(&self.inner, principal, limit, cursor).await
+    }
+
+    /// Forks a thread the caller may read into a new thread it owns
+    /// (`POST /threads/{id}/fork`): the history up to `atMessageId` (all of it without),
+    /// the state as it stood then. Returns the new thread's id.
+    pub async fn fork_thread(
+        &self,
+        principal: &Principal,
+        thread_id: &str,
+        request: &ForkRequest,
+    ) -> Result<String, CoreError> {
+        fork::fork(&self.inner, principal, thread_id, request).await
     }
 
     /// Renames or (un)archives a thread (`PATCH /threads/{id}`), without disturbing a run

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use agui_protocol::{Event, Message, RunId};
 use serde::Serialize;
+use serde_json::Value;
 
 use super::{AnswerAudit, HistoryPage, LiveBatch, ResumeRecord, RunRecord};
 use crate::error::CoreError;
@@ -112,6 +113,7 @@ impl HistoryPage {
         run_id: &RunId,
         messages: &[M],
         answers: &[AnswerAudit],
+        state: Option<&Value>,
     ) -> Vec<u8> {
         let mut out = Vec::with_capacity(64 + 256 * messages.len());
         out.extend_from_slice(b"{\"runId\":");
@@ -121,6 +123,10 @@ impl HistoryPage {
         if !answers.is_empty() {
             out.extend_from_slice(b",\"answers\":");
             put(&mut out, answers);
+        }
+        if let Some(state) = state {
+            out.extend_from_slice(b",\"state\":");
+            put(&mut out, state);
         }
         out.push(b'}');
         out
@@ -298,21 +304,29 @@ mod tests {
             run_id: RunId::new("r2"),
             at_ms: 9,
         }];
-        for (messages, answers) in [(messages, answers), (Vec::new(), Vec::new())] {
+        let state = Some(serde_json::json!({"cart": ["a"], "n": 2}));
+        for (messages, answers, state) in
+            [(messages, answers, state), (Vec::new(), Vec::new(), None)]
+        {
             let page = HistoryPage {
                 run_id: RunId::new("r\u{e9}"),
                 messages,
                 answers,
+                state,
             };
             // Every field named: a new one fails to compile here until encode_parts writes it.
             let HistoryPage {
                 run_id,
                 messages,
                 answers,
+                state,
             } = &page;
-            let bytes = HistoryPage::encode_parts(run_id, messages, answers);
+            let bytes = HistoryPage::encode_parts(run_id, messages, answers, state.as_ref());
             let borrowed: Vec<&Message> = messages.iter().collect();
-            assert_eq!(HistoryPage::encode_parts(run_id, &borrowed, answers), bytes);
+            assert_eq!(
+                HistoryPage::encode_parts(run_id, &borrowed, answers, state.as_ref()),
+                bytes
+            );
             assert_eq!(
                 String::from_utf8(bytes.clone()).unwrap(),
                 String::from_utf8(encode(&page)).unwrap()

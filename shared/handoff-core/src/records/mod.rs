@@ -392,6 +392,10 @@ pub struct HistoryPage {
     /// The answers the run applied, with who sent them (the audit trail).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub answers: Vec<AnswerAudit>,
+    /// The shared state after the run, when the run changed it (what a fork at one of
+    /// these messages starts from).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<Value>,
 }
 
 /// One applied answer: who answered which interrupt, how, and when.

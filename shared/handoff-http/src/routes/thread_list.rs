@@ -181,3 +181,29 @@ pub(crate) async fn list_approvals(
         .await?;
     Ok(Json(page).into_response())
 }
+
+/// `POST /threads/{threadId}/fork` `{"atMessageId"?, "threadId"?}` → 201 `{"threadId"}`:
+/// a new thread of the caller's with the history up to that message.
+pub(crate) async fn fork_thread(
+    State(app): State<Arc<AppState>>,
+    Path(thread_id): Path<String>,
+    request: Request,
+) -> Result<Response, ApiError> {
+    let (parts, body) = request.into_parts();
+    let principal = principal(&parts.extensions)?;
+    let body = read_body(&app, &parts.headers, body).await?;
+    let fork: handoff_core::ForkRequest = if body.iter().all(u8::is_ascii_whitespace) {
+        handoff_core::ForkRequest::default()
+    } else {
+        serde_json::from_slice(&body).map_err(|e| invalid(e.to_string()))?
+    };
+    let forked = app
+        .engine
+        .fork_thread(&principal, &thread_id, &fork)
+        .await?;
+    Ok((
+        http::StatusCode::CREATED,
+        Json(json!({ "threadId": forked })),
+    )
+        .into_response())
+}
