@@ -69,6 +69,12 @@ pub trait Agent: Send + Sync + 'static {
     fn approval_checks(&self) -> ApprovalChecks {
         ApprovalChecks::new()
     }
+
+    /// What a message sent while one of this agent's runs is running does; `None` (the
+    /// default) leaves it to the host (`HANDOFF_DOUBLE_TEXT`, default reject).
+    fn double_text(&self) -> Option<crate::DoubleText> {
+        None
+    }
 }
 
 /// The answer to [`Agent::readiness`].

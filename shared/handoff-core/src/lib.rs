@@ -21,7 +21,7 @@ pub use approval::{ApprovalChecks, ApprovalPolicy, EditRule, WithApproval};
 pub use context::{EffectFailure, NotExecuted, RunContext};
 pub use decision::Decision;
 pub use engine::{
-    Approval, ApprovalPage, Engine, EngineConfig, ForkRequest, FrameStream, MAX_LIMIT,
+    Approval, ApprovalPage, DoubleText, Engine, EngineConfig, ForkRequest, FrameStream, MAX_LIMIT,
     MAX_NAME_CHARS, MessagePage, RunOptions, RunStream, SharedRunStream, StopOutcome,
     ThreadChanges, ThreadPage, ThreadQuery, ThreadSummary, ThreadView,
 };

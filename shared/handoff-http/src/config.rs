@@ -1,6 +1,6 @@
 //! HTTP-level settings, read from the environment by hosts.
 
-use handoff_core::EngineConfig;
+use handoff_core::{DoubleText, EngineConfig};
 
 use crate::cors::CorsOrigins;
 
@@ -44,8 +44,9 @@ impl Host {
     }
 
     /// The engine settings of `host`, overridden by `HANDOFF_THREAD_TTL_SECS`, `HANDOFF_LEASE_MS`,
-    /// `HANDOFF_STOP_POLL_MS` (0: stop requests reach only runs on the same instance) and
-    /// `HANDOFF_LIVE_FLUSH_MS` (0: no live journal; reconnects rejoin finished runs only).
+    /// `HANDOFF_STOP_POLL_MS` (0: stop requests reach only runs on the same instance),
+    /// `HANDOFF_LIVE_FLUSH_MS` (0: no live journal; reconnects rejoin finished runs only) and
+    /// `HANDOFF_DOUBLE_TEXT` (`reject`, `interrupt` or `enqueue`).
     pub fn engine_config(self, lookup: impl Fn(&str) -> Option<String>) -> EngineConfig {
         let defaults = EngineConfig::default();
         EngineConfig {
@@ -59,7 +60,21 @@ impl Host {
             live_flush_ms: lookup("HANDOFF_LIVE_FLUSH_MS")
                 .and_then(|v| v.parse().ok())
                 .unwrap_or(defaults.live_flush_ms),
+            double_text: double_text(&lookup),
             ..thread_lifetime(defaults, &lookup)
+        }
+    }
+}
+
+/// `HANDOFF_DOUBLE_TEXT=reject|interrupt|enqueue` (default reject). An unknown value is
+/// logged and read as reject, the behaviour that loses nothing.
+fn double_text(lookup: &impl Fn(&str) -> Option<String>) -> DoubleText {
+    match lookup("HANDOFF_DOUBLE_TEXT").map(|v| v.parse::<DoubleText>()) {
+        None => DoubleText::Reject,
+        Some(Ok(policy)) => policy,
+        Some(Err(error)) => {
+            tracing::error!(%error, "HANDOFF_DOUBLE_TEXT ignored: a new message on a busy thread is refused");
+            DoubleText::Reject
         }
     }
 }

@@ -27,7 +27,7 @@ use futures::StreamExt;
 use futures::future::BoxFuture;
 use handoff_core::schema::SchemaFailure;
 use handoff_core::{
-    Agent, AgentError, ApprovalPolicy, EffectFailure, Finish, RunContext, WithApproval,
+    Agent, AgentError, ApprovalPolicy, DoubleText, EffectFailure, Finish, RunContext, WithApproval,
 };
 use serde_json::{Value, json};
 
@@ -161,6 +161,7 @@ pub struct LlmAgent {
     system: Option<String>,
     tools: Vec<BackendTool>,
     max_steps: usize,
+    double_text: Option<DoubleText>,
 }
 
 impl LlmAgent {
@@ -173,6 +174,7 @@ impl LlmAgent {
             system: None,
             tools: Vec::new(),
             max_steps: 8,
+            double_text: None,
         }
     }
     /// The system prompt.
@@ -185,6 +187,13 @@ impl LlmAgent {
     #[must_use]
     pub fn tool(mut self, tool: BackendTool) -> Self {
         self.tools.push(tool);
+        self
+    }
+    /// What a message sent while one of this agent's runs is running does (default: the
+    /// host's `HANDOFF_DOUBLE_TEXT`, itself reject by default).
+    #[must_use]
+    pub fn double_text(mut self, policy: DoubleText) -> Self {
+        self.double_text = Some(policy);
         self
     }
     /// Model turns per run before the run ends `cancelled` (default 8).
@@ -291,6 +300,10 @@ impl LlmAgent {
 impl Agent for LlmAgent {
     fn name(&self) -> &str {
         &self.name
+    }
+
+    fn double_text(&self) -> Option<DoubleText> {
+        self.double_text
     }
 
     async fn run(&self, ctx: &mut RunContext) -> Result<Finish, AgentError> {

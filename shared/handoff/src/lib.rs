@@ -124,9 +124,9 @@ pub use agui_protocol::{
 };
 pub use async_trait::async_trait;
 pub use handoff_core::{
-    Agent, AgentError, ApprovalPolicy, CoreError, Decision, EditRule, EffectFailure, Engine,
-    EngineConfig, Finish, NotExecuted, Principal, Readiness, RunContext, RunOptions, Runtime,
-    Store, StoreError, ThreadView, WithApproval,
+    Agent, AgentError, ApprovalPolicy, CoreError, Decision, DoubleText, EditRule, EffectFailure,
+    Engine, EngineConfig, Finish, NotExecuted, Principal, Readiness, RunContext, RunOptions,
+    Runtime, Store, StoreError, ThreadView, WithApproval,
 };
 pub use handoff_core::{access, approval, codes, principal, runtime, schema, store};
 /// The HTTP surface every host serves (routes, settings, the `GET /threads` hook).

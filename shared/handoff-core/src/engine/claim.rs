@@ -34,6 +34,7 @@ pub(crate) async fn claim(
     inner: &Inner,
     input: &RunAgentInput,
     options: &RunOptions,
+    after_running: bool,
 ) -> Result<Claim, CoreError> {
     let principal = &options.principal;
     let partition_name = principal.partition(&input.thread_id)?;
@@ -220,7 +221,7 @@ pub(crate) async fn claim(
         // of the history here; the run reads it after RUN_STARTED otherwise.
         let preloaded = if decisions.is_empty() && history::needs_check(&thread, &input.messages) {
             let stored = history::load(inner, partition, &thread, thread.pages, now).await?;
-            history::merge(&stored, &input.messages)?;
+            history::merge(&stored, &input.messages, after_running)?;
             Some(stored)
         } else {
             None
@@ -310,6 +311,7 @@ pub(crate) async fn claim(
                     state,
                     preloaded,
                     stored_ids: HashSet::new(),
+                    after_running,
                 })));
             }
             // Someone else moved first: read again and decide with fresh facts.

@@ -35,4 +35,6 @@ pub(crate) struct Claimed {
     /// Ids of the stored history (filled when the run reads it); the finish pages what
     /// the run added beyond them.
     pub(crate) stored_ids: HashSet<String>,
+    /// Sent while another run streamed (double-texting): merged after that run's reply.
+    pub(crate) after_running: bool,
 }

@@ -185,7 +185,7 @@ async fn read_history(
     };
     claimed.stored_ids = messages.iter().map(|m| m.id().to_string()).collect();
     if !ctx.is_resume() {
-        let added = history::merge(&messages, &ctx.input().messages)?;
+        let added = history::merge(&messages, &ctx.input().messages, claimed.after_running)?;
         messages.extend(added);
     }
     ctx.set_history(messages);

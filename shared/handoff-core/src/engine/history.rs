@@ -82,10 +82,18 @@ pub(crate) fn needs_check(thread: &ThreadRecord, input: &[Message]) -> bool {
 /// shares history with the thread but lacks its newest message was built on a stale
 /// copy (a second tab, a late retry): it is refused rather than allowed to drop turns.
 /// A request sharing nothing with the thread only appends.
-pub(crate) fn merge(stored: &[Message], input: &[Message]) -> Result<Vec<Message>, CoreError> {
+///
+/// With `after_running` (a message sent while a run streamed, under double-texting
+/// `interrupt` or `enqueue`) the input cannot contain that run's reply: its new messages
+/// are appended after what the run committed instead.
+pub(crate) fn merge(
+    stored: &[Message],
+    input: &[Message],
+    after_running: bool,
+) -> Result<Vec<Message>, CoreError> {
     let stored_ids: HashSet<&str> = stored.iter().map(|m| m.id().as_str()).collect();
     let overlaps = input.iter().any(|m| stored_ids.contains(m.id().as_str()));
-    if let Some(last) = stored.last().filter(|_| overlaps)
+    if let Some(last) = stored.last().filter(|_| overlaps && !after_running)
         && !input.iter().any(|m| m.id() == last.id())
     {
         return Err(CoreError::ThreadChanged(format!(

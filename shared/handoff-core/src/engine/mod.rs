@@ -5,6 +5,7 @@ mod claim;
 mod claimed;
 mod compact;
 mod cursor;
+mod double_text;
 mod execute;
 mod finish;
 mod fork;
@@ -39,6 +40,7 @@ use crate::store::Store;
 
 pub use approvals::{Approval, ApprovalPage};
 pub use compact::{compact, compact_with_cuts, expand};
+pub use double_text::DoubleText;
 pub use fork::ForkRequest;
 pub use live::FrameStream;
 pub use stop::StopOutcome;
@@ -72,6 +74,9 @@ pub struct EngineConfig {
     /// another instance, and how often such a client polls (0: no journal; a client then
     /// rejoins once the run has finished).
     pub live_flush_ms: u64,
+    /// What a message sent while a run is running does, unless the agent says
+    /// ([`Agent::double_text`]).
+    pub double_text: DoubleText,
 }
 
 impl Default for EngineConfig {
@@ -87,6 +92,7 @@ impl Default for EngineConfig {
             busy_retry_after_ms: 1_000,
             stop_poll_ms: 1_000,
             live_flush_ms: 250,
+            double_text: DoubleText::Reject,
         }
     }
 }
@@ -308,7 +314,23 @@ impl Engine {
         input: RunAgentInput,
         options: RunOptions,
     ) -> Result<SharedRunStream, CoreError> {
-        match claim::claim(&self.inner, &input, &options).await? {
+        let claimed = match claim::claim(&self.inner, &input, &options, false).await {
+            Err(CoreError::ThreadBusy { run_id, .. })
+                if !run_id.is_empty()
+                    && run_id != input.run_id.as_str()
+                    && self.double_text() != DoubleText::Reject =>
+            {
+                return Ok(double_text::wait_then_run(
+                    self.inner.clone(),
+                    input,
+                    options,
+                    run_id,
+                    self.double_text(),
+                ));
+            }
+            other => other?,
+        };
+        match claimed {
             claim::Claim::Replay(events) => Ok(Box::pin(futures::stream::iter(
                 events.into_iter().map(Arc::new),
             ))),
@@ -319,6 +341,15 @@ impl Engine {
                 claimed,
             )),
         }
+    }
+
+    /// What a message sent while a run is running does: the agent's word, else the
+    /// engine's config.
+    fn double_text(&self) -> DoubleText {
+        self.inner
+            .agent
+            .double_text()
+            .unwrap_or(self.inner.config.double_text)
     }
 
     /// Asks run `run_id` of the thread to stop: it ends `RUN_FINISHED{outcome: cancelled}`

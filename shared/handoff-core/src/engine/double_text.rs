@@ -1,0 +1,101 @@
+//! Double-texting: what a new message does while a run is running on its thread.
+//!
+//! - [`DoubleText::Reject`] (the default): 409 `THREAD_BUSY`, as ever.
+//! - [`DoubleText::Interrupt`]: the running run is asked to stop at its next checkpoint
+//!   (it ends `cancelled`, as with the stop route), then the new one starts.
+//! - [`DoubleText::Enqueue`]: the new run starts when the running one finishes.
+//!
+//! Under both, the new run's stream starts at once and waits (the host sends SSE
+//! keep-alives while it is quiet), bounded by the host's deadline (less the engine's
+//! margin) or the lease length; past it, the stream ends with `RUN_ERROR` `THREAD_BUSY`.
+//! The new message cannot contain the running run's reply, so it is merged after what
+//! that run committed instead of being refused as stale (`THREAD_CHANGED`).
+
+use std::str::FromStr;
+use std::sync::Arc;
+
+use agui_protocol::Event;
+use agui_protocol::RunAgentInput;
+use agui_protocol::event::RunError;
+use futures::StreamExt;
+
+use super::{Inner, RunOptions, SharedRunStream, claim, execute, stop};
+use crate::error::CoreError;
+
+/// How often a waiting run tries its claim again.
+const RETRY_MS: u64 = 250;
+
+/// What a message sent while a run is running does (`HANDOFF_DOUBLE_TEXT`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum DoubleText {
+    /// 409 `THREAD_BUSY`.
+    #[default]
+    Reject,
+    /// Stop the running run, then run.
+    Interrupt,
+    /// Run once the running run has finished.
+    Enqueue,
+}
+
+impl FromStr for DoubleText {
+    type Err = String;
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        match text.trim() {
+            "reject" => Ok(DoubleText::Reject),
+            "interrupt" => Ok(DoubleText::Interrupt),
+            "enqueue" => Ok(DoubleText::Enqueue),
+            other => Err(format!("`{other}`: expected reject, interrupt or enqueue")),
+        }
+    }
+}
+
+/// The stream of a run that waits for the running run `busy` to end first.
+pub(crate) fn wait_then_run(
+    inner: Arc<Inner>,
+    input: RunAgentInput,
+    options: RunOptions,
+    busy: String,
+    policy: DoubleText,
+) -> SharedRunStream {
+    let run = async move {
+        let now = inner.runtime.now_ms();
+        let until = options
+            .deadline_ms
+            .map(|d| d.saturating_sub(inner.config.deadline_margin_ms))
+            .unwrap_or(now + inner.config.lease_ms);
+        let mut stopping = String::new();
+        let mut busy = busy;
+        loop {
+            if policy == DoubleText::Interrupt && stopping != busy {
+                stopping = busy.clone();
+                let principal = &options.principal;
+                if let Err(error) =
+                    stop::request(&inner, principal, input.thread_id.as_str(), &busy).await
+                {
+                    tracing::warn!(%error, run_id = %busy, "double-text: could not stop the running run");
+                }
+            }
+            inner.runtime.sleep.sleep(RETRY_MS).await;
+            match claim::claim(&inner, &input, &options, true).await {
+                Ok(claim::Claim::Run(claimed)) => {
+                    return execute::spawn_run(inner.clone(), input, options, claimed);
+                }
+                Ok(claim::Claim::Replay(events)) => {
+                    return futures::stream::iter(events.into_iter().map(Arc::new)).boxed();
+                }
+                Err(CoreError::ThreadBusy { run_id, .. })
+                    if inner.runtime.now_ms() < until && !run_id.is_empty() =>
+                {
+                    busy = run_id;
+                }
+                Err(error) => {
+                    let event =
+                        Event::from(RunError::from(&error)).with_timestamp(inner.runtime.now_ms());
+                    return futures::stream::iter([Arc::new(event)]).boxed();
+                }
+            }
+        }
+    };
+    futures::stream::once(run).flatten().boxed()
+}
