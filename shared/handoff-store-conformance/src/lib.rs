@@ -48,6 +48,7 @@
 //! [`join_all`]: futures::future::join_all
 
 pub mod race;
+pub mod threads;
 
 mod batches;
 mod concurrency;

@@ -99,13 +99,22 @@ pub fn approve(thread_id: &str, run_id: &str, interrupt_id: &str) -> RunAgentInp
 /// Runs a new run of a [`RaceAgent`] on a fresh `thread_id` and returns its interrupt;
 /// panics unless the stream is valid and ends with exactly one interrupt.
 pub async fn interrupt_thread(engine: &Engine, thread_id: &str) -> Interrupt {
+    interrupt_thread_with(engine, thread_id, RunOptions::default()).await
+}
+
+/// [`interrupt_thread`] with `options` (another principal, say).
+pub async fn interrupt_thread_with(
+    engine: &Engine,
+    thread_id: &str,
+    options: RunOptions,
+) -> Interrupt {
     let input = RunAgentInput::new(
         thread_id,
         "run-new",
         vec![Message::user("msg-user-1", "Refund order A1024")],
     );
     let stream = engine
-        .start(input.clone(), RunOptions::default())
+        .start(input.clone(), options)
         .await
         .unwrap_or_else(|e| panic!("the new run was refused: {} ({e})", e.code()));
     let events: Vec<Event> = stream.collect().await;
@@ -139,7 +148,12 @@ pub enum Outcome {
 
 /// Starts `input` on `engine`, drains the stream and classifies the response.
 pub async fn attempt(engine: &Engine, input: RunAgentInput) -> Outcome {
-    let stream = match engine.start(input.clone(), RunOptions::default()).await {
+    attempt_with(engine, input, RunOptions::default()).await
+}
+
+/// [`attempt`] with `options` (another principal, say).
+pub async fn attempt_with(engine: &Engine, input: RunAgentInput, options: RunOptions) -> Outcome {
+    let stream = match engine.start(input.clone(), options).await {
         Ok(stream) => stream,
         Err(e) if e.code() == "THREAD_BUSY" && e.http_status() == 409 => return Outcome::Busy,
         Err(e) => {

@@ -1,0 +1,117 @@
+//! Engine-level: a thread's life as a product over a real store, every record it leaves
+//! counted. A thread that ran, was interrupted, resumed (an effect, a resume record, history
+//! pages), renamed, listed and forked is deleted: afterwards its partition holds nothing,
+//! it is out of its owner's list, and the fork (which only read it) still works.
+//!
+//! Not in [`CHECK_NAMES`](crate::CHECK_NAMES): the engine needs the store shared
+//! (`Arc`), so store crates call [`thread_is_erased_whole`] from a test of their own.
+
+use std::sync::Arc;
+
+use handoff_core::runtime::{ManualClock, NeverSleep, Runtime, SequentialIds};
+use handoff_core::{Engine, ForkRequest, Principal, RunOptions, Store, ThreadChanges, ThreadQuery};
+
+use crate::BASE_MS;
+use crate::race::{Outcome, RaceAgent, approve, attempt_with, interrupt_thread_with};
+use crate::support::Namespace;
+
+/// Runs the life described in the module docs against `store`; panics on the first
+/// deviation.
+pub async fn thread_is_erased_whole(store: Arc<dyn Store>) {
+    let ns = Namespace::new("thread_is_erased_whole");
+    // A tenant of its own: the owner's list holds this check's threads only.
+    let tenant = ns.partition("tenant").replace(['/', ':'], "-");
+    let alice = Principal::new(tenant.clone(), "alice");
+    let runtime = Runtime::new(
+        ManualClock::new(BASE_MS),
+        SequentialIds::new("life"),
+        NeverSleep,
+    );
+    let engine = Engine::new(RaceAgent::new("life-", |_| {}), store.clone(), runtime);
+    let engine = &engine;
+    let thread_id = "life-1";
+    let partition = alice.partition(thread_id).unwrap();
+    let as_alice = || RunOptions {
+        principal: alice.clone(),
+        ..RunOptions::default()
+    };
+    let interrupt = interrupt_thread_with(engine, thread_id, as_alice()).await;
+    let answer = approve(thread_id, "life-yes", interrupt.id.as_str());
+    match attempt_with(engine, answer, as_alice()).await {
+        Outcome::Answered(_) => {}
+        other => panic!("the resume failed: {other:?}"),
+    }
+    let renamed = ThreadChanges {
+        name: Some("Refunds".into()),
+        archived: None,
+    };
+    engine
+        .update_thread(&alice, thread_id, &renamed)
+        .await
+        .expect("rename");
+    let fork = engine
+        .fork_thread(&alice, thread_id, &ForkRequest::default())
+        .await
+        .expect("fork");
+
+    let now = BASE_MS + 60_000;
+    let before = store
+        .list(&partition, "", now)
+        .await
+        .expect("list the partition");
+    for prefix in [
+        "thread", "msgs#", "run#", "resume#", "effect#", "profile", "mark",
+    ] {
+        assert!(
+            before.iter().any(|k| k.starts_with(prefix)),
+            "the thread should have stored a {prefix} record: {before:?}"
+        );
+    }
+    let query = ThreadQuery {
+        limit: 10,
+        ..ThreadQuery::default()
+    };
+    let listed = engine.list_threads(&alice, &query).await.expect("list");
+    let ids: Vec<&str> = listed.threads.iter().map(|t| t.id.as_str()).collect();
+    assert!(
+        ids.contains(&thread_id) && ids.contains(&fork.as_str()),
+        "{ids:?}"
+    );
+
+    engine
+        .delete_thread(&alice, thread_id)
+        .await
+        .expect("delete");
+    let after = store
+        .list(&partition, "", now)
+        .await
+        .expect("list the partition");
+    assert_eq!(
+        after,
+        Vec::<String>::new(),
+        "every record goes (was {before:?})"
+    );
+    assert!(
+        engine
+            .thread(&alice, thread_id)
+            .await
+            .expect("read")
+            .is_none()
+    );
+    let listed = engine.list_threads(&alice, &query).await.expect("list");
+    let ids: Vec<&str> = listed.threads.iter().map(|t| t.id.as_str()).collect();
+    assert_eq!(ids, [fork.as_str()], "out of the list; the fork stays");
+    let forked = engine.thread(&alice, &fork).await.expect("read the fork");
+    assert!(
+        forked.is_some_and(|f| !f.messages.is_empty()),
+        "the fork keeps its own copy of the history"
+    );
+    assert_eq!(
+        engine
+            .delete_thread(&alice, thread_id)
+            .await
+            .map_err(|e| e.code()),
+        Err("THREAD_NOT_FOUND"),
+        "a second delete"
+    );
+}
