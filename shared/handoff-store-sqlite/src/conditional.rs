@@ -11,35 +11,44 @@ use handoff_core::store::{Condition, StoreError, Write, WriteOp, condition_holds
 use rusqlite::params;
 
 use crate::prepared::Prepared;
-use crate::sql::{ms_to_sql, sql_err};
+use crate::sql::{index_to_sql, ms_to_sql, sql_err};
 use crate::write::{DELETE, live_version};
 
 // A row is live while `expires_at_ms` is NULL or after now (`?5`, or `?4` in a delete). A
 // negative value is an expiry past `i64::MAX` as `u64` (see `ms_to_sql`): live, since this
 // path runs only with a `now` that fits an `i64`.
 
+// Every put sets the row's listing columns in the same statement: `?6` and `?7` are the
+// write's `ix_scope` and `ix_rank` (both NULL without an entry, which takes the row out of any
+// listing).
+
 /// Put under `Always`: the live version + 1, or 1 over a missing or expired row.
 const PUT_ALWAYS: &str = "
-    INSERT INTO items (partition, key, version, value, expires_at_ms) VALUES (?1, ?2, 1, ?3, ?4)
+    INSERT INTO items (partition, key, version, value, expires_at_ms, ix_scope, ix_rank)
+    VALUES (?1, ?2, 1, ?3, ?4, ?6, ?7)
     ON CONFLICT (partition, key) DO UPDATE SET
         version = CASE
             WHEN items.expires_at_ms IS NULL OR items.expires_at_ms < 0 OR items.expires_at_ms > ?5
             THEN items.version + 1 ELSE 1 END,
         value = excluded.value,
-        expires_at_ms = excluded.expires_at_ms";
+        expires_at_ms = excluded.expires_at_ms,
+        ix_scope = excluded.ix_scope,
+        ix_rank = excluded.ix_rank";
 
 /// Put under `Absent`: creates the row, or replaces an expired one; a live row is left alone
 /// (no change: the condition failed).
 const PUT_ABSENT: &str = "
-    INSERT INTO items (partition, key, version, value, expires_at_ms) VALUES (?1, ?2, 1, ?3, ?4)
+    INSERT INTO items (partition, key, version, value, expires_at_ms, ix_scope, ix_rank)
+    VALUES (?1, ?2, 1, ?3, ?4, ?6, ?7)
     ON CONFLICT (partition, key) DO UPDATE SET
-        version = 1, value = excluded.value, expires_at_ms = excluded.expires_at_ms
+        version = 1, value = excluded.value, expires_at_ms = excluded.expires_at_ms,
+        ix_scope = excluded.ix_scope, ix_rank = excluded.ix_rank
     WHERE items.expires_at_ms IS NOT NULL AND items.expires_at_ms >= 0 AND items.expires_at_ms <= ?5";
 
-/// Put under `Version(?7)`: changes the live row at that version only.
+/// Put under `Version(?9)`: changes the live row at that version only, to version `?8`.
 const PUT_VERSION: &str = "
-    UPDATE items SET version = ?6, value = ?3, expires_at_ms = ?4
-    WHERE partition = ?1 AND key = ?2 AND version = ?7
+    UPDATE items SET version = ?8, value = ?3, expires_at_ms = ?4, ix_scope = ?6, ix_rank = ?7
+    WHERE partition = ?1 AND key = ?2 AND version = ?9
         AND (expires_at_ms IS NULL OR expires_at_ms < 0 OR expires_at_ms > ?5)";
 
 /// Delete under `Version(?3)`.
@@ -72,7 +81,10 @@ pub(crate) fn apply(
     for (index, write) in writes.into_iter().enumerate() {
         let failed = StoreError::ConditionFailed { index };
         let Write {
-            key, condition, op, ..
+            key,
+            condition,
+            op,
+            index: entry,
         } = write;
         let changed = match (op, condition) {
             (
@@ -83,13 +95,14 @@ pub(crate) fn apply(
                 condition,
             ) => {
                 let expires = expires_at_ms.map(ms_to_sql);
+                let (scope, rank) = index_to_sql(entry.as_ref())?;
                 match condition {
                     Condition::Always => p
                         .get(PUT_ALWAYS)?
-                        .execute(params![partition, key, value, expires, now]),
+                        .execute(params![partition, key, value, expires, now, scope, rank]),
                     Condition::Absent => p
                         .get(PUT_ABSENT)?
-                        .execute(params![partition, key, value, expires, now]),
+                        .execute(params![partition, key, value, expires, now, scope, rank]),
                     Condition::Version(version) => {
                         let Some((expected, next)) = i64::try_from(version)
                             .ok()
@@ -103,8 +116,9 @@ pub(crate) fn apply(
                                 failed
                             });
                         };
-                        p.get(PUT_VERSION)?
-                            .execute(params![partition, key, value, expires, now, next, expected])
+                        p.get(PUT_VERSION)?.execute(params![
+                            partition, key, value, expires, now, scope, rank, next, expected
+                        ])
                     }
                 }
             }

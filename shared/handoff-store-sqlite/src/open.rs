@@ -39,6 +39,11 @@ const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = ["
     CREATE INDEX items_by_expiry ON items (expires_at_ms) WHERE expires_at_ms IS NOT NULL;
 ", "
     DROP INDEX IF EXISTS items_by_expiry;
+", "
+    ALTER TABLE items ADD COLUMN ix_scope TEXT;
+    ALTER TABLE items ADD COLUMN ix_rank INTEGER;
+    CREATE INDEX items_listing ON items (ix_scope, ix_rank DESC, partition, key)
+        WHERE ix_scope IS NOT NULL;
 "];
 
 #[derive(Clone, Copy, PartialEq, Eq)]

@@ -1,6 +1,6 @@
 //! Conversions between SQLite's values and errors and the store's.
 
-use handoff_core::store::StoreError;
+use handoff_core::store::{IndexEntry, StoreError};
 use rusqlite::ErrorCode;
 
 /// `u64` milliseconds as the `i64` with the same bits (exact round trip).
@@ -10,6 +10,28 @@ pub(crate) fn ms_to_sql(ms: u64) -> i64 {
 
 pub(crate) fn ms_from_sql(ms: i64) -> u64 {
     u64::from_ne_bytes(ms.to_ne_bytes())
+}
+
+/// A put's index entry as its `ix_scope` and `ix_rank` (both NULL without one). A rank past
+/// `i64::MAX` is refused: stored with the same bits it would be negative and sort below every
+/// other rank (the engine's ranks are millisecond timestamps, far below it).
+pub(crate) fn index_to_sql(
+    entry: Option<&IndexEntry>,
+) -> Result<(Option<&str>, Option<i64>), StoreError> {
+    let Some(entry) = entry else {
+        return Ok((None, None));
+    };
+    let rank = i64::try_from(entry.rank).map_err(|_| {
+        StoreError::Backend(format!(
+            "index rank {} is past i64::MAX, the most this store keeps",
+            entry.rank
+        ))
+    })?;
+    Ok((Some(entry.scope.as_str()), Some(rank)))
+}
+
+pub(crate) fn rank_from_sql(rank: i64) -> Result<u64, StoreError> {
+    u64::try_from(rank).map_err(|_| StoreError::Backend(format!("corrupt row: index rank {rank}")))
 }
 
 pub(crate) fn version_from_sql(version: i64) -> Result<u64, StoreError> {

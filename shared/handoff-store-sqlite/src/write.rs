@@ -9,14 +9,17 @@ use rusqlite::{OptionalExtension, params};
 use crate::conditional;
 use crate::options::Purge;
 use crate::prepared::Prepared;
-use crate::sql::{ms_from_sql, ms_to_sql, sql_err, version_from_sql};
+use crate::sql::{index_to_sql, ms_from_sql, ms_to_sql, sql_err, version_from_sql};
 
 const SELECT_VERSION: &str =
     "SELECT version, expires_at_ms FROM items WHERE partition = ?1 AND key = ?2";
-const UPSERT: &str =
-    "INSERT INTO items (partition, key, version, value, expires_at_ms) VALUES (?1, ?2, ?3, ?4, ?5)
+/// A put of the general path, its listing columns (`?6`, `?7`) included.
+const UPSERT: &str = "
+    INSERT INTO items (partition, key, version, value, expires_at_ms, ix_scope, ix_rank)
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
     ON CONFLICT (partition, key) DO UPDATE SET
-        version = excluded.version, value = excluded.value, expires_at_ms = excluded.expires_at_ms";
+        version = excluded.version, value = excluded.value, expires_at_ms = excluded.expires_at_ms,
+        ix_scope = excluded.ix_scope, ix_rank = excluded.ix_rank";
 pub(crate) const DELETE: &str = "DELETE FROM items WHERE partition = ?1 AND key = ?2";
 /// The sweep's next window, the `?2` rows after rowid `?1`: its last rowid, how many rows it
 /// has and how many of them expired at or before `?3`.
@@ -37,6 +40,13 @@ pub(crate) struct Commit {
 /// Checks every condition of `commit` and applies its writes, inside the caller's open
 /// transaction. On an error some writes may have been applied: the caller rolls them back.
 pub(crate) fn apply(p: &mut Prepared<'_>, commit: Commit) -> Result<(), StoreError> {
+    // A rank the table cannot keep refuses the batch whole, before any condition, on either
+    // path (no SQL: a look at each put).
+    for write in &commit.writes {
+        if matches!(write.op, WriteOp::Put { .. }) {
+            index_to_sql(write.index.as_ref())?;
+        }
+    }
     if conditional::applies_to(&commit.writes, commit.now_ms) {
         return conditional::apply(p, &commit.partition, commit.writes, commit.now_ms);
     }
@@ -72,13 +82,16 @@ fn apply_checked(p: &mut Prepared<'_>, commit: Commit) -> Result<(), StoreError>
                 let sql_version = i64::try_from(version).map_err(|_| {
                     StoreError::Backend(format!("version overflow on {}", write.key))
                 })?;
+                let (scope, rank) = index_to_sql(write.index.as_ref())?;
                 p.get(UPSERT)?
                     .execute(params![
                         partition,
                         write.key,
                         sql_version,
                         value,
-                        expires_at_ms.map(ms_to_sql)
+                        expires_at_ms.map(ms_to_sql),
+                        scope,
+                        rank
                     ])
                     .map_err(sql_err)?;
                 live.insert(write.key, is_live(expires_at_ms, now_ms).then_some(version));
