@@ -35,6 +35,14 @@ pub(crate) const TTL: &str = "ttl";
 pub(crate) const D: &str = "d";
 /// The writer's `now_ms` when a chunk was written (N), on chunk items.
 pub(crate) const T: &str = "t";
+/// Listing scope (S): the partition key of the `listing` index, on heads put with an
+/// `IndexEntry` ([`crate::keys::scope`]).
+pub(crate) const LS: &str = "ls";
+/// Listing order (S): the sort key of the `listing` index, with `ls`
+/// ([`crate::keys::order`]).
+pub(crate) const LO: &str = "lo";
+/// The global secondary index listing heads by `ls` / `lo`, projecting `exp`.
+pub(crate) const LISTING_INDEX: &str = "listing";
 
 /// A number attribute.
 pub(crate) fn num(n: u64) -> AttributeValue {

@@ -15,6 +15,11 @@
 //! encoded keys is the order of the keys, except that `""` (stored as `}`) sorts after
 //! unescaped keys; `list` sorts its (decoded) result anyway. Partitions are encoded the same
 //! way (only so that `""` is a valid `pk`).
+//!
+//! Listings (the `listing` index) have their own keys: `ls` is the scope encoded like a
+//! partition, `lo` an order-preserving string of (rank descending, partition, key), see
+//! [`order`]; a hit's partition and key are read back from the item's `pk` / `sk`, which
+//! every index projects.
 
 /// The character put in front of keys that would otherwise be empty or reach into `~…`.
 pub(crate) const ESCAPE: char = '}';
@@ -45,6 +50,73 @@ pub(crate) fn decode(sk: &str) -> Option<&str> {
         Some(first) if first < ESCAPE => Some(sk),
         _ => None,
     }
+}
+
+/// DynamoDB's limit on a global secondary index's partition key value, in UTF-8 bytes.
+pub(crate) const MAX_INDEX_PK_BYTES: usize = 2048;
+/// DynamoDB's limit on a global secondary index's sort key value, in UTF-8 bytes.
+pub(crate) const MAX_INDEX_SK_BYTES: usize = 1024;
+/// Decimal digits of the inverted rank that starts every listing order.
+const RANK_DIGITS: usize = 20;
+/// Ends the partition in a listing order: below every escaped character (see [`order`]).
+const PARTITION_END: &str = "\u{1}\u{1}";
+
+/// The `ls` of an item listed in `scope`: the scope, encoded like a partition (so the empty
+/// scope is a valid key).
+pub(crate) fn scope(scope: &str) -> String {
+    encode(scope)
+}
+
+/// The `lo` of an item listed at `rank` from `partition` / `key`: a string whose ascending
+/// (UTF-8 byte, i.e. code point) order is the listing order — rank descending, then
+/// partition, then key ascending, exactly, for every string.
+///
+/// It is `u64::MAX - rank` in 20 zero-padded digits, the partition with U+0000 written as
+/// U+0001 U+0002 and U+0001 as U+0001 U+0003, U+0001 U+0001 (below every escaped
+/// character, so a partition sorts before its extensions), then the key escaped the same
+/// way. Each character's escape sorts like the character and none is a prefix of another,
+/// so comparing two orders compares the ranks, then the partitions, then the keys.
+pub(crate) fn order(rank: u64, partition: &str, key: &str) -> String {
+    let mut out = String::with_capacity(RANK_DIGITS + partition.len() + key.len() + 2);
+    out.push_str(&format!("{:0width$}", u64::MAX - rank, width = RANK_DIGITS));
+    push_escaped(&mut out, partition);
+    out.push_str(PARTITION_END);
+    push_escaped(&mut out, key);
+    out
+}
+
+fn push_escaped(out: &mut String, text: &str) {
+    for c in text.chars() {
+        match c {
+            '\u{0}' => out.push_str("\u{1}\u{2}"),
+            '\u{1}' => out.push_str("\u{1}\u{3}"),
+            c => out.push(c),
+        }
+    }
+}
+
+/// The rank an `lo` was written with.
+pub(crate) fn rank_of(order: &str) -> Option<u64> {
+    let digits = order.get(..RANK_DIGITS)?;
+    if !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits
+        .parse::<u64>()
+        .ok()
+        .map(|inverted| u64::MAX - inverted)
+}
+
+/// The longest prefix of `text` of at most `max` bytes (on a character boundary).
+pub(crate) fn truncate(text: &str, max: usize) -> &str {
+    if text.len() <= max {
+        return text;
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
 }
 
 /// The sort key of chunk `n` of the value written with write id `w`.
@@ -82,5 +154,45 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn listing_orders_sort_like_hits() {
+        let strings = [
+            "",
+            "\u{0}",
+            "\u{0}\u{0}",
+            "\u{1}",
+            "\u{1}\u{0}",
+            "\u{2}",
+            "a",
+            "a\u{0}",
+            "a\u{1}",
+            "ab",
+            "}",
+            "~",
+            "é",
+            "\u{10ffff}",
+        ];
+        let mut hits = Vec::new();
+        for rank in [0, 1, 7, u64::MAX - 1, u64::MAX] {
+            for partition in strings {
+                for key in strings {
+                    hits.push((rank, partition, key));
+                }
+            }
+        }
+        let mut by_order = hits.clone();
+        by_order.sort_by_key(|(rank, partition, key)| order(*rank, partition, key));
+        let mut by_hit = hits;
+        by_hit.sort_by_key(|(rank, partition, key)| (std::cmp::Reverse(*rank), *partition, *key));
+        assert_eq!(by_order, by_hit);
+        for (rank, partition, key) in &by_order {
+            assert_eq!(rank_of(&order(*rank, partition, key)), Some(*rank));
+        }
+        assert_eq!(order(u64::MAX, "", ""), "00000000000000000000\u{1}\u{1}");
+        assert_eq!(rank_of("x"), None);
+        assert_eq!(truncate("aé", 2), "a");
+        assert_eq!(truncate("aé", 3), "aé");
     }
 }

@@ -40,11 +40,12 @@
 //!
 //! # The table
 //!
-//! One table, on-demand capacity, key `pk` (S, HASH) + `sk` (S, RANGE), TTL on `ttl`
-//! ([`DynamoStore::create_table`], or `infra/dynamodb-table.json` for
-//! `aws dynamodb create-table --cli-input-json file://infra/dynamodb-table.json` followed by
-//! `aws dynamodb update-time-to-live --table-name handoff --time-to-live-specification
-//! Enabled=true,AttributeName=ttl`).
+//! One table, on-demand capacity, key `pk` (S, HASH) + `sk` (S, RANGE), TTL on `ttl`, and one
+//! global secondary index, `listing` ([below](#listings-across-partitions)):
+//! [`DynamoStore::create_table`], `infra/template.yaml` (SAM), or `infra/dynamodb-table.json`
+//! for `aws dynamodb create-table --cli-input-json file://infra/dynamodb-table.json` followed
+//! by `aws dynamodb update-time-to-live --table-name handoff --time-to-live-specification
+//! Enabled=true,AttributeName=ttl`.
 //!
 //! | attribute | type | on | meaning |
 //! |---|---|---|---|
@@ -58,6 +59,8 @@
 //! | `exp` | N | heads | expiry in Unix ms: exact filtering in reads and conditions |
 //! | `ttl` | N | heads, chunks | expiry in Unix seconds, rounded up: the table's TTL attribute |
 //! | `d`, `t` | B, N | chunks | chunk bytes; the writer's `now_ms` |
+//! | `ls` | S | listed heads | the listing's scope (encoded like a partition): the `listing` index's partition key |
+//! | `lo` | S | listed heads | the listing order: the `listing` index's sort key (below) |
 //!
 //! Keys are stored as they are when their first character is below `}`; the empty key and
 //! keys starting with `}`, `~` or a non-ASCII character get a `}` in front (`é` → `}é`).
@@ -82,12 +85,13 @@
 //! | `scan` of a prefix | 1 `Query` per MB of items (+ `BatchGetItem`s for chunked values) |
 //! | `commit` of nothing, or only `Check(Always)` | 0 |
 //! | `commit` of one put under `Absent` / `Version` | 1 `PutItem` |
-//! | `commit` of one put under `Always` | 1 `UpdateItem` if the item is live, 1 `PutItem` if not; +1 when this process guessed wrong (below) |
+//! | `commit` of one put under `Always` | 1 `UpdateItem`, or 1 `PutItem` when this process last saw the key absent or expired; +1 when that guess was wrong (below) |
 //! | `commit` of one delete under `Always` / `Absent` | 1 `DeleteItem` |
 //! | `commit` of one delete under `Version` | 1 `TransactWriteItems` (for its idempotency token) |
 //! | `commit` of one check | 1 `GetItem` (`ConsistentRead`) |
 //! | `commit` of 2–100 writes | 1 `TransactWriteItems` |
 //! | `list` | 1 `Query` (`ConsistentRead`) per MB of items read (DynamoDB pages by item size, not projection) |
+//! | `list_index` of `limit` hits | 1 `Query` of the `listing` index (eventually consistent); more only when expired entries (or 1 MB pages) leave it short |
 //!
 //! Chunked values add: for a put, ⌈chunks/25⌉ `BatchWriteItem` before the commit (sent
 //! concurrently); for a get, ⌈chunks/100⌉ `BatchGetItem` (more if a response passes 16 MB);
@@ -141,10 +145,55 @@
 //!   then reported as [`StoreError::Unavailable`].
 //! - `Condition::Always` puts must produce "live version + 1, or 1", which no single
 //!   DynamoDB expression can (`if_not_exists` cannot see expiry). The store guesses from what
-//!   this process last saw of the key (live → `UpdateItem`/`Update` with `v = v + 1`
-//!   conditioned on a live item; absent → `Put` at version 1 conditioned on absence; unknown →
-//!   live); a wrong guess fails only its own condition and the batch is resent with that write
-//!   flipped. Conditional writes never need this.
+//!   this process last saw of the key (live or unknown → `UpdateItem`/`Update` with
+//!   `v = if_not_exists(v, 0) + 1` conditioned on an absent or unexpired item; absent or
+//!   expired → `Put` at version 1 conditioned on absence or expiry); a wrong guess (an
+//!   update meeting an expired item TTL has not deleted yet, a put meeting a live item) fails
+//!   only its own condition and the batch is resent with that write flipped. Conditional
+//!   writes never need this.
+//!
+//! # Listings across partitions
+//!
+//! A put carrying an [`IndexEntry`](handoff_core::IndexEntry) writes two more attributes on
+//! its head item, in the same `PutItem` / `UpdateItem` / `TransactWriteItems` as the item (no
+//! other item, no cross-partition transaction):
+//!
+//! - `ls`: the scope, encoded like a partition (`""` → `}`), at most 2 KB;
+//! - `lo`: `u64::MAX - rank` in 20 zero-padded digits, the partition, U+0001 U+0001, the key;
+//!   in partition and key U+0000 is written U+0001 U+0002 and U+0001 is written U+0001 U+0003.
+//!   Its ascending UTF-8 order (DynamoDB's order for string keys) is exactly the listing's:
+//!   rank descending, then partition, then key, ascending as Rust compares strings, for every
+//!   string. Unique per item, so a page starts strictly after its `after` hit with
+//!   `lo > :after`. At most 1 KB (DynamoDB's limit on an index sort key): listing an item
+//!   whose partition and key pass about 1,000 bytes together is [`StoreError::TooLarge`].
+//!
+//! A put without an entry leaves them out (`PutItem`) or `REMOVE`s them (the `UpdateItem` of
+//! an unconditional put); a delete, or TTL's deletion, takes them with the item. Chunk items
+//! never carry them.
+//!
+//! The table's global secondary index **`listing`** ([`LISTING_INDEX`]) has `ls` (S) as
+//! partition key and `lo` (S) as sort key, and projects `exp` besides the keys
+//! (`ProjectionType: INCLUDE`, `NonKeyAttributes: [exp]`; every index also projects `pk` and
+//! `sk`, from which a hit's partition and key are decoded). Items without `ls` are not in
+//! it. `list_index` is one `Query` on `ls = :scope [AND lo > :after]`, ascending, `Limit` the
+//! hits still wanted, filtering out entries whose `exp` has passed `now_ms` (expired items are
+//! never listed, whatever TTL's deletion lag), repeated from `LastEvaluatedKey` until `limit`
+//! live hits or the end. A query of a table without the index is a [`StoreError::Backend`]
+//! naming it; [`DynamoStore::create_table`] adds it to an existing table.
+//!
+//! Costs (DynamoDB's rules for global secondary index writes): a put that lists an item adds
+//! one index write; a put that changes `ls` or `lo` (a new rank) adds two (the old entry
+//! deleted, the new one put); a put that keeps both but changes `exp` adds one; a put that
+//! changes none of `ls`, `lo`, `exp` writes nothing to the index, and neither does any write
+//! of an item that is not listed before or after it; unlisting or deleting a listed item adds
+//! one. Each index write is one write request unit per KB of the entry (keys, `pk`, `sk`,
+//! `exp`: one for ordinary names), on top of the table's write. Reads cost half a read unit
+//! per 4 KB of entries read, expired ones included.
+//!
+//! Index reads are **eventually consistent** (DynamoDB offers no other read of a global
+//! secondary index): a hit may lag its commit by the index's propagation, typically well
+//! under a second, and may name an item since re-ranked, unlisted or deleted. Callers read
+//! the item itself (consistently) and trust that, as the core's store docs require.
 //!
 //! # Large values
 //!
@@ -173,6 +222,8 @@
 //! | no connection, timeout, unreadable response, throttling, 5xx, conflicts after retries | `Unavailable` |
 //! | a key over 1 KB / partition over 2 KB, over 100 writes in a batch, size validation errors | `TooLarge` |
 //! | other validation errors, a missing table, access denied, malformed items | `Backend` |
+//! | `list_index` on a table without the `listing` index (or while it is being built) | `Backend`, naming the index |
+//! | an index entry too long for the `listing` index's keys | `TooLarge` |
 //!
 //! The SDK's own retry policy (standard, 3 attempts by default) runs before any of these.
 //!
@@ -192,6 +243,7 @@ mod codec;
 mod counter;
 mod errors;
 mod keys;
+mod listing;
 mod read;
 mod table;
 mod write;
@@ -201,12 +253,16 @@ use std::sync::{Mutex, PoisonError};
 
 use async_trait::async_trait;
 use aws_sdk_dynamodb::Client;
-use handoff_core::{Item, Store, StoreError, Write};
+use handoff_core::{IndexHit, Item, Store, StoreError, Write};
 
 pub use counter::CallCounter;
 
 /// The name of the table's TTL attribute (epoch seconds).
 pub const TTL_ATTRIBUTE: &str = codec::TTL;
+
+/// The name of the global secondary index [`Store::list_index`] queries (see the
+/// [crate docs](crate#listings-across-partitions)).
+pub const LISTING_INDEX: &str = codec::LISTING_INDEX;
 
 /// Tuning for [`DynamoStore`]; the defaults suit DynamoDB's limits.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -333,8 +389,15 @@ impl DynamoStore {
     }
 
     /// Creates the table if it does not exist: on-demand capacity, `pk` (S) hash key, `sk`
-    /// (S) range key; waits until it is `ACTIVE` and enables TTL on `ttl`
-    /// ([`TTL_ATTRIBUTE`]). Fails if the table exists with TTL on another attribute.
+    /// (S) range key, the global secondary index `listing` ([`LISTING_INDEX`]: `ls` (S) hash,
+    /// `lo` (S) range, projecting `exp`); waits until it is `ACTIVE` and enables TTL on `ttl`
+    /// ([`TTL_ATTRIBUTE`]).
+    ///
+    /// An existing table without the index gets it (`UpdateTable`; DynamoDB backfills it from
+    /// the items already written), and the call waits until it is `ACTIVE` (about two
+    /// minutes at most, then [`StoreError::Unavailable`]; the index keeps building). Fails if
+    /// the table exists with TTL on another attribute, or with an index `listing` of other
+    /// keys or without `exp`.
     pub async fn create_table(client: &Client, name: &str) -> Result<(), StoreError> {
         table::create_table(client, name).await
     }
@@ -416,5 +479,15 @@ impl Store for DynamoStore {
         now_ms: u64,
     ) -> Result<Vec<Item>, StoreError> {
         self.scan_impl(partition, prefix, now_ms).await
+    }
+
+    async fn list_index(
+        &self,
+        scope: &str,
+        after: Option<&IndexHit>,
+        limit: usize,
+        now_ms: u64,
+    ) -> Result<Vec<IndexHit>, StoreError> {
+        self.list_index_impl(scope, after, limit, now_ms).await
     }
 }

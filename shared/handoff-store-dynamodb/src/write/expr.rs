@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use aws_sdk_dynamodb::types::AttributeValue;
 use handoff_core::{Condition, StoreError};
 
-use crate::codec::{B, Body, C, EXP, H, PK, TTL, V, W, Z, blob, key, num, s, ttl_seconds};
+use crate::codec::{B, Body, C, EXP, H, LO, LS, PK, TTL, V, W, Z, blob, key, num, s, ttl_seconds};
 
 use super::plan::Plan;
 
@@ -58,24 +58,27 @@ impl Expr {
         }
     }
 
-    /// The condition of the "live" branch of an unconditional put: the item exists, is not
-    /// expired, and was not written by this very put (a retried request that already applied).
+    /// The condition of the "live" branch of an unconditional put: the item is absent or
+    /// not expired (an expired item must restart at version 1, which the update's
+    /// `if_not_exists` cannot tell), and was not written by this very put (a retried request
+    /// that already applied).
     pub(super) fn live(&mut self, w: &str, now_ms: u64) -> String {
         let (pk, exp, wn) = (self.n(PK), self.n(EXP), self.n(W));
         let (now, wv) = (self.v("now", num(now_ms)), self.v("w", s(w)));
         format!(
-            "attribute_exists({pk}) AND (attribute_not_exists({exp}) OR {exp} > {now}) \
+            "(attribute_not_exists({pk}) OR attribute_not_exists({exp}) OR {exp} > {now}) \
              AND (attribute_not_exists({wn}) OR {wn} <> {wv})"
         )
     }
 
-    /// `SET v = v + 1, w, b | c h, [z], [exp ttl] REMOVE <the rest>`.
+    /// `SET v = if_not_exists(v, 0) + 1, w, b | c h, [z], [exp ttl], [ls lo] REMOVE <the
+    /// rest>`: the live version + 1, or 1 on an absent item (the update creates it).
     pub(super) fn update(&mut self, plan: &Plan) -> String {
         let mut set = Vec::new();
         let mut remove = Vec::new();
         let v = self.n(V);
-        let one = self.v("one", num(1));
-        set.push(format!("{v} = {v} + {one}"));
+        let (zero, one) = (self.v("zero", num(0)), self.v("one", num(1)));
+        set.push(format!("{v} = if_not_exists({v}, {zero}) + {one}"));
         let (wn, wv) = (self.n(W), self.v("nw", s(plan.w.clone())));
         set.push(format!("{wn} = {wv}"));
         let mut attributes: Vec<(&str, Option<AttributeValue>)> = Vec::new();
@@ -94,6 +97,13 @@ impl Expr {
         attributes.push((Z, plan.packed.raw_len.map(num)));
         attributes.push((EXP, plan.exp.map(num)));
         attributes.push((TTL, plan.exp.map(|exp| num(ttl_seconds(exp)))));
+        // Listed: set both index keys; not listed: remove them (the item leaves the index).
+        let (ls, lo) = match &plan.listing {
+            Some((ls, lo)) => (Some(s(ls.clone())), Some(s(lo.clone()))),
+            None => (None, None),
+        };
+        attributes.push((LS, ls));
+        attributes.push((LO, lo));
         for (attribute, value) in attributes {
             let name = self.n(attribute);
             match value {
@@ -138,6 +148,10 @@ pub(super) fn head_item(
         item.insert(EXP.to_owned(), num(exp));
         item.insert(TTL.to_owned(), num(ttl_seconds(exp)));
     }
+    if let Some((ls, lo)) = &plan.listing {
+        item.insert(LS.to_owned(), s(ls.clone()));
+        item.insert(LO.to_owned(), s(lo.clone()));
+    }
     item
 }
 
@@ -170,17 +184,35 @@ mod tests {
             },
             exp: Some(1_500),
             chunked: None,
+            listing: None,
         };
         let mut e = Expr::default();
         let update = e.update(&plan);
         assert_eq!(
             update,
-            "SET #v = #v + :one, #w = :nw, #b = :nb, #exp = :nexp, #ttl = :nttl REMOVE #c, #h, #z"
+            "SET #v = if_not_exists(#v, :zero) + :one, #w = :nw, #b = :nb, #exp = :nexp, \
+             #ttl = :nttl REMOVE #c, #h, #z, #ls, #lo"
         );
         assert_eq!(e.values.get(":nttl"), Some(&num(2)));
         let condition = e.live("w1", 7);
         assert!(condition.contains("#w <> :w"));
-        assert_eq!(e.names.len(), 9, "{:?}", e.names);
+        assert_eq!(e.names.len(), 11, "{:?}", e.names);
+        assert!(!head_item("p", "k", 1, &plan).contains_key(LS));
+
+        let listed = Plan {
+            listing: Some(("scope".to_owned(), "order".to_owned())),
+            exp: None,
+            ..plan
+        };
+        let mut e = Expr::default();
+        assert_eq!(
+            e.update(&listed),
+            "SET #v = if_not_exists(#v, :zero) + :one, #w = :nw, #b = :nb, #ls = :nls, \
+             #lo = :nlo REMOVE #c, #h, #z, #exp, #ttl"
+        );
+        let item = head_item("p", "k", 1, &listed);
+        assert_eq!(item.get(LS), Some(&s("scope")));
+        assert_eq!(item.get(LO), Some(&s("order")));
     }
 
     #[test]

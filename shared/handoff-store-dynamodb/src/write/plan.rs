@@ -4,7 +4,9 @@ use handoff_core::store::is_live;
 use handoff_core::{Condition, StoreError, Write, WriteOp};
 
 use crate::codec::{self, Body, Packed};
-use crate::keys::{MAX_PK_BYTES, MAX_SK_BYTES, encode};
+use crate::keys::{
+    self, MAX_INDEX_PK_BYTES, MAX_INDEX_SK_BYTES, MAX_PK_BYTES, MAX_SK_BYTES, encode,
+};
 use crate::{DynamoStore, Hint};
 
 use super::{ACTION_OVERHEAD, MAX_TRANSACTION_ITEMS, TRANSACTION_INLINE_BUDGET};
@@ -24,9 +26,11 @@ pub(super) struct Op {
 pub(super) enum Kind {
     Put {
         plan: Plan,
-        /// For `Condition::Always` only: whether this attempt assumes a live item (an
-        /// `Update` that counts the version on) or an absent/expired one (a `Put` at version
-        /// 1 conditioned on absence). A wrong guess fails its condition and flips.
+        /// For `Condition::Always` only: whether this attempt assumes a live or absent item
+        /// (an `Update` that counts the version on from the live one, or creates it at 1) or
+        /// an absent/expired one (a `Put` at version 1 conditioned on absence or expiry). A
+        /// wrong guess (an `Update` meeting an expired item, a `Put` a live one) fails its
+        /// condition and flips.
         live: bool,
     },
     Delete,
@@ -42,6 +46,9 @@ pub(super) struct Plan {
     pub(super) exp: Option<u64>,
     /// `Some((count, digest))` once the value goes to chunks.
     pub(super) chunked: Option<(u32, Vec<u8>)>,
+    /// `(ls, lo)` when the put lists the item ([`keys::scope`], [`keys::order`]); `None`
+    /// takes it out of any listing. On the head only, never on chunks.
+    pub(super) listing: Option<(String, String)>,
 }
 
 impl Plan {
@@ -129,11 +136,33 @@ impl DynamoStore {
                         Some(Hint::Absent) => false,
                         None => true,
                     };
+                    let listing = match &write.index {
+                        Some(entry) => {
+                            let ls = keys::scope(&entry.scope);
+                            let lo = keys::order(entry.rank, partition, &write.key);
+                            if ls.len() > MAX_INDEX_PK_BYTES {
+                                return Err(StoreError::TooLarge(format!(
+                                    "index scope of {} bytes at batch index {index} (the `listing` index allows {} in its partition key)",
+                                    entry.scope.len(),
+                                    MAX_INDEX_PK_BYTES - 1
+                                )));
+                            }
+                            if lo.len() > MAX_INDEX_SK_BYTES {
+                                return Err(StoreError::TooLarge(format!(
+                                    "listed item at batch index {index}: its `listing` sort key would be {} bytes (22 + partition + key, +1 per U+0000 or U+0001), DynamoDB allows {MAX_INDEX_SK_BYTES}",
+                                    lo.len()
+                                )));
+                            }
+                            Some((ls, lo))
+                        }
+                        None => None,
+                    };
                     let mut plan = Plan {
                         w: codec::unique_id(),
                         packed: codec::pack(value, self.options.compress_min_bytes),
                         exp: expires_at_ms,
                         chunked: None,
+                        listing,
                     };
                     if plan.packed.bytes.len() > self.options.inline_max_bytes {
                         plan.chunk(self.options.chunk_bytes);
