@@ -26,6 +26,7 @@ import {
   assertRunResolvedThroughInterruptApi,
   assertSingleRouteMode,
   assertStopAgentCancels,
+  assertThreadStore,
   assertUnknownsRefused,
 } from "./lib/copilotkit-flows.mjs";
 
@@ -69,4 +70,10 @@ describe("CopilotKit runtime protocol with @copilotkit/core", { timeout: TEST_TI
     assertSingleRouteMode(server, "A1024"));
 
   test("connect on a thread that never ran is an empty stream", () => assertConnectToNewThreadIsEmpty(server));
+
+  test("CopilotKit's thread store: list, next page, rename, archive, unarchive, delete (REST)", () =>
+    assertThreadStore(server, "rest"));
+
+  test("CopilotKit's thread store through the single-route resource envelope", () =>
+    assertThreadStore(server, "single"));
 });

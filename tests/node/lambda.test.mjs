@@ -300,4 +300,8 @@ describe("AWS Lambda: CopilotKit runtime protocol with @copilotkit/core", { time
     await ck.assertSingleRouteMode(lambda, "L3025");
     await ck.assertConnectToNewThreadIsEmpty(lambda);
   });
+  test("CopilotKit's thread store over DynamoDB: list, next page, rename, archive, unarchive, delete (REST and envelope)", { timeout: TIMEOUT }, async () => {
+    await ck.assertThreadStore(lambda, "rest");
+    await ck.assertThreadStore(lambda, "single");
+  });
 });

@@ -658,4 +658,8 @@ describe("Workers: CopilotKit runtime protocol with @copilotkit/core", { timeout
     await ck.assertSingleRouteMode(worker, "W4025");
     await ck.assertConnectToNewThreadIsEmpty(worker);
   });
+  test("CopilotKit's thread store over Durable Objects: list, next page, rename, archive, unarchive, delete (REST and envelope)", async () => {
+    await ck.assertThreadStore(worker, "rest");
+    await ck.assertThreadStore(worker, "single");
+  });
 });

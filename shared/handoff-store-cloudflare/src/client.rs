@@ -4,12 +4,13 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use futures::future::try_join_all;
-use handoff_core::store::{Item, Store, StoreError, Write, WriteOp};
+use handoff_core::store::{IndexEntry, IndexHit, Item, Store, StoreError, Write, WriteOp};
 use worker::send::{SendFuture, SendWrapper};
 use worker::wasm_bindgen::JsValue;
 use worker::{Env, Method, ObjectNamespace, Request, RequestInit, kv::KvStore};
 
 use crate::blob::{self, BlobStats, Counters};
+use crate::listing::{ListIndexResponse, Listed, MAX_RANK, WireHit, scope_object_name};
 use crate::protocol::{
     ConditionFailedResponse, GetResponse, ListResponse, StoreRequest, StoredValue, WirePut,
     WireWrite,
@@ -114,6 +115,7 @@ impl DurableStore {
         partition: &str,
         write: Write,
     ) -> Result<(WireWrite, Option<Blob>), StoreError> {
+        let index = write.index.map(listed).transpose()?;
         let (put, delete, blob) = match write.op {
             WriteOp::Put {
                 value,
@@ -124,6 +126,7 @@ impl DurableStore {
                     Some(WirePut {
                         value: stored,
                         expires_at_ms,
+                        index,
                     }),
                     false,
                     blob,
@@ -238,6 +241,7 @@ impl DurableStore {
             return Err(err);
         }
         let request = StoreRequest::Commit {
+            partition: Some(partition.to_owned()),
             writes: wire,
             now_ms,
         };
@@ -297,9 +301,57 @@ impl DurableStore {
         let (status, text) = self.call(partition, &request).await?;
         parse::<ListResponse>(status, &text).map(|r| r.keys)
     }
+
+    async fn list_index_inner(
+        &self,
+        scope: &str,
+        after: Option<&IndexHit>,
+        limit: usize,
+        now_ms: u64,
+    ) -> Result<Vec<IndexHit>, StoreError> {
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
+        // No stored rank passes MAX_RANK, so every entry follows a hit ranked above it.
+        let after = after.filter(|hit| hit.rank <= MAX_RANK).map(|hit| WireHit {
+            rank: hit.rank,
+            partition: hit.partition.clone(),
+            key: hit.key.clone(),
+        });
+        let request = StoreRequest::ListIndex {
+            after,
+            limit: u32::try_from(limit).unwrap_or(u32::MAX),
+            now_ms,
+        };
+        let (status, text) = self.call(&scope_object_name(scope), &request).await?;
+        parse::<ListIndexResponse>(status, &text).map(|r| {
+            r.hits
+                .into_iter()
+                .map(|hit| IndexHit {
+                    rank: hit.rank,
+                    partition: hit.partition,
+                    key: hit.key,
+                })
+                .collect()
+        })
+    }
 }
 
 type Blob = (crate::protocol::BlobRef, Vec<u8>, Option<u64>);
+
+/// An index entry on the wire; the scope's object stores ranks as signed 64-bit integers.
+fn listed(entry: IndexEntry) -> Result<Listed, StoreError> {
+    if entry.rank > MAX_RANK {
+        return Err(StoreError::Backend(format!(
+            "index rank {} exceeds {MAX_RANK}",
+            entry.rank
+        )));
+    }
+    Ok(Listed {
+        scope: entry.scope,
+        rank: entry.rank,
+    })
+}
 
 fn unavailable(err: worker::Error) -> StoreError {
     StoreError::Unavailable(err.to_string())
@@ -344,5 +396,15 @@ impl Store for DurableStore {
         now_ms: u64,
     ) -> Result<Vec<String>, StoreError> {
         SendFuture::new(self.list_inner(partition, prefix, now_ms)).await
+    }
+
+    async fn list_index(
+        &self,
+        scope: &str,
+        after: Option<&IndexHit>,
+        limit: usize,
+        now_ms: u64,
+    ) -> Result<Vec<IndexHit>, StoreError> {
+        SendFuture::new(self.list_index_inner(scope, after, limit, now_ms)).await
     }
 }

@@ -37,6 +37,12 @@
 //!   carry a KV expiration an hour past their row's, a backstop only: the
 //!   object deletes them as soon as nothing references them.
 //!
+//! - **Listings** ([`Store::list_index`](handoff_core::Store::list_index), one owner's
+//!   threads) are kept by one object per scope, of the same class, fed from an outbox the
+//!   partition's commit writes in its own transaction: see [`listing`]. The objects reach
+//!   each other through the class's binding (`PARTITIONS`, or the one named by
+//!   `HANDOFF_PARTITIONS_BINDING`).
+//!
 //! # Blob lifecycle
 //!
 //! A blob is referenced by at most one row: the one its commit wrote. (Blobs
@@ -103,6 +109,7 @@
 
 mod blob;
 mod client;
+pub mod listing;
 // The `#[durable_object]` expansion adds undocumented wasm-bindgen glue.
 #[allow(missing_docs)]
 mod object;

@@ -18,21 +18,26 @@
 //! then deletes each recorded blob from KV once its grace has passed, unless
 //! a row references it again, retrying failed deletes with backoff.
 
-use futures::future::join_all;
 use serde::Serialize;
 use wasm_bindgen::prelude::{Closure, JsValue, wasm_bindgen};
 use worker::js_sys::Function;
 use worker::kv::KvStore;
 use worker::wasm_bindgen::JsCast;
 use worker::{
-    Date, DurableObject, Env, Request, Response, Result, SqlStorage, SqlStorageValue, State,
-    Storage, durable_object,
+    Date, DurableObject, Env, ObjectNamespace, Request, Response, Result, SqlStorage,
+    SqlStorageValue, State, Storage, durable_object,
 };
 
+use crate::listing::{ListIndexResponse, Listed, ListingChange, listing_changes};
 use crate::protocol::{
     BlobChanges, ConditionFailedResponse, GetResponse, ListResponse, Mutation, Row, StoreRequest,
-    StoredValue, batch_blobs, blob_changes, is_collectable, plan_commit,
+    StoredValue, WireWrite, batch_blobs, blob_changes, is_collectable, plan_commit,
 };
+
+mod blob_gc;
+mod listings;
+
+use blob_gc::{collect_due, referenced, retire};
 
 /// `items` holds the partition; `blob_gc` the KV blobs no row references any
 /// more, due for deletion at `due_at` (Unix ms). The expression index answers
@@ -54,10 +59,6 @@ const SCHEMA: [&str; 4] = [
     "CREATE INDEX IF NOT EXISTS blob_gc_due ON blob_gc (due_at)",
 ];
 
-/// Whether a row references the blob `?` (uses the `items_blob_key` index).
-const REFERENCED: &str =
-    "SELECT COUNT(*) FROM items WHERE blob IS NOT NULL AND json_extract(blob, '$.kvKey') = ?";
-
 /// Durable Object SQL accepts at most 100 bound parameters per statement.
 const KEYS_PER_SELECT: usize = 90;
 
@@ -73,19 +74,12 @@ const PURGE_GRACE_MS: u64 = 60_000;
 /// variable `HANDOFF_BLOB_GC_GRACE_MS` overrides it (tests use 1 s).
 const BLOB_GC_GRACE_MS: u64 = 60_000;
 
-/// KV deletes per alarm run (the rest wait for the next run, scheduled at once),
-/// issued this many at a time.
-const GC_BATCH: usize = 100;
-const GC_CONCURRENCY: usize = 10;
-
-/// A failed KV delete is retried after 2^attempts seconds (at most an hour),
-/// and given up after this many attempts (the blob then expires with its KV
-/// expiration, if it has one).
-const GC_MAX_ATTEMPTS: u32 = 20;
-const GC_MAX_BACKOFF_MS: u64 = 3_600_000;
-
 /// The KV binding the object deletes blobs from, unless `HANDOFF_BLOBS_BINDING` names another.
 const DEFAULT_BLOBS_BINDING: &str = "BLOBS";
+
+/// The binding of this class, through which a partition's object tells scopes' objects
+/// about listing changes, unless `HANDOFF_PARTITIONS_BINDING` names another.
+const DEFAULT_PARTITIONS_BINDING: &str = "PARTITIONS";
 
 /// One partition's items. Bind it as a SQLite-backed class (`new_sqlite_classes`).
 #[durable_object]
@@ -95,23 +89,32 @@ pub struct PartitionObject {
     gc_grace_ms: u64,
     /// Without a KV binding there are no blobs to collect.
     blobs: Option<KvStore>,
+    /// This class's namespace, to reach the objects that keep listings.
+    objects: Option<ObjectNamespace>,
 }
 
 impl DurableObject for PartitionObject {
     fn new(state: State, env: Env) -> Self {
         let sql = state.storage().sql();
-        for statement in SCHEMA {
+        for statement in SCHEMA.into_iter().chain(listings::SCHEMA) {
             if let Err(err) = sql.exec(statement, None) {
                 // Every later statement fails the same way and is answered with a 500.
                 worker::console_error!("handoff partition schema: {err}");
             }
+        }
+        for statement in listings::ITEM_COLUMNS {
+            // Fails with "duplicate column" on every start after the first: nothing to do.
+            let _ = sql.exec(statement, None);
         }
         let var = |name: &str| env.var(name).ok().map(|v| v.to_string());
         let millis =
             |name: &str, default: u64| var(name).and_then(|v| v.parse().ok()).unwrap_or(default);
         let binding =
             var("HANDOFF_BLOBS_BINDING").unwrap_or_else(|| DEFAULT_BLOBS_BINDING.to_owned());
+        let objects = var("HANDOFF_PARTITIONS_BINDING")
+            .unwrap_or_else(|| DEFAULT_PARTITIONS_BINDING.to_owned());
         Self {
+            objects: env.durable_object(&objects).ok(),
             purge_grace_ms: millis("HANDOFF_PURGE_GRACE_MS", PURGE_GRACE_MS),
             gc_grace_ms: millis("HANDOFF_BLOB_GC_GRACE_MS", BLOB_GC_GRACE_MS),
             blobs: env.kv(&binding).ok(),
@@ -133,41 +136,11 @@ impl DurableObject for PartitionObject {
                     .collect();
                 Response::from_json(&GetResponse { items })
             }
-            StoreRequest::Commit { writes, now_ms } => {
-                let keys: Vec<String> = writes.iter().map(|w| w.key.clone()).collect();
-                let current = read_rows(&sql, &keys)?;
-                let written = batch_blobs(&writes);
-                match plan_commit(writes, &current, now_ms) {
-                    Err(index) => {
-                        // The batch's blobs landed in KV first; nothing will reference them.
-                        self.release(&sql, &written).await?;
-                        Ok(Response::from_json(&ConditionFailedResponse { index })?
-                            .with_status(409))
-                    }
-                    Ok(mutations) => {
-                        let earliest = earliest_expiry(&mutations);
-                        let changes = match self.blobs {
-                            Some(_) => blob_changes(&current, &mutations),
-                            None => BlobChanges::default(),
-                        };
-                        let due = object_now().saturating_add(self.gc_grace_ms);
-                        let retired = !changes.retired.is_empty();
-                        let storage = self.state.storage();
-                        if let Err(err) = apply_atomically(&storage, mutations, changes, due) {
-                            // Not retryable (the same batch fails the same way): a 500, which
-                            // the client reports as a backend error, not as "unavailable".
-                            // The client releases the batch's blobs.
-                            return Response::error(format!("commit rolled back: {err}"), 500);
-                        }
-                        let purge = earliest.map(|at| at + self.purge_grace_ms);
-                        let collect = retired.then_some(due);
-                        if let Some(at) = purge.into_iter().chain(collect).min() {
-                            self.wake_no_later_than(at).await?;
-                        }
-                        Response::from_json(&Empty {})
-                    }
-                }
-            }
+            StoreRequest::Commit {
+                partition,
+                writes,
+                now_ms,
+            } => self.commit(&sql, partition, writes, now_ms).await,
             StoreRequest::List { prefix, now_ms } => {
                 let keys = list_keys(&sql, &prefix, now_ms)?;
                 Response::from_json(&ListResponse { keys })
@@ -175,6 +148,21 @@ impl DurableObject for PartitionObject {
             StoreRequest::Release { keys } => {
                 self.release(&sql, &keys).await?;
                 Response::from_json(&Empty {})
+            }
+            StoreRequest::Relist { partition, changes } => {
+                let purge_before = object_now().saturating_sub(self.purge_grace_ms);
+                run_atomically(&self.state.storage(), move |sql| {
+                    listings::relist(sql, &partition, &changes, purge_before)
+                })?;
+                Response::from_json(&Empty {})
+            }
+            StoreRequest::ListIndex {
+                after,
+                limit,
+                now_ms,
+            } => {
+                let hits = listings::page(&sql, after.as_ref(), limit, now_ms)?;
+                Response::from_json(&ListIndexResponse { hits })
             }
         }
     }
@@ -211,13 +199,19 @@ impl DurableObject for PartitionObject {
         if let Some(kv) = &self.blobs {
             collect_due(&sql, kv, now).await?;
         }
+        let next_delivery = self.deliver_listings(&sql).await?;
         let next_purge =
             min_of(&sql, "SELECT MIN(expires_at) FROM items")?.map(|at| at + self.purge_grace_ms);
         let next_collect = match self.blobs {
             Some(_) => min_of(&sql, "SELECT MIN(due_at) FROM blob_gc")?,
             None => None,
         };
-        if let Some(at) = next_purge.into_iter().chain(next_collect).min() {
+        if let Some(at) = next_purge
+            .into_iter()
+            .chain(next_collect)
+            .chain(next_delivery)
+            .min()
+        {
             // The alarm running now may still read as scheduled: only a later one counts.
             let storage = self.state.storage();
             let scheduled = storage
@@ -233,6 +227,65 @@ impl DurableObject for PartitionObject {
 }
 
 impl PartitionObject {
+    async fn commit(
+        &self,
+        sql: &SqlStorage,
+        partition: Option<String>,
+        writes: Vec<WireWrite>,
+        now_ms: u64,
+    ) -> Result<Response> {
+        let keys: Vec<String> = writes.iter().map(|w| w.key.clone()).collect();
+        let current = read_rows(sql, &keys)?;
+        let written = batch_blobs(&writes);
+        let mutations = match plan_commit(writes, &current, now_ms) {
+            Ok(mutations) => mutations,
+            Err(index) => {
+                // The batch's blobs landed in KV first; nothing will reference them.
+                self.release(sql, &written).await?;
+                return Ok(
+                    Response::from_json(&ConditionFailedResponse { index })?.with_status(409)
+                );
+            }
+        };
+        let relisted = listing_changes(&current, &mutations);
+        let tells_listings = !relisted.is_empty();
+        let partition = match (partition, tells_listings) {
+            (Some(partition), _) => partition,
+            (None, false) => String::new(),
+            (None, true) => return Response::error("a listed write needs its partition", 400),
+        };
+        let earliest = earliest_expiry(&mutations);
+        let changes = match self.blobs {
+            Some(_) => blob_changes(&current, &mutations),
+            None => BlobChanges::default(),
+        };
+        let due = object_now().saturating_add(self.gc_grace_ms);
+        let retired = !changes.retired.is_empty();
+        let storage = self.state.storage();
+        if let Err(err) = apply_atomically(&storage, mutations, changes, (partition, relisted), due)
+        {
+            // Not retryable (the same batch fails the same way): a 500, which the client
+            // reports as a backend error, not as "unavailable". The client releases the
+            // batch's blobs.
+            return Response::error(format!("commit rolled back: {err}"), 500);
+        }
+        let purge = earliest.map(|at| at + self.purge_grace_ms);
+        let collect = retired.then_some(due);
+        // Told before the answer, so a listing read after the commit shows it. The commit
+        // has landed whatever happens here: a failure only delays the listing.
+        let redeliver = match tells_listings {
+            true => self.deliver_listings(sql).await.unwrap_or_else(|err| {
+                worker::console_warn!("handoff: listing delivery failed, will retry: {err}");
+                Some(object_now().saturating_add(1_000))
+            }),
+            false => None,
+        };
+        if let Some(at) = purge.into_iter().chain(collect).chain(redeliver).min() {
+            self.wake_no_later_than(at).await?;
+        }
+        Response::from_json(&Empty {})
+    }
+
     /// Records `keys` (blobs of a batch that did not land) for deletion, except
     /// those a row references.
     async fn release(&self, sql: &SqlStorage, keys: &[String]) -> Result<()> {
@@ -251,6 +304,14 @@ impl PartitionObject {
             self.wake_no_later_than(due).await?;
         }
         Ok(())
+    }
+
+    /// Delivers the due listing changes of the outbox; returns when the rest are due.
+    async fn deliver_listings(&self, sql: &SqlStorage) -> Result<Option<u64>> {
+        match &self.objects {
+            Some(objects) => listings::deliver(sql, objects).await,
+            None => Ok(None),
+        }
     }
 
     /// Makes sure the alarm fires by `at` (Unix ms).
@@ -295,7 +356,7 @@ fn read_rows(sql: &SqlStorage, keys: &[String]) -> Result<Vec<Option<Row>>> {
     for chunk in keys.chunks(KEYS_PER_SELECT) {
         let marks = vec!["?"; chunk.len()].join(",");
         let query = format!(
-            "SELECT key, version, inline, blob, expires_at FROM items WHERE key IN ({marks})"
+            "SELECT key, version, inline, blob, expires_at, ix_scope, ix_rank FROM items WHERE key IN ({marks})"
         );
         let bindings = chunk
             .iter()
@@ -313,6 +374,10 @@ fn decode_row(columns: Vec<SqlStorageValue>) -> Result<Row> {
     let mut columns = columns.into_iter();
     let mut next = || columns.next().unwrap_or(SqlStorageValue::Null);
     let (key, version, inline, blob, expires) = (next(), next(), next(), next(), next());
+    let index = match (next(), as_u64(next())) {
+        (SqlStorageValue::String(scope), Some(rank)) => Some(Listed { scope, rank }),
+        _ => None,
+    };
     let SqlStorageValue::String(key) = key else {
         return Err("items.key is not text".into());
     };
@@ -331,6 +396,7 @@ fn decode_row(columns: Vec<SqlStorageValue>) -> Result<Row> {
         version,
         value,
         expires_at_ms: as_u64(expires),
+        index,
     })
 }
 
@@ -374,10 +440,12 @@ fn apply_atomically(
     storage: &Storage,
     mutations: Vec<Mutation>,
     changes: BlobChanges,
+    (partition, relisted): (String, Vec<ListingChange>),
     due: u64,
 ) -> Result<()> {
     run_atomically(storage, move |sql| {
         apply(sql, mutations)?;
+        listings::enqueue(sql, &partition, &relisted)?;
         for key in &changes.adopted {
             sql.exec(
                 "DELETE FROM blob_gc WHERE kv_key = ?",
@@ -386,81 +454,6 @@ fn apply_atomically(
         }
         retire(sql, changes.retired.iter().map(String::as_str), due)
     })
-}
-
-/// Records blobs as due for deletion at `due` (a blob already recorded keeps its time).
-fn retire<'a>(sql: &SqlStorage, keys: impl IntoIterator<Item = &'a str>, due: u64) -> Result<()> {
-    for key in keys.into_iter().filter(|k| is_collectable(k)) {
-        sql.exec(
-            "INSERT OR IGNORE INTO blob_gc (kv_key, due_at) VALUES (?, ?)",
-            vec![SqlStorageValue::from(key), int(due)],
-        )?;
-    }
-    Ok(())
-}
-
-fn referenced(sql: &SqlStorage, kv_key: &str) -> Result<bool> {
-    Ok(min_of_with(sql, REFERENCED, vec![SqlStorageValue::from(kv_key)])?.is_some_and(|n| n > 0))
-}
-
-/// Deletes the blobs due by `now` from KV: those a row references again are
-/// dropped from the list instead; a failed delete is retried later.
-async fn collect_due(sql: &SqlStorage, kv: &KvStore, now: u64) -> Result<()> {
-    let mut due = Vec::new();
-    for row in sql
-        .exec(
-            "SELECT kv_key, attempts FROM blob_gc WHERE due_at <= ? ORDER BY due_at LIMIT ?",
-            vec![int(now), int(GC_BATCH as u64)],
-        )?
-        .raw()
-    {
-        let mut columns = row?.into_iter();
-        if let (Some(SqlStorageValue::String(key)), attempts) = (columns.next(), columns.next()) {
-            let attempts = attempts.and_then(as_u64).unwrap_or(0);
-            due.push((key, u32::try_from(attempts).unwrap_or(u32::MAX)));
-        }
-    }
-    for chunk in due.chunks(GC_CONCURRENCY) {
-        // Checked right before the deletes: other requests run while earlier chunks await KV.
-        let mut doomed = Vec::with_capacity(chunk.len());
-        for entry @ (key, _) in chunk {
-            if referenced(sql, key)? {
-                forget(sql, key)?;
-            } else {
-                doomed.push(entry);
-            }
-        }
-        let outcomes = join_all(doomed.iter().map(|(key, _)| kv.delete(key))).await;
-        for ((key, attempts), outcome) in doomed.into_iter().zip(outcomes) {
-            match outcome {
-                Ok(()) => forget(sql, key)?,
-                Err(err) if attempts + 1 >= GC_MAX_ATTEMPTS => {
-                    worker::console_error!("handoff: giving up deleting blob {key}: {err}");
-                    forget(sql, key)?;
-                }
-                Err(err) => {
-                    worker::console_warn!("handoff: deleting blob {key} failed, will retry: {err}");
-                    let backoff = (1_000u64 << (*attempts).min(22)).min(GC_MAX_BACKOFF_MS);
-                    sql.exec(
-                        "UPDATE blob_gc SET attempts = attempts + 1, due_at = ? WHERE kv_key = ?",
-                        vec![
-                            int(object_now() + backoff),
-                            SqlStorageValue::from(key.as_str()),
-                        ],
-                    )?;
-                }
-            }
-        }
-    }
-    Ok(())
-}
-
-fn forget(sql: &SqlStorage, kv_key: &str) -> Result<()> {
-    sql.exec(
-        "DELETE FROM blob_gc WHERE kv_key = ?",
-        vec![SqlStorageValue::from(kv_key)],
-    )?;
-    Ok(())
 }
 
 /// The first column of the first row of `query`, as an integer.
@@ -496,14 +489,20 @@ fn apply(sql: &SqlStorage, mutations: Vec<Mutation>) -> Result<()> {
                         SqlStorageValue::String(serde_json::to_string(&reference)?),
                     ),
                 };
+                let (ix_scope, ix_rank) = match row.index {
+                    Some(listed) => (SqlStorageValue::from(listed.scope), int(listed.rank)),
+                    None => (SqlStorageValue::Null, SqlStorageValue::Null),
+                };
                 sql.exec(
-                    "INSERT OR REPLACE INTO items (key, version, inline, blob, expires_at) VALUES (?, ?, ?, ?, ?)",
+                    "INSERT OR REPLACE INTO items (key, version, inline, blob, expires_at, ix_scope, ix_rank) VALUES (?, ?, ?, ?, ?, ?, ?)",
                     vec![
                         SqlStorageValue::from(row.key),
                         int(row.version),
                         inline,
                         blob,
                         row.expires_at_ms.map_or(SqlStorageValue::Null, int),
+                        ix_scope,
+                        ix_rank,
                     ],
                 )?;
             }

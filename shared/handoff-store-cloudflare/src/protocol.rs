@@ -5,6 +5,8 @@
 use handoff_core::store::{Condition, is_live};
 use serde::{Deserialize, Serialize};
 
+use crate::listing::{Listed, ListingChange, WireHit};
+
 /// One call to a partition's object.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "camelCase", rename_all_fields = "camelCase")]
@@ -18,6 +20,9 @@ pub enum StoreRequest {
     },
     /// All-or-nothing conditional batch.
     Commit {
+        /// The partition the object owns (for the listings its puts feed).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        partition: Option<String>,
         /// Distinct keys.
         writes: Vec<WireWrite>,
         /// The caller's clock, for expiry and conditions.
@@ -36,6 +41,23 @@ pub enum StoreRequest {
     Release {
         /// KV keys of the blobs.
         keys: Vec<String>,
+    },
+    /// To a scope's object: changes to its listing from one partition's outbox.
+    Relist {
+        /// The partition the changes come from.
+        partition: String,
+        /// In sequence order.
+        changes: Vec<ListingChange>,
+    },
+    /// To a scope's object: a page of its listing.
+    ListIndex {
+        /// Continue after this hit.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        after: Option<WireHit>,
+        /// At most this many hits.
+        limit: u32,
+        /// The caller's clock, for expiry.
+        now_ms: u64,
     },
 }
 
@@ -107,6 +129,9 @@ pub struct WirePut {
     /// Expiry in Unix milliseconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expires_at_ms: Option<u64>,
+    /// The listing the item appears in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub index: Option<Listed>,
 }
 
 /// [`Condition`] on the wire.
@@ -154,6 +179,9 @@ pub struct Row {
     /// Expiry in Unix milliseconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expires_at_ms: Option<u64>,
+    /// The listing the row appears in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub index: Option<Listed>,
 }
 
 impl Row {
@@ -226,6 +254,7 @@ pub fn plan_commit(
                 version,
                 value: put.value,
                 expires_at_ms: put.expires_at_ms,
+                index: put.index,
             }));
         } else if write.delete {
             mutations.push(Mutation::Delete(write.key));

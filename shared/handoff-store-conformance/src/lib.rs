@@ -97,10 +97,11 @@ where
     effect_executes_exactly_once(&make()).await;
     concurrent_identical_resumes_start_one_run(&make()).await;
     index_lists_across_partitions(&make()).await;
+    threads::thread_is_erased_whole(std::sync::Arc::new(make())).await;
 }
 
 /// The name of every check, in [`run_all`] order.
-pub const CHECK_NAMES: [&str; 16] = [
+pub const CHECK_NAMES: [&str; 17] = [
     "create_if_absent_is_exclusive",
     "compare_and_set_rejects_stale_writers",
     "batch_is_all_or_nothing",
@@ -117,12 +118,13 @@ pub const CHECK_NAMES: [&str; 16] = [
     "effect_executes_exactly_once",
     "concurrent_identical_resumes_start_one_run",
     "index_lists_across_partitions",
+    "thread_is_erased_whole",
 ];
 
 /// Runs the check called `name` (one of [`CHECK_NAMES`]) against `store`; `false` for an
 /// unknown name. For hosts that cannot run `cargo test` themselves, e.g. a Worker in workerd
 /// exposing each check behind a test-only route.
-pub async fn run_named<S: Store>(name: &str, store: &S) -> bool {
+pub async fn run_named<S: Store + Clone + 'static>(name: &str, store: &S) -> bool {
     match name {
         "create_if_absent_is_exclusive" => create_if_absent_is_exclusive(store).await,
         "compare_and_set_rejects_stale_writers" => {
@@ -146,6 +148,9 @@ pub async fn run_named<S: Store>(name: &str, store: &S) -> bool {
             concurrent_identical_resumes_start_one_run(store).await
         }
         "index_lists_across_partitions" => index_lists_across_partitions(store).await,
+        "thread_is_erased_whole" => {
+            threads::thread_is_erased_whole(std::sync::Arc::new(store.clone())).await
+        }
         _ => return false,
     }
     true
@@ -196,6 +201,11 @@ macro_rules! __conformance_tests {
                 $crate::$check(&store).await;
             }
         )*
+        #[$attr]
+        async fn thread_is_erased_whole() {
+            let store = $make;
+            $crate::threads::thread_is_erased_whole(::std::sync::Arc::new(store)).await;
+        }
     };
     ({ $make:expr $(,)? } $($check:ident)*) => {
         $(
@@ -207,6 +217,13 @@ macro_rules! __conformance_tests {
                 });
             }
         )*
+        #[test]
+        fn thread_is_erased_whole() {
+            $crate::__private::block_on(async {
+                let store = $make;
+                $crate::threads::thread_is_erased_whole(::std::sync::Arc::new(store)).await;
+            });
+        }
     };
 }
 

@@ -3,8 +3,8 @@
 //! pages), renamed, listed and forked is deleted: afterwards its partition holds nothing,
 //! it is out of its owner's list, and the fork (which only read it) still works.
 //!
-//! Not in [`CHECK_NAMES`](crate::CHECK_NAMES): the engine needs the store shared
-//! (`Arc`), so store crates call [`thread_is_erased_whole`] from a test of their own.
+//! The engine needs the store shared (`Arc`): [`run_all`](crate::run_all) and the test
+//! macro wrap the store they make, [`run_named`](crate::run_named) a clone.
 
 use std::sync::Arc;
 

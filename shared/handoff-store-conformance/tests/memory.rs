@@ -19,11 +19,3 @@ fn run_all_through_guarded() {
         Guarded::new(MemoryStore::new(), String::from("guard"))
     }));
 }
-
-/// A thread's whole life over the memory store, every record counted at its deletion.
-#[test]
-fn thread_is_erased_whole() {
-    futures::executor::block_on(handoff_store_conformance::threads::thread_is_erased_whole(
-        std::sync::Arc::new(MemoryStore::new()),
-    ));
-}

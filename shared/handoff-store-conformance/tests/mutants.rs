@@ -1,6 +1,7 @@
 //! Every check can fail: each runs against a deliberately broken copy of the reference store and
 //! must panic. A `Bug::None` copy passes the whole suite, so the failures come from the bugs.
 
+use std::cmp::Reverse;
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
@@ -11,7 +12,8 @@ use std::task::{Context, Poll};
 use async_trait::async_trait;
 use futures::executor::block_on;
 use handoff_core::store::{
-    Condition, Item, Store, StoreError, Write, WriteOp, condition_holds, is_live,
+    Condition, IndexEntry, IndexHit, Item, Store, StoreError, Write, WriteOp, condition_holds,
+    is_live,
 };
 use handoff_store_conformance as conformance;
 
@@ -62,12 +64,24 @@ enum Bug {
     PartitionsShared,
     /// Conditions are checked, then the lock is released before the writes are applied.
     RacyCommit,
+    /// `list_index` answers lowest rank first.
+    ListingAscending,
+    /// A put without an index entry keeps the item listed.
+    ListingKeepsUnindexed,
+    /// `list_index` shows expired items.
+    ListingIncludesExpired,
+    /// `list_index` looks at every scope.
+    ListingIgnoresScope,
+    /// A page starts with the hit it continues after.
+    ListingRepeatsAfter,
 }
 
 #[derive(Debug)]
 struct Mutant {
     bug: Bug,
     partitions: Mutex<HashMap<String, BTreeMap<String, Item>>>,
+    /// (partition, key) → its listing. Locked after `partitions`, never before.
+    listings: Mutex<BTreeMap<(String, String), IndexEntry>>,
 }
 
 impl Mutant {
@@ -75,6 +89,7 @@ impl Mutant {
         Self {
             bug,
             partitions: Mutex::default(),
+            listings: Mutex::default(),
         }
     }
 
@@ -128,7 +143,30 @@ impl Mutant {
         .map(|(i, _)| i)
     }
 
-    fn apply(&self, items: &mut BTreeMap<String, Item>, write: Write, now_ms: u64) {
+    fn relist(&self, partition: &str, key: &str, entry: Option<IndexEntry>) {
+        let mut listings = self.listings.lock().unwrap_or_else(PoisonError::into_inner);
+        let at = (partition.to_owned(), key.to_owned());
+        match entry {
+            Some(entry) => {
+                listings.insert(at, entry);
+            }
+            None if self.bug == Bug::ListingKeepsUnindexed => {}
+            None => {
+                listings.remove(&at);
+            }
+        }
+    }
+
+    fn apply(
+        &self,
+        partition: &str,
+        items: &mut BTreeMap<String, Item>,
+        write: Write,
+        now_ms: u64,
+    ) {
+        if matches!(write.op, WriteOp::Put { .. }) {
+            self.relist(partition, &write.key, write.index.clone());
+        }
         match write.op {
             WriteOp::Put {
                 mut value,
@@ -164,6 +202,10 @@ impl Mutant {
             WriteOp::Delete => {
                 if self.bug != Bug::DeleteIgnored {
                     items.remove(&write.key);
+                    self.listings
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .remove(&(partition.to_owned(), write.key));
                 }
             }
             WriteOp::Check => {
@@ -219,7 +261,7 @@ impl Store for Mutant {
         let partition = self.partition(partition).to_owned();
         if self.bug == Bug::PartialBatch {
             let mut map = self.lock();
-            let items = map.entry(partition).or_default();
+            let items = map.entry(partition.clone()).or_default();
             for (index, write) in writes.into_iter().enumerate() {
                 if self
                     .failing_index(items, std::slice::from_ref(&write), now_ms)
@@ -227,7 +269,7 @@ impl Store for Mutant {
                 {
                     return Err(StoreError::ConditionFailed { index });
                 }
-                self.apply(items, write, now_ms);
+                self.apply(&partition, items, write, now_ms);
             }
             return Ok(());
         }
@@ -239,16 +281,16 @@ impl Store for Mutant {
             }
             if self.bug != Bug::RacyCommit {
                 for write in writes {
-                    self.apply(items, write, now_ms);
+                    self.apply(&partition, items, write, now_ms);
                 }
                 return Ok(());
             }
         }
         YieldNow(false).await;
         let mut map = self.lock();
-        let items = map.entry(partition).or_default();
+        let items = map.entry(partition.clone()).or_default();
         for write in writes {
-            self.apply(items, write, now_ms);
+            self.apply(&partition, items, write, now_ms);
         }
         Ok(())
     }
@@ -287,6 +329,45 @@ impl Store for Mutant {
             keys.reverse();
         }
         Ok(keys)
+    }
+
+    async fn list_index(
+        &self,
+        scope: &str,
+        after: Option<&IndexHit>,
+        limit: usize,
+        now_ms: u64,
+    ) -> Result<Vec<IndexHit>, StoreError> {
+        let map = self.lock();
+        let listings = self.listings.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut hits: Vec<IndexHit> = listings
+            .iter()
+            .filter(|(_, entry)| self.bug == Bug::ListingIgnoresScope || entry.scope == scope)
+            .filter(|((partition, key), _)| {
+                self.bug == Bug::ListingIncludesExpired
+                    || map
+                        .get(partition)
+                        .and_then(|items| items.get(key))
+                        .is_some_and(|i| self.live(i.expires_at_ms, now_ms))
+            })
+            .map(|((partition, key), entry)| IndexHit {
+                rank: entry.rank,
+                partition: partition.clone(),
+                key: key.clone(),
+            })
+            .collect();
+        hits.sort_by(|a, b| {
+            (Reverse(a.rank), &a.partition, &a.key).cmp(&(Reverse(b.rank), &b.partition, &b.key))
+        });
+        if self.bug == Bug::ListingAscending {
+            hits.sort_by_key(|h| h.rank);
+        }
+        let hits = hits.into_iter().filter(|h| match after {
+            None => true,
+            Some(after) if self.bug == Bug::ListingRepeatsAfter => !after.follows(h),
+            Some(after) => h.follows(after),
+        });
+        Ok(hits.take(limit).collect())
     }
 }
 
@@ -355,4 +436,11 @@ must_fail! {
     effect_catches_racy_commit: effect_executes_exactly_once against RacyCommit;
     effect_catches_absent_always_holds: effect_executes_exactly_once against AbsentAlwaysHolds;
     resumes_catch_racy_commit: concurrent_identical_resumes_start_one_run against RacyCommit;
+    listing_catches_ascending: index_lists_across_partitions against ListingAscending;
+    listing_catches_kept_unindexed: index_lists_across_partitions against ListingKeepsUnindexed;
+    listing_catches_expired: index_lists_across_partitions against ListingIncludesExpired;
+    listing_catches_ignored_scope: index_lists_across_partitions against ListingIgnoresScope;
+    listing_catches_repeated_after: index_lists_across_partitions against ListingRepeatsAfter;
+    listing_catches_delete_ignored: index_lists_across_partitions against DeleteIgnored;
+    listing_catches_partial_batch: index_lists_across_partitions against PartialBatch;
 }

@@ -5,7 +5,7 @@
 // emulator's function URL, a Worker); the flows marked "slow" need a host whose
 // runs stream slowly (DEMO_TOKEN_DELAY_MS), so that they can be joined or stopped.
 import assert from "node:assert/strict";
-import { CopilotKitCore, ɵInterruptState as InterruptState } from "@copilotkit/core";
+import { CopilotKitCore, ɵInterruptState as InterruptState, ɵcreateThreadStore as createThreadStore } from "@copilotkit/core";
 import { postJson, request, sseEvents, sseFrames, waitFor } from "./devserver.mjs";
 import { ledger, uid, userMessage } from "./flows.mjs";
 
@@ -366,4 +366,84 @@ export async function assertConnectRejoinsByLastEventId(slow, orderId) {
   const pairs = (list) => list.map((f) => [f.id, f.data]);
   const merged = [...live, ...got.filter((f) => Number(f.id) > lastId)];
   assert.deepEqual(pairs(merged), pairs(sseFrames(recorded.bytes)), "dropped and rejoined is not the run's stream");
+}
+
+/** One finished run of the demo on a new thread (through POST /agent); its id. */
+async function newThread(server, prefix) {
+  const threadId = uid(prefix);
+  const input = { threadId, runId: uid("r"), messages: [userMessage("hello")] };
+  const r = await postJson(`${server.url}/agent`, input);
+  assert.equal(r.status, 200, r.text);
+  assert.match(r.text, /RUN_FINISHED/);
+  return threadId;
+}
+
+/**
+ * CopilotKit's own thread store (`@copilotkit/core` 1.75) over the host's thread
+ * endpoints, in `runtimeTransport` ("rest", or "single" for the resource envelope): the
+ * list, its next page, rename, archive, unarchive and delete, each checked on the server.
+ */
+export async function assertThreadStore(server, runtimeTransport = "rest") {
+  const agentName = await agentNameOf(server);
+  const ids = [];
+  for (let i = 0; i < 3; i += 1) ids.push(await newThread(server, `ck-list-${runtimeTransport}`));
+  const { core } = await connectCore(`${server.url}/copilotkit`, { runtimeTransport });
+  assert.equal(core.runtimeTransport, runtimeTransport);
+  // What goes on the wire (the runtime fetch turns thread calls into envelopes in "single").
+  const wire = [];
+  const realFetch = globalThis.fetch;
+  globalThis.fetch = (input, init) => {
+    const url = typeof input === "string" ? input : input.url ?? String(input);
+    if (url.includes("/copilotkit")) wire.push(`${init?.method ?? input.method ?? "GET"} ${url}`);
+    return realFetch(input, init);
+  };
+  const store = createThreadStore({ fetch: core.ɵruntimeFetch });
+  store.start();
+  try {
+    store.setContext({ runtimeUrl: `${server.url}/copilotkit`, headers: {}, agentId: agentName, limit: 2 });
+    const ids_ = () => store.getState().threads.map((t) => t.id);
+    await waitFor(() => !store.getState().isLoading && store.getState().threads.length === 2, {
+      what: "the first page of threads",
+      detail: () => `${store.getState().error?.message ?? ""} ${JSON.stringify(store.getState())}`,
+    });
+    assert.equal(store.getState().error, null);
+    assert.deepEqual(ids_(), [ids[2], ids[1]], "the newest threads first");
+    const first = store.getState().threads[0];
+    assert.equal(first.agentId, agentName);
+    assert.equal(first.archived, false);
+    assert.ok(Date.parse(first.createdAt) > 0 && Date.parse(first.lastRunAt) > 0, JSON.stringify(first));
+    assert.ok(store.getState().nextCursor, "a next page");
+
+    store.fetchNextPage();
+    await waitFor(() => ids_().includes(ids[0]), { what: "the next page", detail: () => JSON.stringify(store.getState()) });
+
+    const listed = async (query = "") => {
+      const r = await request(`${server.url}/threads?limit=100${query}`);
+      assert.equal(r.status, 200, r.text);
+      return r.json.threads;
+    };
+    await store.renameThread(ids[1], "Renamed by CopilotKit");
+    assert.equal((await listed()).find((t) => t.id === ids[1])?.name, "Renamed by CopilotKit");
+
+    await store.archiveThread(ids[2]);
+    assert.ok(!(await listed()).some((t) => t.id === ids[2]), "archived: out of the default list");
+    assert.equal((await listed("&includeArchived=true")).find((t) => t.id === ids[2])?.archived, true);
+    await store.unarchiveThread(ids[2]);
+    assert.ok((await listed()).some((t) => t.id === ids[2]), "unarchived: back");
+
+    await store.deleteThread(ids[0]);
+    const gone = await request(`${server.url}/threads/${encodeURIComponent(ids[0])}`);
+    assert.equal(gone.status, 404, gone.text);
+    assert.ok(!(await listed("&includeArchived=true")).some((t) => t.id === ids[0]));
+  } finally {
+    store.stop();
+    globalThis.fetch = realFetch;
+  }
+  const rest = wire.filter((line) => line.includes("/copilotkit/threads"));
+  if (runtimeTransport === "single") {
+    assert.deepEqual(rest, [], "single-route: every thread call is an envelope");
+    assert.ok(wire.filter((line) => line.startsWith("POST") && line.endsWith("/copilotkit")).length >= 6, wire.join("\n"));
+  } else {
+    assert.ok(rest.length >= 6, wire.join("\n"));
+  }
 }

@@ -28,11 +28,12 @@
 //!
 //! - memory: a sorted set per scope, updated under the commit's mutex;
 //! - SQLite: two columns of the item's row and an index on them;
-//! - DynamoDB: two attributes of the item and a global secondary index (`KEYS_ONLY`);
-//!   a listing may lag a commit by the index's propagation (typically well under a
-//!   second); the item itself is read consistently by whoever follows the hit;
-//! - Cloudflare: a Durable Object per scope, told by the partition's object after its
-//!   commit (the same lag, no lost entry).
+//! - DynamoDB: two attributes of the item and a global secondary index (projecting the
+//!   expiry); a listing may lag a commit by the index's propagation (typically well
+//!   under a second); the item itself is read consistently by whoever follows the hit;
+//! - Cloudflare: a Durable Object per scope, told by the partition's object before it
+//!   answers the commit, from an outbox written in the commit's transaction (a scope
+//!   that cannot be reached is told later, by the partition's alarm: late, never lost).
 //!
 //! A hit is a pointer, not the item: callers read the item (which may have changed or
 //! gone since) and trust what they read.

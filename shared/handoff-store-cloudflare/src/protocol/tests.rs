@@ -11,6 +11,7 @@ fn row(key: &str, version: u64, expires_at_ms: Option<u64>) -> Option<Row> {
         version,
         value: inline(b"old"),
         expires_at_ms,
+        index: None,
     })
 }
 
@@ -21,6 +22,7 @@ fn put(key: &str, condition: WireCondition) -> WireWrite {
         put: Some(WirePut {
             value: inline(b"new"),
             expires_at_ms: None,
+            index: None,
         }),
         delete: false,
     }
@@ -38,6 +40,7 @@ fn check(key: &str, condition: WireCondition) -> WireWrite {
 #[test]
 fn requests_are_camel_case_with_base64_values_and_no_nulls() {
     let request = StoreRequest::Commit {
+        partition: None,
         writes: vec![
             put("thread", WireCondition::Version(3)),
             check("lease", WireCondition::Absent),
@@ -143,6 +146,7 @@ fn stored(key: &str, value: StoredValue, expires_at_ms: Option<u64>) -> Option<R
         version: 1,
         value,
         expires_at_ms,
+        index: None,
     })
 }
 
@@ -153,6 +157,7 @@ fn put_value(key: &str, condition: WireCondition, value: StoredValue) -> WireWri
         put: Some(WirePut {
             value,
             expires_at_ms: None,
+            index: None,
         }),
         delete: false,
     }

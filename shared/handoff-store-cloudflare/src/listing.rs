@@ -1,0 +1,126 @@
+//! Listings across partitions ([`handoff_core::Store::list_index`]) on Durable Objects.
+//!
+//! A scope (one owner's threads, one tenant's approvals) is kept by its own object, of the
+//! same class as the partitions, named [`scope_object_name`]. The partition's object stays
+//! the authority for its items, so the listing is a copy fed from it:
+//!
+//! 1. The commit that puts an item with an index entry (or takes one out: a put without
+//!    one, a delete) writes, in the same transaction, a **change** to the partition's
+//!    outbox, numbered by a per-partition sequence that never goes back.
+//! 2. Before answering the commit, the partition's object sends its due changes to each
+//!    scope's object and drops them from the outbox once the scope acknowledged them; a
+//!    scope that cannot be reached is retried by the object's alarm with backoff, so a
+//!    change is never lost, only late.
+//! 3. The scope's object keeps, per (partition, key), the change with the highest sequence
+//!    (a removal stays as a tombstone for a day, so a late, older change cannot bring an
+//!    item back), and pages through its live entries, highest rank first, with one
+//!    indexed query.
+//!
+//! A hit is a pointer: the engine reads the item it names and trusts what it reads.
+
+use serde::{Deserialize, Serialize};
+
+use crate::protocol::{Mutation, Row};
+
+/// Where a put item is listed, on the wire.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Listed {
+    /// The scope.
+    pub scope: String,
+    /// Highest first.
+    pub rank: u64,
+}
+
+/// One change to a scope's listing, as the partition's object sends it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ListingChange {
+    /// The partition's sequence number (0 until the outbox numbers it).
+    #[serde(default)]
+    pub seq: u64,
+    /// The scope whose listing changes.
+    pub scope: String,
+    /// The item's key in its partition.
+    pub key: String,
+    /// Its new rank, or `None`: the item leaves the listing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rank: Option<u64>,
+    /// The item's expiry (Unix ms): the entry stops listing it then.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires_at_ms: Option<u64>,
+}
+
+/// One listed item, on the wire.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WireHit {
+    /// Rank when last written.
+    pub rank: u64,
+    /// The item's partition.
+    pub partition: String,
+    /// The item's key.
+    pub key: String,
+}
+
+/// The answer to a listing request.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ListIndexResponse {
+    /// Up to the requested number of hits, in listing order.
+    pub hits: Vec<WireHit>,
+}
+
+/// The name of the object that keeps `scope`'s listing. The record separator keeps it
+/// apart from partition names, which the engine never starts with one followed by `listing`.
+pub fn scope_object_name(scope: &str) -> String {
+    format!("\u{1e}listing\u{1e}{scope}")
+}
+
+/// Ranks are stored as SQLite integers (signed 64-bit).
+pub const MAX_RANK: u64 = i64::MAX as u64;
+
+/// The listing changes a planned commit makes: `current[i]` is the stored row (live or
+/// not) of the batch's `i`th key, as given to [`crate::protocol::plan_commit`]. A put
+/// with an entry lists its item (and takes it out of a scope it leaves); a put without
+/// one, or a delete, takes it out of the scope it was in.
+pub fn listing_changes(current: &[Option<Row>], mutations: &[Mutation]) -> Vec<ListingChange> {
+    let was_listed = |key: &str| {
+        current
+            .iter()
+            .flatten()
+            .find(|row| row.key == key)
+            .and_then(|row| row.index.as_ref())
+    };
+    let removal = |scope: &str, key: &str| ListingChange {
+        seq: 0,
+        scope: scope.to_owned(),
+        key: key.to_owned(),
+        rank: None,
+        expires_at_ms: None,
+    };
+    let mut changes = Vec::new();
+    for mutation in mutations {
+        let (key, listed, expires_at_ms) = match mutation {
+            Mutation::Upsert(row) => (row.key.as_str(), row.index.as_ref(), row.expires_at_ms),
+            Mutation::Delete(key) => (key.as_str(), None, None),
+        };
+        if let Some(before) = was_listed(key)
+            && listed.is_none_or(|now| now.scope != before.scope)
+        {
+            changes.push(removal(&before.scope, key));
+        }
+        if let Some(listed) = listed {
+            changes.push(ListingChange {
+                seq: 0,
+                scope: listed.scope.clone(),
+                key: key.to_owned(),
+                rank: Some(listed.rank),
+                expires_at_ms,
+            });
+        }
+    }
+    changes
+}
+
+#[cfg(test)]
+mod tests;
