@@ -18,16 +18,18 @@ const SIZES: [usize; 3] = [10, 100, 1_000];
 fn print(store: &str, costs: &[TurnCost]) {
     for c in costs {
         println!(
-            "{store:<8} {:>5} msgs | chat: {:>6} B in {} puts, {} commits, {} gets ({} keys), {} scans | approval: {:>6} B in {} puts, {} commits, {} gets ({} keys), {} scans",
+            "{store:<8} {:>5} msgs | chat: {:>6} B in {} puts ({} listed), {} commits, {} gets ({} keys), {} scans | approval: {:>6} B in {} puts ({} listed), {} commits, {} gets ({} keys), {} scans",
             c.messages,
             c.chat.bytes_written,
             c.chat.puts,
+            c.chat.indexed_puts,
             c.chat.commits,
             c.chat.gets,
             c.chat.keys_read,
             c.chat.scans,
             c.approval.bytes_written,
             c.approval.puts,
+            c.approval.indexed_puts,
             c.approval.commits,
             c.approval.gets,
             c.approval.keys_read,

@@ -32,6 +32,9 @@ pub struct StoreCost {
     pub commits: u64,
     /// Items put across commits.
     pub puts: u64,
+    /// Of those, puts listed in a scope ([`Write::indexed`]): on DynamoDB each also writes
+    /// the listing index; elsewhere the entry is part of the item.
+    pub indexed_puts: u64,
     /// Bytes of keys and values put across commits (what a backend bills for writes).
     pub bytes_written: u64,
     /// Commits refused because a condition did not hold (lost races).
@@ -91,6 +94,7 @@ impl<S: Store> Store for CountingStore<S> {
             for write in &writes {
                 if let WriteOp::Put { value, .. } = &write.op {
                     c.puts += 1;
+                    c.indexed_puts += u64::from(write.index.is_some());
                     c.bytes_written += (write.key.len() + value.len()) as u64;
                 }
             }
