@@ -67,7 +67,12 @@ describe("LLM mode (DEMO_LLM) against provider stand-ins", { timeout: TIMEOUT },
     assert.deepEqual(results.map((r) => r.toolCallId), starts);
     assert.match(results[1].content, /L9005/);
     assert.equal(events.at(-1).outcome?.type, "success");
-    assert.ok(events.some((e) => e.type === "CUSTOM" && e.name === "handoff:usage" && e.value.inputTokens === 50));
+    // Two model calls (the tool calls: 50 prompt and 9 completion tokens; the answer: 60
+    // and 4): AG-UI's usage on RUN_FINISHED, one entry for the one model, no CUSTOM event.
+    assert.deepEqual(events.at(-1).usage, [
+      { provider: "openai", model: "stand-in-1", inputTokens: 110, outputTokens: 13, totalTokens: 123 },
+    ]);
+    assert.ok(!events.some((e) => e.type === "CUSTOM"));
     await model.close();
   });
 

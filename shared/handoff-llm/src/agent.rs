@@ -219,11 +219,23 @@ impl LlmAgent {
             let applied = deltas
                 .and_then(|deltas| deltas.into_iter().try_for_each(|d| emitter.apply(ctx, d)));
             if let Err(error) = applied {
-                emitter.finish(ctx);
+                // What the provider counted before failing is still the run's usage.
+                let partial = emitter.finish(ctx);
+                self.record_usage(ctx, partial.usage);
                 return Err(error.fail_run(ctx));
             }
         }
-        Ok(emitter.finish(ctx))
+        let turn = emitter.finish(ctx);
+        self.record_usage(ctx, turn.usage);
+        Ok(turn)
+    }
+
+    /// Adds a model call's usage to the run's, call by call, so a run that fails later
+    /// still reports it on its `RUN_ERROR`.
+    fn record_usage(&self, ctx: &mut RunContext, usage: crate::Usage) {
+        if usage.is_reported() {
+            ctx.record_usage(usage.to_token_usage(self.provider.name(), self.provider.model()));
+        }
     }
 
     async fn execute(
@@ -311,7 +323,6 @@ impl Agent for LlmAgent {
         let frontend: Vec<Tool> = ctx.input().tool_list().to_vec();
         let mut specs: Vec<Tool> = self.tools.iter().map(|t| t.spec.clone()).collect();
         specs.extend(frontend.iter().cloned());
-        let mut usage = crate::Usage::default();
         for _ in 0..self.max_steps {
             // The model call may take what is left of the invocation, not more.
             let timeout = ctx
@@ -321,7 +332,6 @@ impl Agent for LlmAgent {
                 self.provider
                     .request(self.system.as_deref(), ctx.messages(), &specs, timeout);
             let turn = self.turn(ctx, request).await?;
-            usage.add(turn.usage);
             let mut interrupts = Vec::new();
             let mut client_calls = false;
             for call in &turn.tool_calls {
@@ -361,7 +371,6 @@ impl Agent for LlmAgent {
             }
             let done = turn.tool_calls.is_empty() || client_calls || !interrupts.is_empty();
             if done {
-                ctx.custom("handoff:usage", json!({ "inputTokens": usage.input_tokens, "outputTokens": usage.output_tokens }));
                 return Ok(if interrupts.is_empty() {
                     Finish::done()
                 } else {

@@ -104,12 +104,21 @@ impl EventParser {
         let index = body.get("index").and_then(Value::as_u64).unwrap_or(0) as u32;
         Ok(match name {
             "message_start" => {
-                let input = body["message"]["usage"]["input_tokens"]
-                    .as_u64()
-                    .unwrap_or(0);
+                // Anthropic counts uncached input apart from cache reads and writes;
+                // AG-UI's input total includes both.
+                let usage = &body["message"]["usage"];
+                let count = |k: &str| usage.get(k).and_then(Value::as_u64);
+                let (read, written) = (
+                    count("cache_read_input_tokens"),
+                    count("cache_creation_input_tokens"),
+                );
+                let input = count("input_tokens")
+                    .map(|uncached| uncached + read.unwrap_or(0) + written.unwrap_or(0));
                 vec![ModelDelta::Usage(Usage {
                     input_tokens: input,
-                    output_tokens: 0,
+                    cached_input_tokens: read,
+                    cache_write_input_tokens: written,
+                    ..Usage::default()
                 })]
             }
             "content_block_start" => {
@@ -147,8 +156,8 @@ impl EventParser {
                 }
                 if let Some(output) = body["usage"].get("output_tokens").and_then(Value::as_u64) {
                     deltas.push(ModelDelta::Usage(Usage {
-                        input_tokens: 0,
-                        output_tokens: output,
+                        output_tokens: Some(output),
+                        ..Usage::default()
                     }));
                 }
                 deltas

@@ -88,6 +88,22 @@ impl std::fmt::Debug for Provider {
 }
 
 impl Provider {
+    /// The provider's name as OpenTelemetry's GenAI conventions spell it (`openai`,
+    /// `anthropic`): the `provider` of the usage the agent reports.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Provider::OpenAi { .. } => "openai",
+            Provider::Anthropic { .. } => "anthropic",
+        }
+    }
+
+    /// The model asked for.
+    pub fn model(&self) -> &str {
+        match self {
+            Provider::OpenAi { model, .. } | Provider::Anthropic { model, .. } => model,
+        }
+    }
+
     /// From the environment, as the providers' own SDKs read it: `kind` is `openai`
     /// (`OPENAI_API_KEY`, `OPENAI_BASE_URL`) or `anthropic` (`ANTHROPIC_API_KEY`,
     /// `ANTHROPIC_BASE_URL`); `model` picks the model. `None` without a key (a local

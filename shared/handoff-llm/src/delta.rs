@@ -59,20 +59,61 @@ impl FinishReason {
     }
 }
 
-/// Token counts of a turn.
+/// Token counts of a turn, as AG-UI's `TokenUsage` counts them: the parts (reasoning,
+/// cached and cache-write input) are included in the totals, and a count the provider did
+/// not report stays `None` (never 0).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Usage {
-    /// Prompt tokens.
-    pub input_tokens: u64,
-    /// Generated tokens.
-    pub output_tokens: u64,
+    /// Prompt tokens, cached ones included.
+    pub input_tokens: Option<u64>,
+    /// Generated tokens, reasoning included.
+    pub output_tokens: Option<u64>,
+    /// Of the output, tokens spent reasoning.
+    pub reasoning_tokens: Option<u64>,
+    /// Of the input, tokens read from the provider's cache.
+    pub cached_input_tokens: Option<u64>,
+    /// Of the input, tokens written to the provider's cache.
+    pub cache_write_input_tokens: Option<u64>,
 }
 
 impl Usage {
     /// Adds `other` (providers report input and output in separate frames).
     pub fn add(&mut self, other: Usage) {
-        self.input_tokens += other.input_tokens;
-        self.output_tokens += other.output_tokens;
+        let sum = |a: Option<u64>, b: Option<u64>| match (a, b) {
+            (None, None) => None,
+            (a, b) => Some(a.unwrap_or(0).saturating_add(b.unwrap_or(0))),
+        };
+        self.input_tokens = sum(self.input_tokens, other.input_tokens);
+        self.output_tokens = sum(self.output_tokens, other.output_tokens);
+        self.reasoning_tokens = sum(self.reasoning_tokens, other.reasoning_tokens);
+        self.cached_input_tokens = sum(self.cached_input_tokens, other.cached_input_tokens);
+        self.cache_write_input_tokens = sum(
+            self.cache_write_input_tokens,
+            other.cache_write_input_tokens,
+        );
+    }
+
+    /// Whether any count was reported.
+    pub fn is_reported(&self) -> bool {
+        *self != Usage::default()
+    }
+
+    /// As AG-UI reports it, labelled with the provider and model; `totalTokens` when both
+    /// totals are known.
+    pub fn to_token_usage(&self, provider: &str, model: &str) -> agui_protocol::TokenUsage {
+        agui_protocol::TokenUsage {
+            provider: Some(provider.to_owned()),
+            model: Some(model.to_owned()),
+            input_tokens: self.input_tokens,
+            output_tokens: self.output_tokens,
+            total_tokens: self
+                .input_tokens
+                .zip(self.output_tokens)
+                .map(|(i, o)| i.saturating_add(o)),
+            reasoning_tokens: self.reasoning_tokens,
+            cached_input_tokens: self.cached_input_tokens,
+            cache_write_input_tokens: self.cache_write_input_tokens,
+        }
     }
 }
 

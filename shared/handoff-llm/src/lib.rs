@@ -51,8 +51,10 @@
 //! }
 //! ```
 //!
-//! Token usage goes out as a `CUSTOM` event named `handoff:usage`
-//! (`{"inputTokens", "outputTokens"}`) before the run's end.
+//! Token usage goes out on the run's `RUN_FINISHED` (or `RUN_ERROR`) as AG-UI's `usage`:
+//! one entry per provider and model (`{provider, model, inputTokens, outputTokens,
+//! totalTokens, reasoningTokens?, cachedInputTokens?, cacheWriteInputTokens?}`), counting
+//! every model call of the run, those before a failure included.
 //!
 //! ```
 //! use handoff_llm::{ModelDelta, openai::ChunkParser};

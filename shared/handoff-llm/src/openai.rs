@@ -133,10 +133,18 @@ impl ChunkParser {
             }
         }
         if let Some(usage) = chunk.get("usage").filter(|u| u.is_object()) {
-            let count = |k: &str| usage.get(k).and_then(Value::as_u64).unwrap_or(0);
+            // `prompt_tokens` includes the cached ones, `completion_tokens` the reasoning.
+            let count = |path: &[&str]| {
+                path.iter()
+                    .try_fold(usage, |v, k| v.get(*k))
+                    .and_then(Value::as_u64)
+            };
             deltas.push(ModelDelta::Usage(Usage {
-                input_tokens: count("prompt_tokens"),
-                output_tokens: count("completion_tokens"),
+                input_tokens: count(&["prompt_tokens"]),
+                output_tokens: count(&["completion_tokens"]),
+                reasoning_tokens: count(&["completion_tokens_details", "reasoning_tokens"]),
+                cached_input_tokens: count(&["prompt_tokens_details", "cached_tokens"]),
+                cache_write_input_tokens: None,
             }));
         }
         Ok(deltas)

@@ -467,3 +467,92 @@ fn a_tool_that_may_have_run_keeps_its_approval_in_doubt() {
         "called again, under its key"
     );
 }
+
+/// An OpenAI usage chunk (`stream_options.include_usage`): prompt and completion tokens
+/// with the cached and reasoning parts.
+fn usage_chunk(prompt: u64, completion: u64, cached: u64, reasoning: u64) -> String {
+    let chunk = json!({ "choices": [], "usage": {
+        "prompt_tokens": prompt, "completion_tokens": completion,
+        "prompt_tokens_details": { "cached_tokens": cached },
+        "completion_tokens_details": { "reasoning_tokens": reasoning } } });
+    format!("data: {chunk}\n\n")
+}
+
+fn with_usage(turn: String, usage: String) -> String {
+    turn.replace("data: [DONE]\n\n", &(usage + "data: [DONE]\n\n"))
+}
+
+fn usage_of(event: &Event) -> Value {
+    let usage = match event {
+        Event::RunFinished(f) => f.usage.clone(),
+        Event::RunError(e) => e.usage.clone(),
+        other => panic!("not a terminal event: {other:?}"),
+    };
+    serde_json::to_value(usage).unwrap()
+}
+
+#[test]
+fn usage_of_every_model_call_is_reported_on_run_finished() {
+    let s = setup(
+        vec![
+            with_usage(
+                call_turn("get_order", r#"{"orderId":"A1"}"#),
+                usage_chunk(10, 5, 4, 2),
+            ),
+            with_usage(text_turn("It is 40 EUR."), usage_chunk(20, 7, 0, 0)),
+        ],
+        5,
+    );
+    let first = input(json!({ "threadId": "t1", "runId": "r1",
+        "messages": [{ "id": "m1", "role": "user", "content": "What is A1?" }] }));
+    let events = run(&s.engine, &first);
+    assert_eq!(
+        usage_of(events.last().unwrap()),
+        json!([{ "provider": "openai", "model": "test", "inputTokens": 30, "outputTokens": 12,
+            "totalTokens": 42, "reasoningTokens": 2, "cachedInputTokens": 4 }])
+    );
+    assert!(
+        !events.iter().any(|e| matches!(e, Event::Custom(_))),
+        "usage is AG-UI's field, not a CUSTOM event"
+    );
+}
+
+#[test]
+fn a_run_that_fails_mid_way_reports_the_usage_it_incurred() {
+    let broken = usage_chunk(8, 0, 0, 0) + "data: {not json\n\n";
+    let s = setup(
+        vec![
+            with_usage(
+                call_turn("get_order", r#"{"orderId":"A1"}"#),
+                usage_chunk(10, 5, 0, 0),
+            ),
+            broken,
+        ],
+        5,
+    );
+    let first = input(json!({ "threadId": "t1", "runId": "r1",
+        "messages": [{ "id": "m1", "role": "user", "content": "What is A1?" }] }));
+    let events = run(&s.engine, &first);
+    assert!(
+        matches!(events.last(), Some(Event::RunError(_))),
+        "{events:?}"
+    );
+    assert_eq!(
+        usage_of(events.last().unwrap()),
+        json!([{ "provider": "openai", "model": "test", "inputTokens": 18, "outputTokens": 5,
+            "totalTokens": 23, "reasoningTokens": 0, "cachedInputTokens": 0 }])
+    );
+}
+
+#[test]
+fn a_run_without_model_usage_reports_none() {
+    let s = setup(vec![text_turn("Hello.")], 5);
+    let first = input(json!({ "threadId": "t1", "runId": "r1",
+        "messages": [{ "id": "m1", "role": "user", "content": "Hi" }] }));
+    let events = run(&s.engine, &first);
+    assert_eq!(
+        usage_of(events.last().unwrap()),
+        Value::Null,
+        "never 0 for unknown counts"
+    );
+}

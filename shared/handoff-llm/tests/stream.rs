@@ -122,8 +122,9 @@ fn openai_chunks_stream_text_reasoning_and_two_tool_calls_whatever_the_cuts() {
     for chunk in [1, 3, 7, 64, 4096] {
         let (events, turn) = run(OPENAI, chunk, ChunkParser::default);
         let usage = Usage {
-            input_tokens: 120,
-            output_tokens: 31,
+            input_tokens: Some(120),
+            output_tokens: Some(31),
+            ..Usage::default()
         };
         assert_tool_turn(&events, &turn.expect("turn"), usage);
     }
@@ -134,8 +135,9 @@ fn anthropic_events_stream_text_thinking_and_two_tool_uses_whatever_the_cuts() {
     for chunk in [1, 5, 64, 4096] {
         let (events, turn) = run(ANTHROPIC, chunk, EventParser::default);
         let usage = Usage {
-            input_tokens: 95,
-            output_tokens: 31,
+            input_tokens: Some(95),
+            output_tokens: Some(31),
+            ..Usage::default()
         };
         assert_tool_turn(&events, &turn.expect("turn"), usage);
     }
@@ -167,4 +169,30 @@ fn provider_error_frames_end_the_run_with_stable_redacted_codes() {
     let garbage = "data: {not json\n\n";
     let (events, _) = run(garbage, 4096, ChunkParser::default);
     assert_eq!(run_error(&events).0, "MODEL_ERROR");
+}
+
+#[test]
+fn anthropic_input_counts_cache_reads_and_writes_as_agui_does() {
+    let body = concat!(
+        "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":",
+        "{\"input_tokens\":10,\"cache_read_input_tokens\":100,\"cache_creation_input_tokens\":20,\"output_tokens\":1}}}\n\n",
+        "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"Hi\"}}\n\n",
+        "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n",
+        "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":7}}\n\n",
+        "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n",
+    );
+    let (_, turn) = run(body, 4096, EventParser::default);
+    let usage = turn.expect("turn").usage;
+    assert_eq!(
+        usage,
+        Usage {
+            input_tokens: Some(130),
+            output_tokens: Some(7),
+            cached_input_tokens: Some(100),
+            cache_write_input_tokens: Some(20),
+            reasoning_tokens: None,
+        }
+    );
+    let reported = serde_json::to_value(usage.to_token_usage("anthropic", "m")).unwrap();
+    assert_eq!(reported["totalTokens"], 137);
 }

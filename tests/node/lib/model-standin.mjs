@@ -26,7 +26,12 @@ const openai = {
     frames.push("data: [DONE]\n\n");
     return frames;
   },
-  text: (text) => [...text.split(" ").map((w, i) => openai.chunk({ content: (i ? " " : "") + w })), openai.chunk({}, "stop"), "data: [DONE]\n\n"],
+  text: (text) => [
+    ...text.split(" ").map((w, i) => openai.chunk({ content: (i ? " " : "") + w })),
+    openai.chunk({}, "stop"),
+    `data: ${JSON.stringify({ choices: [], usage: { prompt_tokens: 60, completion_tokens: 4 } })}\n\n`,
+    "data: [DONE]\n\n",
+  ],
 };
 
 const event = (name, body) => `event: ${name}\ndata: ${JSON.stringify({ type: name, ...body })}\n\n`;

@@ -7,6 +7,7 @@ pub(crate) mod log;
 pub(crate) mod messages;
 pub(crate) mod state;
 pub(crate) mod tracker;
+mod usage;
 
 pub use effect::{EffectFailure, NotExecuted};
 
@@ -50,6 +51,7 @@ pub struct RunContext {
     /// Closes the log (ending the run's stream) when the context goes.
     log: LogWriter,
     fatal: Option<CoreError>,
+    usage: Vec<agui_protocol::TokenUsage>,
 }
 
 impl std::fmt::Debug for RunContext {
@@ -98,6 +100,7 @@ impl RunContext {
             open: OpenItems::default(),
             log: LogWriter(parts.log),
             fatal: None,
+            usage: Vec::new(),
         }
     }
 

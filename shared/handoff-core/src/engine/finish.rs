@@ -63,6 +63,7 @@ pub(crate) async fn finish_run(
     let mut finished = RunFinished::new(ctx.thread_id().clone(), ctx.run_id().clone());
     finished.outcome = Some(outcome);
     finished.result = result;
+    finished.usage = ctx.usage_report();
     let finished = Event::from(finished).with_timestamp(inner.runtime.now_ms());
 
     let thread_status = if pending.is_empty() {
@@ -120,9 +121,10 @@ pub(crate) async fn stop_run(
     let (event, status) = if error == CoreError::Stopped {
         let mut finished = RunFinished::new(ctx.thread_id().clone(), ctx.run_id().clone());
         finished.outcome = Some(RunFinishedOutcome::Cancelled);
+        finished.usage = ctx.usage_report();
         (Event::from(finished), RunStatus::Cancelled)
     } else {
-        (Event::from(RunError::from(&error)), RunStatus::Errored)
+        (Event::from(run_error(ctx, &error)), RunStatus::Errored)
     };
     let event = event.with_timestamp(inner.runtime.now_ms());
     if !matches!(error, CoreError::LeaseLost) {
@@ -402,8 +404,15 @@ fn audit(ctx: &RunContext, claimed: &Claimed) -> Vec<AnswerAudit> {
 
 fn emit_error(ctx: &mut RunContext, error: &CoreError) {
     tracing::error!(run_id = %ctx.run_id(), code = error.code(), error = %error, "run could not be committed");
-    let event = Event::from(RunError::from(error)).with_timestamp(ctx.now_ms());
+    let event = Event::from(run_error(ctx, error)).with_timestamp(ctx.now_ms());
     ctx.emit_engine(event);
+}
+
+/// The `RUN_ERROR` for `error`, with the usage the run incurred before it.
+fn run_error(ctx: &RunContext, error: &CoreError) -> RunError {
+    let mut event = RunError::from(error);
+    event.usage = ctx.usage_report();
+    event
 }
 
 fn to_pending(
