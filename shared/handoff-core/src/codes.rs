@@ -113,6 +113,12 @@ registry! {
     INTERRUPT_EXPIRED = 422;
     /// An answer its schema, its approval policy or its agent refuses.
     RESUME_PAYLOAD_INVALID = 422;
+    /// The principal started as many runs as `HANDOFF_RATE_LIMIT` allows (`Retry-After`,
+    /// `RateLimit-Policy`, `RateLimit`); nothing was claimed.
+    RATE_LIMITED = 429;
+    /// The tenant's `HANDOFF_TOKEN_BUDGET` for the window is spent: a new run before the
+    /// stream, a running one at its next model call (in-stream, with its usage).
+    BUDGET_EXCEEDED = 429;
     /// An unexpected server failure (details logged).
     INTERNAL = 500;
     /// The agent failed (in-stream; details logged).

@@ -100,6 +100,24 @@ pub enum CoreError {
     /// A new thread's id (a fork's) names one that exists.
     #[error("thread {0} exists; fork into a new id")]
     ThreadExists(String),
+    /// The principal started as many runs as its rate limit allows; nothing was claimed.
+    #[error("too many runs: the limit is {quota}; retry later")]
+    RateLimited {
+        /// The limit.
+        quota: crate::limits::Quota,
+        /// Runs left now.
+        remaining: u64,
+        /// Until the next run is allowed.
+        retry_after_ms: u64,
+        /// Until the bucket is full again.
+        reset_ms: u64,
+    },
+    /// The tenant's model-token budget for the current window is spent.
+    #[error("the token budget of this window is spent")]
+    BudgetExceeded {
+        /// Until the next window starts.
+        retry_after_ms: u64,
+    },
     /// A list cursor this deployment did not issue for this list.
     #[error("the cursor is not one this list issued; start from the first page")]
     InvalidCursor,
@@ -180,6 +198,8 @@ impl CoreError {
             CoreError::ThreadBusy { .. } => codes::THREAD_BUSY,
             CoreError::RunIdConflict(_) => codes::RUN_ID_CONFLICT,
             CoreError::InvalidCursor => codes::INVALID_CURSOR,
+            CoreError::RateLimited { .. } => codes::RATE_LIMITED,
+            CoreError::BudgetExceeded { .. } => codes::BUDGET_EXCEEDED,
             CoreError::ThreadExists(_) => codes::THREAD_EXISTS,
             CoreError::LeaseLost => codes::LEASE_LOST,
             CoreError::DeadlineExceeded => codes::DEADLINE_EXCEEDED,
@@ -200,6 +220,8 @@ impl CoreError {
         matches!(
             self,
             CoreError::ThreadBusy { .. }
+                | CoreError::RateLimited { .. }
+                | CoreError::BudgetExceeded { .. }
                 | CoreError::LeaseLost
                 | CoreError::DeadlineExceeded
                 | CoreError::Store(StoreError::Unavailable(_))

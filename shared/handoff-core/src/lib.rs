@@ -8,6 +8,7 @@ pub mod context;
 pub mod decision;
 pub mod engine;
 pub mod error;
+pub mod limits;
 pub mod principal;
 pub mod records;
 pub mod runtime;

@@ -1,5 +1,6 @@
 //! HTTP-level settings, read from the environment by hosts.
 
+use handoff_core::limits::Quota;
 use handoff_core::{DoubleText, EngineConfig};
 
 use crate::cors::CorsOrigins;
@@ -46,7 +47,8 @@ impl Host {
     /// The engine settings of `host`, overridden by `HANDOFF_THREAD_TTL_SECS`, `HANDOFF_LEASE_MS`,
     /// `HANDOFF_STOP_POLL_MS` (0: stop requests reach only runs on the same instance),
     /// `HANDOFF_LIVE_FLUSH_MS` (0: no live journal; reconnects rejoin finished runs only) and
-    /// `HANDOFF_DOUBLE_TEXT` (`reject`, `interrupt` or `enqueue`).
+    /// `HANDOFF_DOUBLE_TEXT` (`reject`, `interrupt` or `enqueue`), `HANDOFF_RATE_LIMIT` and
+    /// `HANDOFF_TOKEN_BUDGET` (`COUNT/WINDOW`; see [`check_limits`]).
     pub fn engine_config(self, lookup: impl Fn(&str) -> Option<String>) -> EngineConfig {
         let defaults = EngineConfig::default();
         EngineConfig {
@@ -61,9 +63,35 @@ impl Host {
                 .and_then(|v| v.parse().ok())
                 .unwrap_or(defaults.live_flush_ms),
             double_text: double_text(&lookup),
+            // Malformed values were refused at start (`check_limits`).
+            rate_limit: quota(&lookup, RATE_LIMIT_VAR).ok().flatten(),
+            token_budget: quota(&lookup, TOKEN_BUDGET_VAR).ok().flatten(),
             ..thread_lifetime(defaults, &lookup)
         }
     }
+}
+
+/// Runs started per principal: `COUNT/WINDOW` (see [`handoff_core::limits`]).
+pub const RATE_LIMIT_VAR: &str = "HANDOFF_RATE_LIMIT";
+/// Model tokens per tenant: `COUNT/WINDOW` (see [`handoff_core::limits`]).
+pub const TOKEN_BUDGET_VAR: &str = "HANDOFF_TOKEN_BUDGET";
+
+fn quota(lookup: &impl Fn(&str) -> Option<String>, name: &str) -> Result<Option<Quota>, String> {
+    match lookup(name).filter(|v| !v.trim().is_empty()) {
+        None => Ok(None),
+        Some(value) => value
+            .parse()
+            .map(Some)
+            .map_err(|error| format!("{name}: {error}")),
+    }
+}
+
+/// Refuses to start on a malformed `HANDOFF_RATE_LIMIT` or `HANDOFF_TOKEN_BUDGET`, with
+/// a message naming the variable (hosts call it before serving).
+pub fn check_limits(lookup: impl Fn(&str) -> Option<String>) -> Result<(), String> {
+    quota(&lookup, RATE_LIMIT_VAR)?;
+    quota(&lookup, TOKEN_BUDGET_VAR)?;
+    Ok(())
 }
 
 /// `HANDOFF_DOUBLE_TEXT=reject|interrupt|enqueue` (default reject). An unknown value is

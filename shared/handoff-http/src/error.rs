@@ -20,6 +20,8 @@ pub struct ApiError {
     pub retry_after_ms: Option<u64>,
     /// `WWW-Authenticate` challenge (401 only).
     pub www_authenticate: Option<String>,
+    /// `RateLimit-Policy` and `RateLimit` (429 `RATE_LIMITED` only).
+    pub rate_limit: Option<Box<RateLimitHeaders>>,
 }
 
 impl ApiError {
@@ -31,6 +33,7 @@ impl ApiError {
             message: message.into(),
             retry_after_ms: None,
             www_authenticate: None,
+            rate_limit: None,
         }
     }
 }
@@ -40,21 +43,46 @@ impl From<CoreError> for ApiError {
         let status =
             StatusCode::from_u16(err.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
         let retry_after_ms = match &err {
-            CoreError::ThreadBusy { retry_after_ms, .. } => Some(*retry_after_ms),
+            CoreError::ThreadBusy { retry_after_ms, .. }
+            | CoreError::RateLimited { retry_after_ms, .. }
+            | CoreError::BudgetExceeded { retry_after_ms } => Some(*retry_after_ms),
             e if e.retryable() => Some(1_000),
             _ => None,
         };
         if status.is_server_error() {
             tracing::error!(code = err.code(), error = %err, "request failed");
         }
+        let rate_limit = match &err {
+            CoreError::RateLimited {
+                quota,
+                remaining,
+                reset_ms,
+                ..
+            } => Some(Box::new(RateLimitHeaders {
+                policy: format!("\"runs\";q={};w={}", quota.count, quota.window_secs()),
+                state: format!("\"runs\";r={remaining};t={}", reset_ms.div_ceil(1000)),
+            })),
+            _ => None,
+        };
         ApiError {
             status,
             code: err.code(),
             message: err.public_message(),
             retry_after_ms,
             www_authenticate: None,
+            rate_limit,
         }
     }
+}
+
+/// The IETF draft's structured fields (`draft-ietf-httpapi-ratelimit-headers`) for a
+/// refusal by the run rate limit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RateLimitHeaders {
+    /// `RateLimit-Policy`: `"runs";q=COUNT;w=SECONDS`.
+    pub policy: String,
+    /// `RateLimit`: `"runs";r=REMAINING;t=SECONDS` (until the bucket is full).
+    pub state: String,
 }
 
 impl IntoResponse for ApiError {
@@ -65,6 +93,16 @@ impl IntoResponse for ApiError {
             let secs = ms.div_ceil(1000).max(1);
             if let Ok(value) = HeaderValue::from_str(&secs.to_string()) {
                 response.headers_mut().insert(header::RETRY_AFTER, value);
+            }
+        }
+        if let Some(limit) = self.rate_limit.map(|l| *l) {
+            for (name, value) in [
+                ("ratelimit-policy", limit.policy),
+                ("ratelimit", limit.state),
+            ] {
+                if let Ok(value) = HeaderValue::from_str(&value) {
+                    response.headers_mut().insert(name, value);
+                }
             }
         }
         if let Some(value) = self

@@ -324,6 +324,8 @@ impl Agent for LlmAgent {
         let mut specs: Vec<Tool> = self.tools.iter().map(|t| t.spec.clone()).collect();
         specs.extend(frontend.iter().cloned());
         for _ in 0..self.max_steps {
+            // A spent token budget ends the run here, with the usage so far.
+            ctx.check_budget().await?;
             // The model call may take what is left of the invocation, not more.
             let timeout = ctx
                 .deadline_ms()

@@ -105,6 +105,7 @@ impl HostOptions {
         authenticator: Arc<dyn Authenticator>,
         vars: impl Fn(&str) -> Option<String>,
     ) -> Result<Router, String> {
+        handoff_http::check_limits(&vars)?;
         let http = self
             .http
             .unwrap_or_else(|| HttpConfig::for_host(host, &vars));

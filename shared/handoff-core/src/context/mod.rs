@@ -52,6 +52,9 @@ pub struct RunContext {
     log: LogWriter,
     fatal: Option<CoreError>,
     usage: Vec<agui_protocol::TokenUsage>,
+    /// The tenant's token budget, and the tokens recorded since it was last told.
+    budget: Option<crate::limits::Quota>,
+    unsettled_tokens: u64,
 }
 
 impl std::fmt::Debug for RunContext {
@@ -79,6 +82,7 @@ pub(crate) struct ContextParts {
     pub(crate) log: SharedLog,
     pub(crate) validator: Option<Arc<dyn SchemaValidator>>,
     pub(crate) deadline_ms: Option<u64>,
+    pub(crate) budget: Option<crate::limits::Quota>,
 }
 
 impl RunContext {
@@ -101,6 +105,8 @@ impl RunContext {
             log: LogWriter(parts.log),
             fatal: None,
             usage: Vec::new(),
+            budget: parts.budget,
+            unsettled_tokens: 0,
         }
     }
 

@@ -50,6 +50,7 @@ pub(crate) fn spawn_run(
             log,
             validator: inner.validator.clone(),
             deadline_ms: options.deadline_ms,
+            budget: inner.config.token_budget,
         });
         execute(&inner, &mut ctx, options, &mut claimed).await;
     };
@@ -126,6 +127,7 @@ async fn execute(inner: &Inner, ctx: &mut RunContext, options: RunOptions, claim
     drop(ticket);
     lease::settle(&mut watcher, &fence).await;
     drop(watcher);
+    ctx.settle_budget().await;
 
     let ending = match outcome {
         Err(Stop::Deadline) if !ctx.is_resume() => {

@@ -30,6 +30,7 @@ use crate::access::{Access, Authorizer, OwnerPolicy, ThreadFacts, Verdict};
 use crate::agent::Agent;
 use crate::approval::ApprovalChecks;
 use crate::error::CoreError;
+use crate::limits::{self, Quota, RunLimits};
 use crate::principal::Principal;
 use crate::records::{
     self, AnswerAudit, LastRun, RunRecord, THREAD_KEY, ThreadRecord, ThreadStatus, run_key,
@@ -77,6 +78,10 @@ pub struct EngineConfig {
     /// What a message sent while a run is running does, unless the agent says
     /// ([`Agent::double_text`]).
     pub double_text: DoubleText,
+    /// Runs a principal may start per window, across instances (see [`crate::limits`]).
+    pub rate_limit: Option<Quota>,
+    /// Model tokens a tenant may use per window, across instances (see [`crate::limits`]).
+    pub token_budget: Option<Quota>,
 }
 
 impl Default for EngineConfig {
@@ -93,6 +98,8 @@ impl Default for EngineConfig {
             stop_poll_ms: 1_000,
             live_flush_ms: 250,
             double_text: DoubleText::Reject,
+            rate_limit: None,
+            token_budget: None,
         }
     }
 }
@@ -314,6 +321,15 @@ impl Engine {
         input: RunAgentInput,
         options: RunOptions,
     ) -> Result<SharedRunStream, CoreError> {
+        // Before anything is claimed: a refused answer stays pending, to be sent again.
+        let limits = RunLimits {
+            rate: self.inner.config.rate_limit,
+            budget: self.inner.config.token_budget,
+        };
+        if limits.rate.is_some() || limits.budget.is_some() {
+            let now = self.inner.runtime.now_ms();
+            limits::take_run(self.inner.store.as_ref(), &options.principal, limits, now).await?;
+        }
         let claimed = match claim::claim(&self.inner, &input, &options, false).await {
             Err(CoreError::ThreadBusy { run_id, .. })
                 if !run_id.is_empty()

@@ -36,9 +36,14 @@ const ALLOW_HEADERS: [&str; 5] = [
     "accept",
 ];
 
-/// Response headers scripts may read: the run id (to resume or replay a run) and
-/// `Retry-After` on 429/503 answers. Neither is CORS-safelisted.
-const EXPOSE_HEADERS: [&str; 2] = ["x-handoff-run-id", "retry-after"];
+/// Response headers scripts may read: the run id (to resume or replay a run),
+/// `Retry-After` on 429/503 answers and the rate limit's state. None is CORS-safelisted.
+const EXPOSE_HEADERS: [&str; 4] = [
+    "x-handoff-run-id",
+    "retry-after",
+    "ratelimit-policy",
+    "ratelimit",
+];
 
 /// The origins allowed to call the router from a browser (`HANDOFF_CORS_ORIGINS`).
 #[derive(Debug, Clone, PartialEq, Eq)]
