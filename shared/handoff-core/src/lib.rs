@@ -22,9 +22,10 @@ pub use approval::{ApprovalChecks, ApprovalPolicy, EditRule, WithApproval};
 pub use context::{EffectFailure, NotExecuted, RunContext};
 pub use decision::Decision;
 pub use engine::{
-    Approval, ApprovalPage, DoubleText, Engine, EngineConfig, ForkRequest, FrameStream, MAX_LIMIT,
-    MAX_NAME_CHARS, MessagePage, RunOptions, RunStream, SharedRunStream, StopOutcome,
-    ThreadChanges, ThreadPage, ThreadQuery, ThreadSummary, ThreadView,
+    AUDITOR_ROLE, Approval, ApprovalPage, AuditPage, AuditQuery, AuditVerdict, DoubleText, Engine,
+    EngineConfig, ForkRequest, FrameStream, MAX_LIMIT, MAX_NAME_CHARS, MessagePage, RunOptions,
+    RunStream, SharedRunStream, StopOutcome, ThreadChanges, ThreadPage, ThreadQuery, ThreadSummary,
+    ThreadView,
 };
 pub use error::CoreError;
 pub use principal::{Owner, Principal};

@@ -5,6 +5,8 @@
 //! | `POST /agent` | AG-UI run over SSE; A2UI with `X-A2UI: true` or `?a2ui=true` |
 //! | `GET /threads?limit=&cursor=&includeArchived=&agentId=` | the caller's threads, latest activity first: `{threads, nextCursor}` |
 //! | `GET /approvals?limit=&cursor=` | the pending interrupts the caller may resolve across its tenant's threads, newest first: `{approvals, nextCursor}` |
+//! | `GET /audit?threadId=&since=&limit=&cursor=` | role `auditor`: the approval audit trail, newest first: `{entries, nextCursor}` (NDJSON with `Accept: application/x-ndjson`) |
+//! | `GET /audit/verify?threadId=` | role `auditor`: `{intact, entries, firstBroken?}` |
 //! | `GET /threads/{threadId}` | pending interrupts, state, messages, last run (rehydrate after a reload) |
 //! | `PATCH /threads/{threadId}` | `{name?, archived?}`: the updated thread |
 //! | `DELETE /threads/{threadId}` | erase the thread whole: `{threadId, deleted: true}` |
@@ -232,6 +234,8 @@ impl Routes {
             .route("/agent", post(routes::agent::run_agent))
             .route("/threads", get(routes::thread_list::list_threads))
             .route("/approvals", get(routes::thread_list::list_approvals))
+            .route("/audit", get(routes::audit::list_audit))
+            .route("/audit/verify", get(routes::audit::verify_audit))
             .route(
                 "/threads/{thread_id}",
                 get(routes::threads::get_thread)

@@ -35,6 +35,7 @@ impl Authenticator for Named {
             match who.as_str() {
                 "alice" | "bob" => Ok(Principal::new("acme", who)),
                 "carol" => Ok(Principal::new("acme", who).with_roles(["approver"])),
+                "dave" => Ok(Principal::new("acme", who).with_roles(["auditor"])),
                 _ => Err(AuthError::unauthenticated("who are you?")),
             }
         })
@@ -713,4 +714,100 @@ async fn parent_run_id_is_echoed_on_run_started() {
         started.contains("\"parentRunId\":\"elsewhere-7\""),
         "{started}"
     );
+}
+
+#[tokio::test]
+async fn the_audit_trail_records_who_approved_what_for_auditors_only() {
+    let app = app_with_approvers();
+    app.say("alice", "au-1", 1, "Refund order A1024").await;
+    let (_, inbox_page) = app.call("carol", "GET", "/approvals", Value::Null).await;
+    let interrupt = inbox_page["approvals"][0]["interruptId"].as_str().unwrap();
+    let resume = json!({"threadId": "au-1", "runId": "au-1-yes", "messages": [],
+        "resume": [{"interruptId": interrupt, "status": "resolved", "payload": {"approved": true}}]});
+    let headers = [("host", "localhost"), ("authorization", "carol")];
+    let (status, body) =
+        support::send(&app.router, "POST", "/agent", &headers, resume.to_string()).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+
+    for who in ["alice", "carol"] {
+        let (status, body) = app.call(who, "GET", "/audit", Value::Null).await;
+        assert_eq!(status, StatusCode::FORBIDDEN, "{who}: {body}");
+    }
+    let (status, page) = app.call("dave", "GET", "/audit", Value::Null).await;
+    assert_eq!(status, StatusCode::OK, "{page}");
+    let entries = page["entries"].as_array().unwrap();
+    let answer = entries
+        .iter()
+        .find(|e| e["kind"] == "answer")
+        .expect("an answer entry");
+    assert_eq!(answer["principal"], "carol");
+    assert_eq!(answer["roles"], json!(["approver"]));
+    assert_eq!(answer["decision"], "approved");
+    assert_eq!(answer["interruptId"], interrupt);
+    assert_eq!(answer["runId"], "au-1-yes");
+    assert_eq!(answer["threadId"], "au-1");
+    assert_eq!(answer["payloadHash"].as_str().map(str::len), Some(64));
+    assert!(answer["time"].as_str().unwrap().ends_with('Z'), "{answer}");
+    let effect = entries
+        .iter()
+        .find(|e| e["kind"] == "effect")
+        .expect("an effect entry");
+    assert_eq!(effect["replayed"], false);
+    assert!(effect["effectKey"].is_string(), "{effect}");
+    // Chained: every entry links to the one before it in its thread.
+    let mut seqs: Vec<(u64, String, String)> = entries
+        .iter()
+        .map(|e| {
+            (
+                e["seq"].as_u64().unwrap(),
+                e["prevHash"].as_str().unwrap().into(),
+                e["hash"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    seqs.sort();
+    for pair in seqs.windows(2) {
+        assert_eq!(
+            pair[1].1, pair[0].2,
+            "entry {} links to {}",
+            pair[1].0, pair[0].0
+        );
+    }
+
+    // One entry per line on request.
+    let request = http::Request::get("/audit?threadId=au-1&limit=1")
+        .header("host", "localhost")
+        .header("authorization", "dave")
+        .header("accept", "application/x-ndjson")
+        .body(axum::body::Body::empty())
+        .unwrap();
+    let response = tower::ServiceExt::oneshot(app.router.clone(), request)
+        .await
+        .unwrap();
+    assert_eq!(response.headers()["content-type"], "application/x-ndjson");
+    assert!(response.headers().contains_key("x-handoff-next-cursor"));
+    let bytes = http_body_util::BodyExt::collect(response.into_body())
+        .await
+        .unwrap()
+        .to_bytes();
+    let text = String::from_utf8(bytes.to_vec()).unwrap();
+    assert_eq!(text.lines().count(), 1, "{text}");
+    assert!(serde_json::from_str::<Value>(text.trim()).is_ok());
+
+    let (status, verdict) = app
+        .call("dave", "GET", "/audit/verify?threadId=au-1", Value::Null)
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(verdict["intact"], true);
+    assert_eq!(verdict["entries"], entries.len());
+    assert!(verdict.get("firstBroken").is_none());
+
+    // The trail outlives the thread.
+    let (status, _) = app
+        .call("alice", "DELETE", "/threads/au-1", Value::Null)
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let (_, verdict) = app.call("dave", "GET", "/audit/verify", Value::Null).await;
+    assert_eq!(verdict["intact"], true, "{verdict}");
+    assert_eq!(verdict["entries"], entries.len());
 }

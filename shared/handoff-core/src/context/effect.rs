@@ -83,6 +83,9 @@ impl RunContext {
             Some(item) => {
                 let record: EffectRecord = records::decode(item).map_err(|e| self.fail(e))?;
                 if record.done {
+                    if self.audits_effects() {
+                        self.note_replayed_effect(key);
+                    }
                     let value = record.result.unwrap_or(Value::Null);
                     self.effects.set(key, EffectState::Done(value.clone()));
                     return serde_json::from_value(value).map_err(AgentError::from);
@@ -112,12 +115,12 @@ impl RunContext {
             attempts: attempts + 1,
             result: None,
         };
-        self.fenced_commit(Write::put(
+        self.fenced_commit(vec![Write::put(
             &item_key,
             condition,
             records::encode(&started),
             ttl,
-        ))
+        )])
         .await?;
 
         let outcome = call(idempotency_key).await;
@@ -131,19 +134,32 @@ impl RunContext {
                     attempts: attempts + 1,
                     result: Some(json.clone()),
                 };
-                let write = Write::put(
+                let mut writes = vec![Write::put(
                     &item_key,
                     Condition::Version(started_version),
                     records::encode(&done),
                     Some(now + self.effect_ttl_ms),
-                );
-                self.fenced_commit(write).await?;
+                )];
+                // Under an answer, the audit entry lands with the record it describes.
+                let audit = match self.audits_effects() {
+                    true => {
+                        let entry = self.effect_entry(key, false, now);
+                        let append = self.audit_append(vec![entry]).await;
+                        Some(append.map_err(|e| self.fail(e))?)
+                    }
+                    false => None,
+                };
+                writes.extend(audit.iter().flat_map(|a| a.writes.iter().cloned()));
+                self.fenced_commit(writes).await?;
+                if let Some(append) = audit {
+                    self.audit_committed(append);
+                }
                 self.effects.set(key, EffectState::Done(json));
                 Ok(value)
             }
             Err(e) if e.not_executed() => {
                 let write = Write::delete(&item_key, Condition::Version(started_version));
-                self.fenced_commit(write).await?;
+                self.fenced_commit(vec![write]).await?;
                 self.effects.forget(key);
                 Err(AgentError(format!("effect {key} failed: {e}")))
             }
@@ -167,11 +183,12 @@ impl RunContext {
     }
 
     /// Commits one write together with a check that this run still holds the thread.
-    async fn fenced_commit(&mut self, write: Write) -> Result<(), AgentError> {
+    async fn fenced_commit(&mut self, writes: Vec<Write>) -> Result<(), AgentError> {
         let thread = self.partition.clone();
         let fence = self.fence.clone();
         let fence = fence.lock().await;
-        let batch = vec![Write::check(THREAD_KEY, Condition::Version(*fence)), write];
+        let mut batch = vec![Write::check(THREAD_KEY, Condition::Version(*fence))];
+        batch.extend(writes);
         let committed = self.store.commit(&thread, batch, self.now_ms()).await;
         drop(fence);
         match committed {

@@ -1,5 +1,6 @@
 //! What an agent sees and does during a run.
 
+mod audit;
 mod effect;
 mod emit;
 pub(crate) mod fence;
@@ -55,6 +56,7 @@ pub struct RunContext {
     /// The tenant's token budget, and the tokens recorded since it was last told.
     budget: Option<crate::limits::Quota>,
     unsettled_tokens: u64,
+    audit: audit::AuditCursor,
 }
 
 impl std::fmt::Debug for RunContext {
@@ -107,6 +109,7 @@ impl RunContext {
             usage: Vec::new(),
             budget: parts.budget,
             unsettled_tokens: 0,
+            audit: audit::AuditCursor::default(),
         }
     }
 

@@ -379,6 +379,10 @@ async fn commit_finish(
         writes.push(super::leftovers::mark(inner, now));
     }
     writes.extend(page);
+    if consume_answer && ctx.audits_effects() {
+        // The answers' audit entries land with the records that consume them.
+        writes.extend(ctx.audit_append(ctx.finish_entries(now)).await?.writes);
+    }
     match inner.store.commit(ctx.partition(), writes, now).await {
         Ok(()) => Ok(log.events),
         Err(StoreError::ConditionFailed { .. }) => Err(CoreError::LeaseLost),

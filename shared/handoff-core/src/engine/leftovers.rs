@@ -16,6 +16,7 @@
 
 use super::Inner;
 use crate::error::CoreError;
+use crate::records::audit::is_audit_key;
 use crate::records::{MARK_KEY, THREAD_KEY};
 use crate::store::{Condition, StoreError, Write};
 
@@ -28,10 +29,17 @@ pub(crate) fn mark(inner: &Inner, now: u64) -> Write {
 /// Deletes per commit (with the head check, within every store's transaction limits).
 const BATCH: usize = 64;
 
-/// Erases every record of `partition` while it has no head. `Ok(false)` when a head
+/// Erases every record of `partition` but its audit trail while it has no head. `Ok(false)` when a head
 /// appeared meanwhile (the caller reads again).
 pub(crate) async fn clear(inner: &Inner, partition: &str, now: u64) -> Result<bool, CoreError> {
-    let keys = inner.store.list(partition, "", now).await?;
+    // The audit trail outlives the thread: a new thread on the id continues its chain.
+    let keys: Vec<String> = inner
+        .store
+        .list(partition, "", now)
+        .await?
+        .into_iter()
+        .filter(|key| !is_audit_key(key))
+        .collect();
     tracing::info!(
         partition,
         records = keys.len(),

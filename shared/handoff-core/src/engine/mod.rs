@@ -1,6 +1,7 @@
 //! The run engine: claims a thread, drives the agent, persists, then finishes.
 
 mod approvals;
+mod audit;
 mod claim;
 mod claimed;
 mod compact;
@@ -40,6 +41,7 @@ use crate::schema::SchemaValidator;
 use crate::store::Store;
 
 pub use approvals::{Approval, ApprovalPage};
+pub use audit::{AUDITOR_ROLE, AuditPage, AuditQuery, AuditVerdict};
 pub use compact::{compact, compact_with_cuts, expand};
 pub use double_text::DoubleText;
 pub use fork::ForkRequest;
@@ -423,6 +425,25 @@ impl Engine {
         query: &ThreadQuery,
     ) -> Result<ThreadPage, CoreError> {
         threads::list(&self.inner, principal, query).await
+    }
+
+    /// A page of the tenant's audit trail (or one thread's), newest first (`GET /audit`);
+    /// [`CoreError::Forbidden`] without role [`AUDITOR_ROLE`].
+    pub async fn list_audit(
+        &self,
+        principal: &Principal,
+        query: &AuditQuery,
+    ) -> Result<AuditPage, CoreError> {
+        audit::list(&self.inner, principal, query).await
+    }
+
+    /// Checks one thread's audit chain, or every chain of the tenant (`GET /audit/verify`).
+    pub async fn verify_audit(
+        &self,
+        principal: &Principal,
+        thread_id: Option<&str>,
+    ) -> Result<AuditVerdict, CoreError> {
+        audit::verify(&self.inner, principal, thread_id).await
     }
 
     /// The pending interrupts `principal` may resolve across its tenant's threads, newest

@@ -20,6 +20,7 @@ use serde_json::Value;
 use crate::principal::Owner;
 use crate::store::{Condition, IndexEntry, Write};
 
+pub mod audit;
 mod encoding;
 
 pub(crate) use encoding::{decode, encode};

@@ -1,6 +1,7 @@
 //! Route handlers.
 
 pub(crate) mod agent;
+pub(crate) mod audit;
 pub(crate) mod copilotkit;
 pub(crate) mod json_body;
 pub(crate) mod runs;

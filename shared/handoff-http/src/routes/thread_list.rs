@@ -44,6 +44,11 @@ impl ListParams {
             .map_err(|e| invalid(format!("query: {e}")))
     }
 
+    /// The cursor, unless empty.
+    pub(crate) fn cursor(&self) -> Option<&str> {
+        self.cursor.as_deref().filter(|c| !c.is_empty())
+    }
+
     pub(crate) fn limit(&self) -> Result<usize, ApiError> {
         let Some(text) = self.limit.as_deref() else {
             return Ok(DEFAULT_LIMIT);
