@@ -64,7 +64,11 @@ describe("limits across two dev-server processes on one SQLite file", { timeout:
     await model.close();
   });
 
-  test("a malformed limit refuses to start, naming the variable", async () => {
+  test("a malformed limit (or HANDOFF_SQLITE_SYNC) refuses to start, naming the variable", async () => {
+    await assert.rejects(
+      startDevServer({ env: { HANDOFF_SQLITE_SYNC: "off" }, startTimeoutMs: 20_000 }),
+      /HANDOFF_SQLITE_SYNC/,
+    );
     await assert.rejects(
       startDevServer({ env: { HANDOFF_STORE: "memory", HANDOFF_RATE_LIMIT: "60 per minute" }, startTimeoutMs: 20_000 }),
       /HANDOFF_RATE_LIMIT/,

@@ -19,7 +19,7 @@ use futures::future::BoxFuture;
 use handoff_core::store::memory::{self, MemoryStore};
 use handoff_core::{Clock, IdGen, Runtime, Sleep, Spawn, Store, StoreError};
 #[cfg(feature = "sqlite")]
-use handoff_store_sqlite::SqliteStore;
+use handoff_store_sqlite::{SqliteOptions, SqliteStore, Synchronous};
 
 /// The system wall clock.
 #[derive(Debug, Default, Clone, Copy)]
@@ -79,7 +79,13 @@ pub fn runtime() -> Runtime {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StoreChoice {
     /// Embedded SQLite file in this directory (the default).
-    Sqlite(std::path::PathBuf),
+    Sqlite {
+        /// Where the file lives (`HANDOFF_DATA_DIR`).
+        dir: std::path::PathBuf,
+        /// `HANDOFF_SQLITE_SYNC=normal`: WAL with `synchronous = NORMAL`, which survives a
+        /// crash of the process but not a power loss; `full` (the default) survives both.
+        normal_sync: bool,
+    },
     /// Process memory (`HANDOFF_STORE=memory`), kept within a budget
     /// (`HANDOFF_MEMORY_MAX_BYTES`, see [`memory::max_bytes_from_lookup`]).
     Memory {
@@ -89,17 +95,27 @@ pub enum StoreChoice {
 }
 
 impl StoreChoice {
-    /// `HANDOFF_STORE` (`sqlite` | `memory`) and `HANDOFF_DATA_DIR` (default `.handoff`).
+    /// `HANDOFF_STORE` (`sqlite` | `memory`), `HANDOFF_DATA_DIR` (default `.handoff`) and
+    /// `HANDOFF_SQLITE_SYNC` (`full` | `normal`, default `full`).
     pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, StoreError> {
         match lookup("HANDOFF_STORE").as_deref().unwrap_or("sqlite") {
             "memory" => Ok(StoreChoice::Memory {
                 max_bytes: memory::max_bytes_from_lookup(&lookup)?,
             }),
-            "sqlite" | "" => Ok(StoreChoice::Sqlite(
-                lookup("HANDOFF_DATA_DIR")
+            "sqlite" | "" => Ok(StoreChoice::Sqlite {
+                dir: lookup("HANDOFF_DATA_DIR")
                     .unwrap_or_else(|| ".handoff".to_owned())
                     .into(),
-            )),
+                normal_sync: match lookup("HANDOFF_SQLITE_SYNC").as_deref().map(str::trim) {
+                    None | Some("" | "full") => false,
+                    Some("normal") => true,
+                    Some(other) => {
+                        return Err(StoreError::Backend(format!(
+                            "HANDOFF_SQLITE_SYNC `{other}` is not full or normal"
+                        )));
+                    }
+                },
+            }),
             other => Err(StoreError::Backend(format!(
                 "unknown HANDOFF_STORE `{other}` (use sqlite or memory)"
             ))),
@@ -111,9 +127,19 @@ impl StoreChoice {
         Ok(match self {
             StoreChoice::Memory { max_bytes } => Arc::new(MemoryStore::with_budget(*max_bytes)),
             #[cfg(feature = "sqlite")]
-            StoreChoice::Sqlite(dir) => Arc::new(SqliteStore::open(dir.join("handoff.sqlite3"))?),
+            StoreChoice::Sqlite { dir, normal_sync } => {
+                let sync = match normal_sync {
+                    true => Synchronous::Normal,
+                    false => Synchronous::Full,
+                };
+                let options = SqliteOptions::default().with_synchronous(sync);
+                Arc::new(SqliteStore::open_with(
+                    dir.join("handoff.sqlite3"),
+                    options,
+                )?)
+            }
             #[cfg(not(feature = "sqlite"))]
-            StoreChoice::Sqlite(_) => {
+            StoreChoice::Sqlite { .. } => {
                 return Err(StoreError::Backend(
                     "HANDOFF_STORE=sqlite: this build has no embedded store (handoff-native's \
                      `sqlite` feature is off); use memory"
@@ -136,6 +162,31 @@ mod tests {
     use handoff_core::IdGen;
 
     use super::RandomIds;
+
+    #[test]
+    fn handoff_sqlite_sync_picks_the_durability_and_refuses_anything_else() {
+        use super::StoreChoice;
+        let choice = |sync: Option<&'static str>| {
+            StoreChoice::from_lookup(move |name| match name {
+                "HANDOFF_SQLITE_SYNC" => sync.map(str::to_owned),
+                _ => None,
+            })
+        };
+        let normal = |choice: StoreChoice| {
+            matches!(
+                choice,
+                StoreChoice::Sqlite {
+                    normal_sync: true,
+                    ..
+                }
+            )
+        };
+        assert!(!normal(choice(None).unwrap()));
+        assert!(!normal(choice(Some("full")).unwrap()));
+        assert!(normal(choice(Some("normal")).unwrap()));
+        let refused = choice(Some("off")).unwrap_err().to_string();
+        assert!(refused.contains("HANDOFF_SQLITE_SYNC"), "{refused}");
+    }
 
     #[test]
     fn random_ids_are_the_prefix_and_a_v4_uuid_in_lowercase_hex() {

@@ -109,8 +109,11 @@
 //!   default, [`SqliteOptions::with_busy_timeout`]) and then fails with
 //!   [`StoreError::Unavailable`], which callers may retry. Several processes may also create
 //!   and open a fresh file at the same moment.
-//! - **Durability.** `synchronous = FULL`: a commit that returned survives a crash of the
-//!   process or the machine. A commit is answered only after its group's `COMMIT` returned.
+//! - **Durability.** `synchronous = FULL` by default: a commit that returned survives a
+//!   crash of the process or the machine. [`Synchronous::Normal`]
+//!   ([`SqliteOptions::with_synchronous`]; `HANDOFF_SQLITE_SYNC=normal` on the dev server)
+//!   survives a crash of the process, not a power loss. A commit is answered only after its
+//!   group's `COMMIT` returned.
 //! - **Versions and expiry** follow the reference store exactly. A row whose
 //!   `expires_at_ms <= now_ms` reads as absent, is not listed (by `list` or `list_index`),
 //!   satisfies `Absent` and fails `Version`. A put yields the live version + 1, or 1 over a missing or expired row (so the
@@ -171,7 +174,7 @@ use async_trait::async_trait;
 use handoff_core::store::{IndexHit, Item, Store, StoreError, Write};
 use rusqlite::Connection;
 
-pub use options::SqliteOptions;
+pub use options::{SqliteOptions, Synchronous};
 
 use checkpoint::Checkpointer;
 use inline::InlineReaders;

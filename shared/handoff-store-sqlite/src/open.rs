@@ -66,7 +66,7 @@ pub(crate) fn open_connection(
     match role {
         Role::Writer => {
             enable_wal(&conn, options.busy_timeout)?;
-            conn.pragma_update(None, "synchronous", "FULL")
+            conn.pragma_update(None, "synchronous", options.synchronous.pragma())
                 .map_err(sql_err)?;
         }
         Role::Reader => conn
@@ -147,4 +147,27 @@ pub(crate) fn open_in_memory() -> Result<Connection, StoreError> {
 #[cfg(test)]
 pub(crate) fn test_database() -> Connection {
     open_in_memory().expect("in-memory database")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Role, open_connection};
+    use crate::options::{SqliteOptions, Synchronous};
+
+    fn synchronous_of(options: &SqliteOptions) -> i64 {
+        let dir = tempfile::tempdir().unwrap();
+        let conn = open_connection(&dir.path().join("s.db"), options, Role::Writer).unwrap();
+        conn.pragma_query_value(None, "synchronous", |row| row.get(0))
+            .unwrap()
+    }
+
+    #[test]
+    fn writers_use_the_chosen_synchronous_level() {
+        // SQLite reports FULL as 2 and NORMAL as 1.
+        assert_eq!(synchronous_of(&SqliteOptions::default()), 2);
+        let normal = SqliteOptions::default().with_synchronous(Synchronous::Normal);
+        assert_eq!(synchronous_of(&normal), 1);
+        assert_eq!("Normal".parse::<Synchronous>(), Ok(Synchronous::Normal));
+        assert!("off".parse::<Synchronous>().is_err());
+    }
 }

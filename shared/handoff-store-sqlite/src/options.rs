@@ -10,6 +10,43 @@ pub struct SqliteOptions {
     pub(crate) readers: usize,
     pub(crate) inline_readers: usize,
     pub(crate) purge: Purge,
+    pub(crate) synchronous: Synchronous,
+}
+
+/// How hard a commit waits for the disk (SQLite's `synchronous` in WAL mode).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Synchronous {
+    /// `FULL` (the default): a commit that returned survives a crash of the process or of
+    /// the machine (a power loss).
+    #[default]
+    Full,
+    /// `NORMAL`: a commit that returned survives a crash of the process, but the last
+    /// commits before a power loss or an operating-system crash may be lost (the database
+    /// stays consistent). Fewer fsyncs: faster commits.
+    Normal,
+}
+
+impl Synchronous {
+    /// The pragma's value.
+    pub(crate) fn pragma(self) -> &'static str {
+        match self {
+            Synchronous::Full => "FULL",
+            Synchronous::Normal => "NORMAL",
+        }
+    }
+}
+
+impl std::str::FromStr for Synchronous {
+    type Err = String;
+
+    /// `full` or `normal` (any case).
+    fn from_str(value: &str) -> Result<Self, Self::Err> {
+        match value.trim().to_ascii_lowercase().as_str() {
+            "full" => Ok(Synchronous::Full),
+            "normal" => Ok(Synchronous::Normal),
+            _ => Err(format!("{value:?} is not full or normal")),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -37,11 +74,18 @@ impl Default for SqliteOptions {
                 after_ms: Some(60 * 60 * 1000),
                 batch: 100,
             },
+            synchronous: Synchronous::Full,
         }
     }
 }
 
 impl SqliteOptions {
+    /// How hard a commit waits for the disk (default [`Synchronous::Full`]).
+    pub fn with_synchronous(mut self, synchronous: Synchronous) -> Self {
+        self.synchronous = synchronous;
+        self
+    }
+
     /// How long a commit waits for another connection's write lock before failing with
     /// [`StoreError::Unavailable`](handoff_core::StoreError::Unavailable) (default 5 s).
     pub fn with_busy_timeout(mut self, timeout: Duration) -> Self {

@@ -7,6 +7,7 @@
 //! |---|---|
 //! | `PORT` | 8080 (`0` picks a free port); the server binds 127.0.0.1 |
 //! | `HANDOFF_STORE` | `sqlite`: the embedded store in `HANDOFF_DATA_DIR` (default `.handoff`); `memory` keeps state in the process |
+//! | `HANDOFF_SQLITE_SYNC` | `full`: a commit survives a power loss; `normal` (WAL, `synchronous=NORMAL`) survives a crash of the process, not a power loss, and commits faster |
 //! | `HANDOFF_BODY_LIMIT` | 8 MiB |
 //! | `HANDOFF_KEEP_ALIVE_MS` | 15000 |
 //! | `HANDOFF_LEASE_MS` | 15 min |
@@ -105,7 +106,14 @@ impl EnvStore {
             StoreChoice::Memory {
                 max_bytes: Some(max_bytes),
             } => format!("in-memory store (budget {max_bytes} bytes)"),
-            StoreChoice::Sqlite(dir) => format!("embedded store in {}", dir.display()),
+            StoreChoice::Sqlite {
+                dir,
+                normal_sync: false,
+            } => format!("embedded store in {}", dir.display()),
+            StoreChoice::Sqlite {
+                dir,
+                normal_sync: true,
+            } => format!("embedded store in {} (synchronous=NORMAL)", dir.display()),
         }
     }
 }
