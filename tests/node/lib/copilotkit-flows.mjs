@@ -418,7 +418,7 @@ export async function assertThreadStore(server, runtimeTransport = "rest") {
     await waitFor(() => ids_().includes(ids[0]), { what: "the next page", detail: () => JSON.stringify(store.getState()) });
 
     const listed = async (query = "") => {
-      const r = await request(`${server.url}/threads?limit=100${query}`);
+      const r = await request(`${server.url}/threads?limit=20${query}`);
       assert.equal(r.status, 200, r.text);
       return r.json.threads;
     };

@@ -66,30 +66,44 @@ export class ApiError extends Error {
   }
 }
 
-/** `GET {endpoint}/threads/{id}` → the thread view, or null for an unknown thread. */
-export async function fetchThread({ endpoint, token, threadId }) {
+/**
+ * One JSON call to the endpoint (`GET /threads`, `PATCH /threads/{id}`, …) with the
+ * connection's token; the parsed body, or an ApiError carrying the server's code.
+ */
+export async function apiJson({ endpoint, token }, method, path, body) {
+  const headers = { Accept: "application/json", ...authHeaders(token) };
+  if (body !== undefined) headers["Content-Type"] = "application/json";
   let res;
   try {
-    res = await fetch(join(endpoint, `/threads/${encodeURIComponent(threadId)}`), {
-      headers: { Accept: "application/json", ...authHeaders(token) },
-    });
+    res = await fetch(join(endpoint, path), { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
   } catch (e) {
     throw networkError(endpoint, e);
   }
-  if (res.status === 404) return null;
   const text = await res.text();
-  let body = null;
+  let parsed = null;
   try {
-    body = text ? JSON.parse(text) : null;
+    parsed = text ? JSON.parse(text) : null;
   } catch {
-    body = null;
+    parsed = null;
   }
   if (!res.ok) {
-    const code = body && typeof body.code === "string" ? body.code : `HTTP_${res.status}`;
-    const msg = body && typeof body.message === "string" ? body.message : text.slice(0, 200) || res.statusText;
+    const code = parsed && typeof parsed.code === "string" ? parsed.code : `HTTP_${res.status}`;
+    const msg = parsed && typeof parsed.message === "string" ? parsed.message : text.slice(0, 200) || res.statusText;
     throw new ApiError(res.status, code, msg);
   }
-  if (!body || typeof body !== "object") throw new ApiError(res.status, "BAD_RESPONSE", "the thread view is not JSON");
+  return parsed;
+}
+
+/** `GET {endpoint}/threads/{id}` → the thread view, or null for an unknown thread. */
+export async function fetchThread({ endpoint, token, threadId }) {
+  let body;
+  try {
+    body = await apiJson({ endpoint, token }, "GET", `/threads/${encodeURIComponent(threadId)}`);
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 404) return null;
+    throw err;
+  }
+  if (!body || typeof body !== "object") throw new ApiError(200, "BAD_RESPONSE", "the thread view is not JSON");
   return body;
 }
 

@@ -35,8 +35,10 @@ export class Conversation {
   render(messages) {
     const near = this.nearBottom();
     const results = new Map();
+    const shownCalls = new Set();
     for (const m of messages) {
       if (m && m.role === "tool" && m.toolCallId) results.set(m.toolCallId, m);
+      for (const call of Array.isArray(m?.toolCalls) ? m.toolCalls : []) shownCalls.add(call.id);
     }
     const seen = new Set();
     for (const m of messages) {
@@ -45,7 +47,9 @@ export class Conversation {
       if (role === "user" || role === "assistant" || role === "tool" || role === "system") {
         const text = contentText(m.content);
         const calls = Array.isArray(m.toolCalls) ? m.toolCalls : [];
-        const showText = role !== "assistant" || text !== "" || calls.length === 0;
+        // A tool result is shown in its call's card; on its own only without the call.
+        const inCard = role === "tool" && shownCalls.has(m.toolCallId);
+        const showText = !inCard && (role !== "assistant" || text !== "" || calls.length === 0);
         if (showText && role !== "system") {
           const key = `m:${m.id}`;
           seen.add(key);

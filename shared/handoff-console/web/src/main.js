@@ -1,5 +1,6 @@
 // Handoff console: wires the URL, the connection settings, the AG-UI agent and the panels.
 import { createAgent, createFollowAgent, describeError, fetchThread, forAgent, toolArgValue, uuid } from "./agent.js";
+import { Sidebar } from "./sidebar.js";
 import { subscriber } from "./run.js";
 import { Conversation } from "./conversation.js";
 import { Approvals, StatePanel, TasksPanel } from "./panels.js";
@@ -32,6 +33,14 @@ const conversation = new Conversation($("conversation"));
 const statePanel = new StatePanel($("state"));
 const tasksPanel = new TasksPanel($("tasks"));
 const approvals = new Approvals($("approvals"), { onResume: (answers) => resume(answers), hint: argHint });
+const sidebar = new Sidebar($("sidebar"), cfg, {
+  open: (threadId) => openThread(threadId),
+  newThread: () => switchThread(newThreadId(), { push: true }),
+  deleted(threadId) {
+    if (threadId === cfg.threadId) switchThread(newThreadId(), { push: true });
+  },
+  showError,
+});
 
 /** Example values for the form: the arguments of the tool call the interrupt is about. */
 function argHint(interrupt, path) {
@@ -164,6 +173,7 @@ async function execute(runner, params) {
   if (gen !== generation) return track;
   if (track.interrupts) setPending(track.interrupts);
   refreshStatus();
+  sidebar.refresh();
   if (track.started || !track.error) afterRun(gen, track);
   return track;
 }
@@ -241,6 +251,24 @@ function switchThread(threadId, { push }) {
   resetView();
   freshAgent();
   refreshStatus();
+  sidebar.refresh();
+}
+
+/** Opens an existing thread (from the sidebar or the approvals inbox). */
+function openThread(threadId) {
+  if (threadId === cfg.threadId && !running) {
+    loadThread();
+    return;
+  }
+  if (agent && running) agent.abortRun?.();
+  running = false;
+  cfg.threadId = threadId;
+  setUrl({ thread: threadId }, { push: true });
+  showThreadLink();
+  clearError();
+  resetView();
+  loadThread();
+  sidebar.refresh();
 }
 
 /** Connection panel → Save. Returns an error sentence or null. */
@@ -257,6 +285,7 @@ function saveConnection(endpointText, tokenText) {
   showThreadLink();
   clearError();
   if (changed && !running) loadThread();
+  if (changed) sidebar.refresh();
   return null;
 }
 
@@ -290,6 +319,7 @@ function boot() {
     showThreadLink();
     freshAgent();
     loadThread();
+    sidebar.refresh();
   } else {
     switchThread(newThreadId(), { push: false });
   }
