@@ -47,6 +47,7 @@ mod drain;
 mod error;
 mod guard;
 mod routes;
+mod trace_context;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -65,6 +66,7 @@ pub use cors::{CORS_MAX_AGE, CORS_ORIGINS_VAR, CorsConfigError, CorsOrigins, fin
 pub use drain::read_unread_bodies;
 pub use error::ApiError;
 pub use guard::ALLOWED_HOSTS_VAR;
+pub use trace_context::parse_traceparent;
 
 /// Shared state of the handlers.
 #[derive(Clone, Debug)]

@@ -31,9 +31,12 @@ use handoff_core::{
 };
 use serde_json::{Value, json};
 
+use crate::ModelError;
 use crate::client::{ModelClient, ModelRequest, Provider};
 use crate::emit::{ModelTurn, TurnEmitter};
 use crate::sse::ProviderStream;
+use crate::telemetry;
+use tracing::Instrument;
 
 type Handler =
     Arc<dyn Fn(Value, String) -> BoxFuture<'static, Result<Value, ToolError>> + Send + Sync>;
@@ -203,18 +206,39 @@ impl LlmAgent {
         self
     }
 
+    /// One model call, traced as `chat {model}`.
     async fn turn(
         &self,
         ctx: &mut RunContext,
         request: ModelRequest,
     ) -> Result<ModelTurn, AgentError> {
-        let mut body = match self.client.stream(request).await {
-            Ok(body) => body,
-            Err(error) => return Err(error.fail_run(ctx)),
-        };
+        let span = telemetry::chat_span(&self.provider, ctx);
+        let result = self
+            .stream_turn(ctx, request, &span)
+            .instrument(span.clone())
+            .await;
+        match &result {
+            Ok(turn) => telemetry::chat_ended(&span, turn),
+            Err(error) => telemetry::failed(&span, error.code()),
+        }
+        result.map_err(|error| error.fail_run(ctx))
+    }
+
+    async fn stream_turn(
+        &self,
+        ctx: &mut RunContext,
+        request: ModelRequest,
+        span: &tracing::Span,
+    ) -> Result<ModelTurn, ModelError> {
+        let started_ms = ctx.now_ms();
+        let mut body = self.client.stream(request).await?;
         let mut stream = ProviderStream::new(self.provider.parser());
         let mut emitter = TurnEmitter::new();
+        let mut first = true;
         while let Some(chunk) = body.next().await {
+            if std::mem::take(&mut first) {
+                telemetry::first_chunk(span, started_ms, ctx.now_ms());
+            }
             let deltas = chunk.and_then(|bytes| stream.feed(&bytes));
             let applied = deltas
                 .and_then(|deltas| deltas.into_iter().try_for_each(|d| emitter.apply(ctx, d)));
@@ -222,7 +246,7 @@ impl LlmAgent {
                 // What the provider counted before failing is still the run's usage.
                 let partial = emitter.finish(ctx);
                 self.record_usage(ctx, partial.usage);
-                return Err(error.fail_run(ctx));
+                return Err(error);
             }
         }
         let turn = emitter.finish(ctx);
@@ -239,6 +263,26 @@ impl LlmAgent {
     }
 
     async fn execute(
+        &self,
+        ctx: &mut RunContext,
+        call: &ToolCallId,
+        tool: &BackendTool,
+        args: Value,
+    ) -> Result<Value, AgentError> {
+        let span = telemetry::tool_span(&tool.spec.name, call.as_str());
+        let result = self
+            .execute_once(ctx, call, tool, args)
+            .instrument(span.clone())
+            .await;
+        match &result {
+            Err(_) => telemetry::failed(&span, "effect_failed"),
+            Ok(value) if value.get("error").is_some() => telemetry::failed(&span, "tool_error"),
+            Ok(_) => {}
+        }
+        result
+    }
+
+    async fn execute_once(
         &self,
         ctx: &mut RunContext,
         call: &ToolCallId,

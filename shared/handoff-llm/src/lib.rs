@@ -75,6 +75,7 @@ mod emit;
 mod error;
 pub mod openai;
 pub mod sse;
+mod telemetry;
 
 pub use agent::{BackendTool, LlmAgent, ToolError, approval_schema};
 pub use client::{ByteStream, ModelClient, ModelRequest, Provider};

@@ -137,7 +137,16 @@ impl UreqHttp {
 
 #[async_trait]
 impl HttpClient for UreqHttp {
-    async fn send(&self, request: HttpRequest) -> Result<HttpResponse, ClientError> {
+    async fn send(&self, mut request: HttpRequest) -> Result<HttpResponse, ClientError> {
+        // Read here, on the caller's task: the blocking thread has no current span.
+        if let Some(traceparent) = crate::traceparent() {
+            request
+                .headers
+                .retain(|(name, _)| !name.eq_ignore_ascii_case("traceparent"));
+            request
+                .headers
+                .push(("traceparent".to_owned(), traceparent));
+        }
         let this = self.clone();
         tokio::task::spawn_blocking(move || this.send_blocking(&request))
             .await

@@ -11,6 +11,18 @@
 pub mod a2a;
 #[cfg(feature = "llm")]
 pub mod llm;
+#[cfg(feature = "otel")]
+pub mod telemetry;
+
+/// The W3C `traceparent` of the current span for an outgoing request (model, A2A,
+/// webhook), when traces are exported.
+#[cfg_attr(not(feature = "otel"), allow(clippy::missing_const_for_fn))]
+pub(crate) fn traceparent() -> Option<String> {
+    #[cfg(feature = "otel")]
+    return telemetry::traceparent();
+    #[cfg(not(feature = "otel"))]
+    None
+}
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};

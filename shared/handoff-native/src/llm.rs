@@ -45,7 +45,13 @@ impl UreqModels {
 
 #[async_trait]
 impl ModelClient for UreqModels {
-    async fn stream(&self, request: ModelRequest) -> Result<ByteStream, ModelError> {
+    async fn stream(&self, mut request: ModelRequest) -> Result<ByteStream, ModelError> {
+        // Read here, on the run's task: the blocking thread has no current span.
+        if let Some(traceparent) = crate::traceparent() {
+            request
+                .headers
+                .insert("traceparent".to_owned(), traceparent);
+        }
         let (head_tx, head_rx) = oneshot::channel();
         let (chunks, mut body) = mpsc::channel::<Result<Vec<u8>, ModelError>>(8);
         let agent = self.agent.clone();

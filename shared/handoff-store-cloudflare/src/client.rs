@@ -371,6 +371,10 @@ fn parse<T: serde::de::DeserializeOwned>(status: u16, text: &str) -> Result<T, S
 
 #[async_trait]
 impl Store for DurableStore {
+    fn system_name(&self) -> &'static str {
+        "durable_object"
+    }
+
     async fn get(
         &self,
         partition: &str,

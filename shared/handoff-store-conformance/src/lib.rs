@@ -290,6 +290,9 @@ impl<S: Store, G: Send + Sync + 'static> Store for Guarded<S, G> {
     ) -> Result<Vec<IndexHit>, StoreError> {
         self.store.list_index(scope, after, limit, now_ms).await
     }
+    fn system_name(&self) -> &'static str {
+        self.store.system_name()
+    }
 }
 
 // ---------------------------------------------------------------------------------------------

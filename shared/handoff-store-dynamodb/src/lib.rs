@@ -446,6 +446,10 @@ impl DynamoStore {
 
 #[async_trait]
 impl Store for DynamoStore {
+    fn system_name(&self) -> &'static str {
+        "dynamodb"
+    }
+
     async fn get(
         &self,
         partition: &str,

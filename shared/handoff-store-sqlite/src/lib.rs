@@ -297,6 +297,10 @@ impl fmt::Debug for SqliteStore {
 
 #[async_trait]
 impl Store for SqliteStore {
+    fn system_name(&self) -> &'static str {
+        "sqlite"
+    }
+
     async fn get(
         &self,
         partition: &str,

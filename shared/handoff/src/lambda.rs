@@ -14,7 +14,9 @@
 //! | `HANDOFF_STOP_POLL_MS` | 1000: how often a running run looks for a stop sent to another instance |
 //! | `HANDOFF_LIVE_FLUSH_MS` | 250: how often a running run journals its events for reconnecting clients |
 //! | `HANDOFF_COPILOTKIT_BASE` | `/copilotkit`: where the CopilotKit runtime protocol is served |
-//! | `RUST_LOG` | `info`; `level` and `target=level` directives (comma-separated); logs are JSON lines with the current span (request id, thread and run ids) |
+//! | `RUST_LOG` | `info`; `level` and `target=level` directives (comma-separated) |
+//! | `HANDOFF_LOG` | `json`: JSON lines with the current spans' fields (run, thread, tenant); `text` |
+//! | `OTEL_EXPORTER_OTLP_ENDPOINT` | unset: no traces; set (feature `otel`): OTLP/HTTP export, flushed before each invocation ends, X-Ray's header the parent when sampled |
 //!
 //! The invocation deadline becomes the engine's deadline: a run that would
 //! outlive the function is stopped a few seconds before, closes what it opened
@@ -60,30 +62,15 @@ pub async fn run_buffered(routes: Router) -> Result<(), Error> {
     lambda_http::run(routes).await
 }
 
-/// JSON logs (`RUST_LOG`, default `info`): one object per line with the current
-/// span's fields; no timestamp, since CloudWatch stamps every line. Does nothing
-/// if a subscriber is already installed.
+/// JSON logs (`RUST_LOG`, default `info`; `HANDOFF_LOG=text` for text): one object per
+/// line with the current span's fields; no timestamp, since CloudWatch stamps every line.
+/// Traces over OTLP when an endpoint is set (feature `otel`), flushed before each
+/// invocation ends. Does nothing if a subscriber is already installed.
 pub fn init_logs() {
-    use tracing_subscriber::layer::SubscriberExt;
-    use tracing_subscriber::util::SubscriberInitExt;
-    // `Targets` reads RUST_LOG's `level` and `target=level` directives (no span or field
-    // filters): EnvFilter's regex engine would more than double the bootstrap's log code.
-    let filter = env("RUST_LOG")
-        .and_then(|spec| spec.parse::<tracing_subscriber::filter::Targets>().ok())
-        .unwrap_or_else(|| {
-            tracing_subscriber::filter::Targets::new().with_default(tracing::Level::INFO)
-        });
-    let installed = tracing_subscriber::fmt()
-        .json()
-        .with_current_span(true)
-        .with_target(false)
-        .without_time()
-        .with_max_level(tracing::level_filters::LevelFilter::TRACE)
-        .finish()
-        .with(filter)
-        .try_init();
-    if installed.is_ok() {
-        startup_mark("logs ready");
+    match crate::telemetry::init(env, crate::telemetry::LogFormat::Json, false) {
+        Ok(true) => startup_mark("logs ready"),
+        Ok(false) => {}
+        Err(error) => eprintln!("{error}"),
     }
 }
 
@@ -202,7 +189,9 @@ impl Lambda {
 
     /// Serves invocations until the runtime stops the function.
     pub async fn run(mut self) -> Result<(), Error> {
-        init_logs();
+        if crate::telemetry::init(env, crate::telemetry::LogFormat::Json, false)? {
+            startup_mark("logs ready");
+        }
         // Before anything else: a function without HANDOFF_AUTH must not start at all.
         let authenticator = match self.options.authenticator.take() {
             Some(authenticator) => authenticator,
@@ -224,21 +213,54 @@ impl Lambda {
         // Lambda requests carry a `lambda_http::Body`; the router takes axum bodies and
         // the invocation deadline as an extension.
         let clock = handoff_native::SystemClock;
+        let app = crate::telemetry::traced(app);
         let service = app.map_request(move |request: Request| {
             let deadline = request
                 .lambda_context_ref()
                 .map(|context| absolute_deadline(context.deadline, clock.now_ms()));
             let caller = iam_caller(&request);
+            #[cfg(feature = "otel")]
+            let xray = request
+                .lambda_context_ref()
+                .and_then(|context| context.xray_trace_id.clone());
             let (mut parts, body) = request.into_parts();
+            #[cfg(feature = "otel")]
+            if let Some(xray) = xray {
+                parts.extensions.insert(crate::telemetry::XRayHeader(xray));
+            }
             parts.extensions.insert(HostDeadline(deadline));
             if let Some(caller) = caller {
                 parts.extensions.insert(caller);
             }
             axum::http::Request::from_parts(parts, axum::body::Body::from(body.to_vec()))
         });
+        // The instance is frozen as soon as the response ends: its spans leave first.
+        #[cfg(feature = "otel")]
+        let service = service.map_response(|response: axum::response::Response| {
+            match crate::telemetry::telemetry() {
+                Some(telemetry) => response.map(|body| flushed_at_end(body, telemetry)),
+                None => response,
+            }
+        });
         startup_mark("serving");
         lambda_http::run_with_streaming_response(service).await
     }
+}
+
+/// `body`, then a flush of the spans before the stream ends (the runs it streamed
+/// close their spans just after their last event, so the flush waits for them briefly).
+#[cfg(feature = "otel")]
+fn flushed_at_end(
+    body: axum::body::Body,
+    telemetry: &'static handoff_native::telemetry::Telemetry,
+) -> axum::body::Body {
+    use futures::StreamExt;
+    let flush = futures::stream::once(async move {
+        telemetry.flush(std::time::Duration::from_millis(500)).await;
+        None
+    })
+    .filter_map(futures::future::ready);
+    axum::body::Body::from_stream(body.into_data_stream().chain(flush))
 }
 
 fn env(key: &str) -> Option<String> {

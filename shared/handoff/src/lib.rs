@@ -162,5 +162,7 @@ pub mod llm {
 pub mod lambda;
 #[cfg(feature = "server")]
 pub mod server;
+#[cfg(any(feature = "server", feature = "lambda"))]
+mod telemetry;
 #[cfg(feature = "worker")]
 pub mod worker;

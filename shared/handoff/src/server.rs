@@ -54,15 +54,13 @@ pub async fn serve(agent: impl Agent) -> Result<(), Error> {
     Server::new(agent).serve().await
 }
 
-/// Logs to stderr, filtered by `RUST_LOG` (default `info`). Does nothing if a
-/// subscriber is already installed; [`Server::serve`] calls it.
+/// Logs to stderr, filtered by `RUST_LOG` (default `info`), as text or as JSON lines
+/// (`HANDOFF_LOG=json`), and traces over OTLP when an endpoint is set (feature `otel`).
+/// Does nothing if a subscriber is already installed; [`Server::serve`] calls it.
 pub fn init_logs() {
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
-        )
-        .with_writer(std::io::stderr)
-        .try_init();
+    if let Err(error) = crate::telemetry::init(env, crate::telemetry::LogFormat::Text, true) {
+        eprintln!("{error}");
+    }
 }
 
 /// Clock, ids, timers and a task spawner for tokio.
@@ -196,7 +194,7 @@ impl Server {
 
     /// Serves until Ctrl-C or SIGTERM, then lets open responses finish.
     pub async fn serve(mut self) -> Result<(), Error> {
-        init_logs();
+        crate::telemetry::init(env, crate::telemetry::LogFormat::Text, true)?;
         let authenticator = match self.options.authenticator.take() {
             Some(authenticator) => authenticator,
             None => native_authenticator(Host::DevServer)?,
@@ -246,9 +244,13 @@ impl Server {
             "Handoff dev server listening on {url} ({agent_name}, {store_description})\n{console}{auth}{}",
             self.banner
         ));
-        axum::serve(listener, app)
+        axum::serve(listener, crate::telemetry::traced(app))
             .with_graceful_shutdown(shutdown())
             .await?;
+        #[cfg(feature = "otel")]
+        if let Some(telemetry) = crate::telemetry::telemetry() {
+            telemetry.shutdown();
+        }
         Ok(())
     }
 }

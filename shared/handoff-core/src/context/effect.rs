@@ -5,6 +5,7 @@ use std::future::Future;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
+use tracing::Instrument;
 
 use super::RunContext;
 use super::fence::EffectState;
@@ -63,7 +64,32 @@ impl RunContext {
     /// the run's answer stays pinned (`ANSWER_IN_DOUBT` for any other answer) and the same
     /// answer re-drives the call under the same idempotency key. A call that was not made
     /// records nothing and can be retried or answered differently.
+    ///
+    /// Traced as a `handoff.effect` span (`handoff.effect.key`, `handoff.effect.replayed`,
+    /// `handoff.effect.outcome`: `executed`, `replayed`, `not_executed`, `in_doubt`).
     pub async fn effect<T, E, F, Fut>(&mut self, key: &str, call: F) -> Result<T, AgentError>
+    where
+        T: Serialize + DeserializeOwned + Send,
+        E: EffectFailure,
+        F: FnOnce(String) -> Fut + Send,
+        Fut: Future<Output = Result<T, E>> + Send,
+    {
+        let span = tracing::info_span!(
+            target: "handoff::effect",
+            "handoff.effect",
+            handoff.effect.key = key,
+            handoff.effect.replayed = false,
+            handoff.effect.outcome = tracing::field::Empty,
+            error.type = tracing::field::Empty,
+        );
+        let result = self.effect_once(key, call).instrument(span.clone()).await;
+        if result.is_err() && !span.is_disabled() {
+            span.record("error.type", "effect_failed");
+        }
+        result
+    }
+
+    async fn effect_once<T, E, F, Fut>(&mut self, key: &str, call: F) -> Result<T, AgentError>
     where
         T: Serialize + DeserializeOwned + Send,
         E: EffectFailure,
@@ -83,6 +109,8 @@ impl RunContext {
             Some(item) => {
                 let record: EffectRecord = records::decode(item).map_err(|e| self.fail(e))?;
                 if record.done {
+                    settled("replayed");
+                    tracing::Span::current().record("handoff.effect.replayed", true);
                     if self.audits_effects() {
                         self.note_replayed_effect(key);
                     }
@@ -155,16 +183,19 @@ impl RunContext {
                     self.audit_committed(append);
                 }
                 self.effects.set(key, EffectState::Done(json));
+                settled("executed");
                 Ok(value)
             }
             Err(e) if e.not_executed() => {
                 let write = Write::delete(&item_key, Condition::Version(started_version));
                 self.fenced_commit(vec![write]).await?;
                 self.effects.forget(key);
+                settled("not_executed");
                 Err(AgentError(format!("effect {key} failed: {e}")))
             }
             // Its "started" record stays: the run's answer stays pinned to this key.
             Err(e) => {
+                settled("in_doubt");
                 tracing::warn!(
                     key,
                     "effect failed and may have executed; it stays in doubt"
@@ -209,4 +240,9 @@ impl RunContext {
         self.fatal.get_or_insert(error);
         AgentError(message)
     }
+}
+
+/// Records how the current effect span ended.
+fn settled(outcome: &'static str) {
+    tracing::Span::current().record("handoff.effect.outcome", outcome);
 }

@@ -9,6 +9,7 @@ use agui_protocol::event::RunStarted;
 use agui_protocol::{Event, PROTOCOL_VERSION, RunAgentInput};
 use futures::future::{Either, select};
 use futures::{FutureExt, StreamExt};
+use tracing::Instrument;
 
 use super::claimed::Claimed;
 use super::finish::{finish_run, stop_run};
@@ -16,6 +17,7 @@ use super::history;
 use super::lease::{self, Stop};
 use super::live;
 use super::stop::{self, StopBoard};
+use super::telemetry;
 use super::{Inner, RunOptions, SharedRunStream};
 use crate::agent::Finish;
 use crate::context::fence::Fence;
@@ -34,7 +36,10 @@ pub(crate) fn spawn_run(
     let log = SharedLog::new();
     let events = log.reader();
     let runtime_spawner = inner.runtime.spawner.clone();
+    let span = telemetry::run_span(inner.agent.name(), &input, &options);
+    let run_span = span.clone();
     let driver = async move {
+        let started_ms = inner.runtime.now_ms();
         let mut ctx = RunContext::new(ContextParts {
             input,
             partition: claimed.partition.clone(),
@@ -53,7 +58,9 @@ pub(crate) fn spawn_run(
             budget: inner.config.token_budget,
         });
         execute(&inner, &mut ctx, options, &mut claimed).await;
-    };
+        telemetry::record_end(&run_span, &ctx, started_ms);
+    }
+    .instrument(span);
     if let Some(spawner) = &runtime_spawner {
         // The run no longer depends on the response: a dropped stream only stops delivery.
         spawner.spawn(Box::pin(driver));

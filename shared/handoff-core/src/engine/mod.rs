@@ -16,6 +16,7 @@ mod lease;
 mod leftovers;
 mod live;
 mod stop;
+mod telemetry;
 mod threads;
 mod validate;
 
@@ -39,6 +40,7 @@ use crate::records::{
 use crate::runtime::Runtime;
 use crate::schema::SchemaValidator;
 use crate::store::Store;
+use crate::store::traced::TracedStore;
 
 pub use approvals::{Approval, ApprovalPage};
 pub use audit::{AUDITOR_ROLE, AuditPage, AuditQuery, AuditVerdict};
@@ -225,6 +227,8 @@ impl Engine {
             .answer_validator()
             .or_else(crate::schema::default_validator);
         let approval_checks = agent.approval_checks();
+        // Every store call of every path gets its span here, once (`store::traced`).
+        let store: Arc<dyn Store> = Arc::new(TracedStore::new(store));
         Engine {
             inner: Arc::new(Inner {
                 store,

@@ -133,4 +133,7 @@ impl<S: Store> Store for CountingStore<S> {
         self.add(|c| c.lists += 1);
         self.inner.list_index(scope, after, limit, now_ms).await
     }
+    fn system_name(&self) -> &'static str {
+        self.inner.system_name()
+    }
 }

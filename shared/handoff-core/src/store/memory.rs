@@ -397,6 +397,10 @@ impl MemoryStore {
 
 #[async_trait]
 impl Store for MemoryStore {
+    fn system_name(&self) -> &'static str {
+        "memory"
+    }
+
     async fn get(
         &self,
         partition: &str,

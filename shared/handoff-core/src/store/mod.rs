@@ -40,6 +40,7 @@
 
 pub mod counting;
 pub mod memory;
+pub mod traced;
 
 use async_trait::async_trait;
 
@@ -272,6 +273,12 @@ pub trait Store: Send + Sync + 'static {
         Err(StoreError::Unsupported("list_index"))
     }
 
+    /// The backend's name as OpenTelemetry's `db.system.name` spells it (`dynamodb`,
+    /// `sqlite`, `memory`, `durable_object`): the attribute of this store's call spans.
+    fn system_name(&self) -> &'static str {
+        "other"
+    }
+
     /// Reads one key: [`Store::get`] of a single key.
     async fn get_one(
         &self,
@@ -330,6 +337,9 @@ impl<S: Store + ?Sized> Store for std::sync::Arc<S> {
         now_ms: u64,
     ) -> Result<Vec<IndexHit>, StoreError> {
         (**self).list_index(scope, after, limit, now_ms).await
+    }
+    fn system_name(&self) -> &'static str {
+        (**self).system_name()
     }
 }
 

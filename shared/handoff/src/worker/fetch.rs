@@ -37,6 +37,9 @@ impl FetchHttp {
                 .set(name, value)
                 .map_err(|e| ClientError::Transport(e.to_string()))?;
         }
+        if let Some(traceparent) = super::log_lines::traceparent() {
+            let _ = headers.set("traceparent", &traceparent);
+        }
         let mut init = RequestInit::new();
         init.with_method(if request.method == "POST" {
             Method::Post

@@ -26,8 +26,13 @@
 //! which it ends `RUN_FINISHED{cancelled}` with its lease released instead of
 //! being cut off mid-commit. `HANDOFF_STOP_POLL_MS` (1000), `HANDOFF_LIVE_FLUSH_MS` (250)
 //! and `HANDOFF_COPILOTKIT_BASE` (`/copilotkit`) as on the other hosts.
+//! Logs are JSON lines on the console (`HANDOFF_LOG=text` for text, `RUST_LOG` for levels);
+//! with `OTEL_TRACES_EXPORTER=console` (or an OTLP endpoint variable) the engine's spans
+//! are written there too, one JSON line each, with the names and attributes the native
+//! hosts export over OTLP.
 
 mod fetch;
+mod log_lines;
 #[cfg(feature = "llm")]
 mod models;
 mod runtime;
@@ -45,6 +50,7 @@ use handoff_core::{Agent, Clock, Runtime, Store};
 use handoff_http::{ApiError, Authenticator, Host, HostDeadline};
 use handoff_store_cloudflare::DurableStore;
 use tower::ServiceExt;
+use tracing::Instrument;
 use worker::{Context, Env, HttpRequest};
 
 use crate::options::{HostOptions, authenticator_from_env, host_setters};
@@ -150,6 +156,7 @@ impl Worker {
     pub async fn serve(mut self, req: HttpRequest, agent: impl Agent) -> worker::Result<Response> {
         let env = self.env.clone();
         let vars = |key: &str| var(&env, key);
+        init_logs(&vars);
         let authenticator = match self.options.authenticator.take() {
             Some(authenticator) => authenticator,
             None => match authenticator_from_vars(&env) {
@@ -173,11 +180,69 @@ impl Worker {
             let deadline = WorkerClock.now_ms().saturating_add(budget_ms);
             req.extensions_mut().insert(HostDeadline(Some(deadline)));
         }
-        match app.oneshot(req).await {
-            Ok(response) => Ok(response),
+        let span = request_span(&req);
+        match app.oneshot(req).instrument(span.clone()).await {
+            Ok(response) => {
+                span.record("http.response.status_code", response.status().as_u16());
+                Ok(response)
+            }
             Err(never) => match never {},
         }
     }
+}
+
+/// Whether span lines are written (set once per isolate, by its first request).
+static SPAN_LINES: OnceLock<bool> = OnceLock::new();
+
+/// Installs the isolate's log and span lines ([`log_lines`]) from the first request's
+/// variables: `HANDOFF_LOG` (json, default, or text), `RUST_LOG` (events, default
+/// `info`), and span lines with `OTEL_TRACES_EXPORTER=console` or an OTLP endpoint set.
+fn init_logs(vars: &impl Fn(&str) -> Option<String>) {
+    use tracing_subscriber::Layer;
+    use tracing_subscriber::filter::{Targets, filter_fn};
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+    if SPAN_LINES.get().is_some() {
+        return;
+    }
+    let set = |key: &str| vars(key).is_some_and(|v| !v.trim().is_empty());
+    let spans = vars("OTEL_TRACES_EXPORTER").as_deref() == Some("console")
+        || set("OTEL_EXPORTER_OTLP_ENDPOINT")
+        || set("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT");
+    let json = vars("HANDOFF_LOG").as_deref() != Some("text");
+    let events = vars("RUST_LOG")
+        .and_then(|spec| spec.parse::<Targets>().ok())
+        .unwrap_or_else(|| Targets::new().with_default(tracing::Level::INFO));
+    let span_levels = Targets::new()
+        .with_default(tracing::Level::INFO)
+        .with_target("handoff::store", tracing::Level::DEBUG);
+    let filter = filter_fn(move |meta| match meta.is_span() {
+        true => spans && span_levels.would_enable(meta.target(), meta.level()),
+        false => events.would_enable(meta.target(), meta.level()),
+    });
+    let layer = log_lines::LogLines { spans, json }.with_filter(filter);
+    let _ = tracing_subscriber::registry().with(layer).try_init();
+    let _ = SPAN_LINES.set(spans);
+}
+
+/// The request's server span, continuing its `traceparent`.
+fn request_span(req: &axum::http::Request<Body>) -> tracing::Span {
+    let method = req.method();
+    let path = req.uri().path();
+    let traceparent = req
+        .headers()
+        .get("traceparent")
+        .and_then(|v| v.to_str().ok());
+    tracing::info_span!(
+        target: "handoff::http",
+        "request",
+        otel.name = %format_args!("{method} {path}"),
+        otel.kind = "server",
+        http.request.method = %method,
+        url.path = path,
+        handoff.traceparent = traceparent,
+        http.response.status_code = tracing::field::Empty,
+    )
 }
 
 /// The authenticator `HANDOFF_AUTH` names, built once per isolate (its key-set cache

@@ -32,6 +32,9 @@ impl FetchModels {
         for (name, value) in &request.headers {
             headers.set(name, value).map_err(|e| failed("header", e))?;
         }
+        if let Some(traceparent) = super::log_lines::traceparent() {
+            let _ = headers.set("traceparent", &traceparent);
+        }
         let body = serde_json::to_string(&request.body).map_err(|e| ModelError::Malformed {
             detail: format!("request body: {e}"),
         })?;

@@ -1,0 +1,206 @@
+//! Logs and spans on Workers, as JSON lines on the console (where Workers Logs and their
+//! OTLP log export pick them up): the Rust OpenTelemetry SDK does not run on
+//! `wasm32-unknown-unknown`, so the engine's spans are written as lines with the names
+//! and attributes the native hosts export.
+//!
+//! - An event: `{"level","message","target","traceId"?,"spanId"?, …fields}`, `INFO` and
+//!   up (or as `RUST_LOG` says). `HANDOFF_LOG=text` writes `LEVEL message k=v` instead.
+//! - A span, when it closes, only with `OTEL_TRACES_EXPORTER=console` or an OTLP endpoint
+//!   set: `{"span": name, "kind", "traceId", "spanId", "parentSpanId"?, "startMs",
+//!   "durationMs", "attributes": {…}}`. A request continues its `traceparent`, and
+//!   outgoing fetches carry one.
+
+use serde_json::{Map, Value, json};
+use tracing::field::{Field, Visit};
+use tracing::span::{Attributes, Id, Record};
+use tracing::{Event, Subscriber};
+use tracing_subscriber::Layer;
+use tracing_subscriber::layer::Context;
+use tracing_subscriber::registry::LookupSpan;
+
+/// What the console gets.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct LogLines {
+    pub(crate) spans: bool,
+    pub(crate) json: bool,
+}
+
+/// One open span's identity and attributes.
+struct SpanData {
+    name: String,
+    kind: &'static str,
+    trace_id: String,
+    span_id: String,
+    parent: Option<String>,
+    start_ms: f64,
+    attributes: Map<String, Value>,
+}
+
+/// Collects fields; the `otel.*` ones and an incoming `traceparent` are kept apart.
+#[derive(Default)]
+struct Fields {
+    map: Map<String, Value>,
+    name: Option<String>,
+    kind: Option<&'static str>,
+    traceparent: Option<String>,
+}
+
+impl Visit for Fields {
+    fn record_str(&mut self, field: &Field, value: &str) {
+        match field.name() {
+            "otel.name" => self.name = Some(value.to_owned()),
+            "otel.kind" => {
+                self.kind = Some(match value {
+                    "server" => "server",
+                    "client" => "client",
+                    _ => "internal",
+                });
+            }
+            "handoff.traceparent" => self.traceparent = Some(value.to_owned()),
+            name => {
+                self.map.insert(name.to_owned(), Value::from(value));
+            }
+        }
+    }
+    fn record_bool(&mut self, field: &Field, value: bool) {
+        self.map.insert(field.name().to_owned(), Value::from(value));
+    }
+    fn record_i64(&mut self, field: &Field, value: i64) {
+        self.map.insert(field.name().to_owned(), Value::from(value));
+    }
+    fn record_u64(&mut self, field: &Field, value: u64) {
+        self.map.insert(field.name().to_owned(), Value::from(value));
+    }
+    fn record_f64(&mut self, field: &Field, value: f64) {
+        self.map.insert(field.name().to_owned(), Value::from(value));
+    }
+    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
+        self.record_str(field, &format!("{value:?}"));
+    }
+}
+
+fn now_ms() -> f64 {
+    worker::Date::now().as_millis() as f64
+}
+
+fn random_hex<const N: usize>() -> String {
+    let mut bytes = [0u8; N];
+    if getrandom::fill(&mut bytes).is_err() || bytes.iter().all(|b| *b == 0) {
+        // An id must not be all zeros; the clock is a fallback, not a source of secrets.
+        bytes[0] = 1;
+        let now = worker::Date::now().as_millis().to_be_bytes();
+        bytes[N - 8..].copy_from_slice(&now);
+    }
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for LogLines {
+    fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {
+        let Some(span) = ctx.span(id) else { return };
+        let mut fields = Fields::default();
+        attrs.record(&mut fields);
+        let inherited = span.parent().and_then(|parent| {
+            let extensions = parent.extensions();
+            let data = extensions.get::<SpanData>()?;
+            Some((data.trace_id.clone(), data.span_id.clone()))
+        });
+        let (trace_id, parent) = match inherited.or_else(|| {
+            fields
+                .traceparent
+                .as_deref()
+                .and_then(handoff_http::parse_traceparent)
+        }) {
+            Some((trace, parent)) => (trace, Some(parent)),
+            None => (random_hex::<16>(), None),
+        };
+        let data = SpanData {
+            name: fields
+                .name
+                .unwrap_or_else(|| attrs.metadata().name().to_owned()),
+            kind: fields.kind.unwrap_or("internal"),
+            trace_id,
+            span_id: random_hex::<8>(),
+            parent,
+            start_ms: now_ms(),
+            attributes: fields.map,
+        };
+        span.extensions_mut().insert(data);
+    }
+
+    fn on_record(&self, id: &Id, values: &Record<'_>, ctx: Context<'_, S>) {
+        let Some(span) = ctx.span(id) else { return };
+        let mut fields = Fields::default();
+        values.record(&mut fields);
+        if let Some(data) = span.extensions_mut().get_mut::<SpanData>() {
+            data.attributes.extend(fields.map);
+        }
+    }
+
+    fn on_event(&self, event: &Event<'_>, ctx: Context<'_, S>) {
+        let mut fields = Fields::default();
+        event.record(&mut fields);
+        let meta = event.metadata();
+        let message = fields.map.remove("message").unwrap_or(Value::Null);
+        let line = if self.json {
+            let mut line = Map::new();
+            line.insert("level".into(), Value::from(meta.level().as_str()));
+            line.insert("message".into(), message);
+            line.insert("target".into(), Value::from(meta.target()));
+            if let Some(span) = ctx.event_span(event)
+                && let Some(data) = span.extensions().get::<SpanData>()
+            {
+                line.insert("traceId".into(), Value::from(data.trace_id.clone()));
+                line.insert("spanId".into(), Value::from(data.span_id.clone()));
+            }
+            line.extend(fields.map);
+            Value::Object(line).to_string()
+        } else {
+            let mut line = format!("{} {}", meta.level(), message.as_str().unwrap_or_default());
+            for (key, value) in fields.map {
+                line.push_str(&format!(" {key}={value}"));
+            }
+            line
+        };
+        worker::console_log!("{line}");
+    }
+
+    fn on_close(&self, id: Id, ctx: Context<'_, S>) {
+        if !self.spans {
+            return;
+        }
+        let Some(span) = ctx.span(&id) else { return };
+        let Some(data) = span.extensions_mut().remove::<SpanData>() else {
+            return;
+        };
+        let mut line = json!({
+            "span": data.name,
+            "kind": data.kind,
+            "traceId": data.trace_id,
+            "spanId": data.span_id,
+            "startMs": data.start_ms,
+            "durationMs": (now_ms() - data.start_ms).max(0.0),
+            "attributes": data.attributes,
+        });
+        if let Some(parent) = data.parent {
+            line["parentSpanId"] = Value::from(parent);
+        }
+        worker::console_log!("{line}");
+    }
+}
+
+/// The current span's `traceparent`, for an outgoing fetch (none when no span is open or
+/// span lines are off).
+pub(crate) fn traceparent() -> Option<String> {
+    if !super::SPAN_LINES.get().copied().unwrap_or(false) {
+        return None;
+    }
+    tracing::Span::current()
+        .with_subscriber(|(id, dispatch)| {
+            let registry = dispatch.downcast_ref::<tracing_subscriber::Registry>()?;
+            let span = registry.span(id)?;
+            let extensions = span.extensions();
+            let data = extensions.get::<SpanData>()?;
+            Some(format!("00-{}-{}-01", data.trace_id, data.span_id))
+        })
+        .flatten()
+}
