@@ -10,7 +10,8 @@ import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { postJson, sseEvents, startDevServer, stopAllServers } from "./lib/devserver.mjs";
-import { uid, userMessage } from "./lib/flows.mjs";
+import { rawRefundInterrupt, uid, userMessage } from "./lib/flows.mjs";
+import { startFraudAgent } from "./lib/a2a-remote.mjs";
 import { startLambda, startMoto, stopAll } from "./lib/lambda.mjs";
 import { llmEnv, refundScript, standIn } from "./lib/model-standin.mjs";
 import { startWorker, stopAllWorkers } from "./lib/worker.mjs";
@@ -167,6 +168,43 @@ describe("OpenTelemetry traces to an OTLP receiver", { timeout: TIMEOUT }, () =>
     assert.ok(mine.every((l) => l.fields.tenant === "default" && Number.isInteger(l.fields.duration_ms)));
     assert.ok(!server.logs().includes(flow.secret), "message content was logged");
     await model.close();
+    await collector.close();
+  });
+
+  test("A2A: SendMessage as a client span carrying the trace to the remote agent, pushes as receiver spans", async () => {
+    const collector = await startCollector();
+    const remote = await startFraudAgent();
+    const server = await startDevServer({
+      label: "otel-a2a",
+      env: { DEMO_FRAUD_AGENT_URL: remote.url, HANDOFF_A2A_ALLOW_LOOPBACK: "true", OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint, OTEL_BSP_SCHEDULE_DELAY: "100" },
+    });
+    const { interrupt } = await rawRefundInterrupt(server, "A1024");
+    const taskId = interrupt.metadata["a2a.taskId"];
+    // The run's span closes after SendMessage's: wait for both.
+    const send = await waitForSpans(
+      collector,
+      (spans) => byName(spans, "SendMessage", (s) => ancestors(spans, s).some((a) => a.name === "invoke_agent refund-demo"))[0],
+      { what: "the SendMessage span under its run" },
+    );
+    assert.equal(send.kind, SPAN_KIND.client);
+    assert.equal(send.attributes["a2a.method.name"], "SendMessage");
+    assert.equal(send.attributes["a2a.protocol.version"], "1.0");
+    assert.equal(send.attributes["a2a.task.id"], taskId);
+    assert.match(send.attributes["a2a.message.id"], /\S/);
+    const effect = ancestors(collector.spans, send)[0];
+    assert.equal(effect.name, "handoff.effect", "SendMessage runs inside the delegation's effect");
+    const sent = remote.requests.find((r) => r.method === "SendMessage");
+    assert.equal(sent.headers.traceparent, `00-${send.traceId}-${send.spanId}-01`, "the remote agent continues the trace");
+
+    remote.complete(taskId, { verdict: "No fraud signals for A1024: approve." });
+    const done = await waitForSpans(collector, (spans) => byName(spans, "handoff.a2a.push", (s) => s.attributes["a2a.task.state"] === "TASK_STATE_COMPLETED")[0], { what: "the completing push's span" });
+    assert.equal(done.kind, SPAN_KIND.server);
+    assert.equal(done.attributes["a2a.task.id"], taskId);
+    assert.equal(done.attributes["handoff.a2a.duplicate"], false);
+    const parent = ancestors(collector.spans, done)[0];
+    assert.match(parent?.name ?? "", /^POST \/a2a\/push\/\{\w+\}$/, "under the request span, named by its route");
+    assert.ok(!collector.received().includes("No fraud signals"), "the artifact's text was exported");
+    await remote.close();
     await collector.close();
   });
 

@@ -163,19 +163,25 @@ impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for OpenRuns {
     }
 }
 
-/// The span of one HTTP request, `{method} {path}` (kind server): the parent of the
-/// runs it starts. Its parent is the caller's `traceparent`, else `fallback` (Lambda's
-/// X-Ray header, when sampled).
+/// The span of one HTTP request, `{method} {route}` (kind server; the route template, so
+/// names stay few, else `{method}` alone): the parent of the runs it starts. Its parent is
+/// the caller's `traceparent`, else `fallback` (Lambda's X-Ray header, when sampled).
 pub fn request_span(
     method: &http::Method,
+    route: Option<&str>,
     path: &str,
     headers: &http::HeaderMap,
     fallback: Option<SpanContext>,
 ) -> tracing::Span {
+    let name = match route {
+        Some(route) => format!("{method} {route}"),
+        None => method.to_string(),
+    };
     let span = tracing::info_span!(
         target: "handoff::http",
         "request",
-        otel.name = %format_args!("{method} {path}"),
+        otel.name = name,
+        http.route = route,
         otel.kind = "server",
         http.request.method = %method,
         url.path = path,

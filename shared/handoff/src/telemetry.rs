@@ -137,8 +137,13 @@ async fn request_span(
         .extensions()
         .get::<XRayHeader>()
         .and_then(|h| handoff_native::telemetry::xray_parent(&h.0));
+    let route = request
+        .extensions()
+        .get::<axum::extract::MatchedPath>()
+        .map(|matched| matched.as_str().to_owned());
     let span = handoff_native::telemetry::request_span(
         request.method(),
+        route.as_deref(),
         request.uri().path(),
         request.headers(),
         fallback,

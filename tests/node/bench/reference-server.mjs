@@ -1,14 +1,18 @@
 // The Node reference server of `make bench` (tests/src/bin/load.rs): `node:http` and the
 // official `@ag-ui/encoder` serving the demo refund script with an in-memory Map and no
-// durability at all. Run 1 ("Refund order B77") streams the same event types, count and
-// sizes as the dev server's run 1 (ending in an approval interrupt); the approving resume
-// streams the refund. `GET /demo/orders/{id}` reports the refunds, like the demo's ledger.
+// durability at all. Bodies are parsed with @ag-ui/core's RunAgentInputSchema, as an
+// SDK-based server does (a body without state, tools, context or forwardedProps gets them
+// empty first). Run 1 ("Refund order B77") streams the same event types, count and sizes as
+// the dev server's run 1 (ending in an approval interrupt); the approving resume streams the
+// refund; any other message gets the demo's one-line answer as a text message (conversation
+// mode). `GET /demo/orders/{id}` reports the refunds, like the demo's ledger.
 //
 // PORT (default 0: any free port) is where it listens; the first stdout line has its URL.
 
 import http from "node:http";
 import { randomUUID } from "node:crypto";
 import { EventEncoder } from "@ag-ui/encoder";
+import { RunAgentInputSchema } from "@ag-ui/core/schemas";
 
 const encoder = new EventEncoder();
 const threads = new Map(); // threadId -> { messages, state, pending: { id, toolCallId, order, args } }
@@ -39,10 +43,26 @@ function stream(res, threadId, runId, events) {
   events(send);
 }
 
+const CHAT_REPLY = 'I can refund or return an order. Try "Refund order A1024" or "Return order A1024".';
+
+/** Any message but a refund request: the demo's one-line answer, kept with the history. */
+function chat(res, threadId, runId, body) {
+  const textId = uid("msg");
+  const messages = [...body.messages, { role: "assistant", id: textId, content: CHAT_REPLY }];
+  threads.set(threadId, { messages, state: body.state, pending: undefined });
+  stream(res, threadId, runId, (send) => {
+    send({ type: "TEXT_MESSAGE_START", messageId: textId, role: "assistant" });
+    for (const piece of CHAT_REPLY.split(/(?<= )/)) send({ type: "TEXT_MESSAGE_CONTENT", messageId: textId, delta: piece });
+    send({ type: "TEXT_MESSAGE_END", messageId: textId });
+    send({ type: "RUN_FINISHED", threadId, runId, outcome: { type: "success" } });
+    res.end();
+  });
+}
+
 function runOne(res, threadId, runId, body) {
-  const user = body.messages?.find((m) => m.role === "user");
+  const user = body.messages?.findLast((m) => m.role === "user");
   const orderId = user && /refund/i.test(user.content) ? orderIdIn(user.content) : undefined;
-  if (!orderId) return reject(res, 422, "expected a refund request like 'Refund order A1024'");
+  if (!orderId) return chat(res, threadId, runId, body);
   const order = lookup(orderId);
   const lookupId = uid("tc");
   const lookupArgs = JSON.stringify({ orderId });
@@ -152,8 +172,10 @@ const server = http.createServer({ noDelay: true, keepAliveTimeout: 60_000 }, (r
     } catch {
       return reject(res, 400, "invalid JSON");
     }
+    const parsed = RunAgentInputSchema.safeParse({ state: {}, tools: [], context: [], forwardedProps: {}, ...body });
+    if (!parsed.success) return reject(res, 422, parsed.error.message);
+    body = parsed.data;
     const { threadId, runId } = body;
-    if (typeof threadId !== "string" || typeof runId !== "string") return reject(res, 422, "threadId and runId are required");
     if (Array.isArray(body.resume) && body.resume.length > 0) resume(res, threadId, runId, body);
     else runOne(res, threadId, runId, body);
   });

@@ -21,6 +21,7 @@ use a2a_types::{
     TaskPushNotificationConfig,
 };
 use serde_json::{Value, json};
+use tracing::Instrument;
 
 use crate::config::{ExpectedAuth, JwtAuth, Subscription};
 use crate::error::ReceiverError;
@@ -217,7 +218,52 @@ impl A2aClient {
 
     /// Sends `message` asking for an immediate answer and pushes to `push`,
     /// with an `Idempotency-Key` header when `idempotency_key` is given.
+    ///
+    /// Traced as an `a2a.client` span named by the method (`SendMessage`, or v0.3's
+    /// `message/send`) with `a2a.method.name`, `a2a.protocol.version`, `a2a.message.id`,
+    /// and the answer's `a2a.task.id` and `a2a.task.state`.
     pub async fn send(
+        &self,
+        card: &CardInfo,
+        message: Message,
+        push: TaskPushNotificationConfig,
+        idempotency_key: Option<&str>,
+    ) -> Result<Task, ClientError> {
+        let (method, version) = match card.version {
+            WireVersion::V1 => ("SendMessage", "1.0"),
+            WireVersion::V03 => ("message/send", "0.3"),
+        };
+        let span = tracing::info_span!(
+            target: "handoff::a2a",
+            "a2a.client",
+            otel.name = method,
+            otel.kind = "client",
+            otel.status_code = tracing::field::Empty,
+            a2a.method.name = method,
+            a2a.protocol.version = version,
+            a2a.message.id = message.message_id.as_str(),
+            a2a.task.id = tracing::field::Empty,
+            a2a.task.state = tracing::field::Empty,
+            error.type = tracing::field::Empty,
+        );
+        let result = self
+            .send_once(card, message, push, idempotency_key)
+            .instrument(span.clone())
+            .await;
+        match &result {
+            Ok(task) => {
+                span.record("a2a.task.id", task.id.as_str());
+                span.record("a2a.task.state", task.status.state.as_str());
+            }
+            Err(error) => {
+                span.record("otel.status_code", "ERROR");
+                span.record("error.type", error.kind());
+            }
+        }
+        result
+    }
+
+    async fn send_once(
         &self,
         card: &CardInfo,
         message: Message,

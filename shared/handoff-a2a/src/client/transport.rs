@@ -81,6 +81,21 @@ pub enum ClientError {
     Subscription(String),
 }
 
+impl ClientError {
+    /// A short, stable name of the failure's kind (a span's `error.type`; no URL or
+    /// message in it).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            ClientError::Refused(_) => "refused",
+            ClientError::Transport(_) => "transport",
+            ClientError::Status { .. } => "http_status",
+            ClientError::Protocol(_) => "protocol",
+            ClientError::Rpc { .. } => "rpc_error",
+            ClientError::Subscription(_) => "subscription",
+        }
+    }
+}
+
 /// As a `ctx.effect` error: a refused URL was never called, and a JSON-RPC error is the
 /// agent's definite refusal; a network failure, a timeout or an unexpected answer may
 /// have reached the agent, so those stay in doubt (re-driven with the same message id).

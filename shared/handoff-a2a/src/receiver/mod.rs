@@ -6,6 +6,7 @@ use std::sync::Arc;
 use a2a_types::{StreamResponse, TaskPushNotificationConfig};
 use handoff_core::{Condition, Item, Runtime, Store, StoreError, Write};
 use http::HeaderMap;
+use tracing::Instrument;
 
 use crate::auth;
 use crate::config::ReceiverConfig;
@@ -129,7 +130,47 @@ impl Receiver {
     /// sender's keys cannot be fetched) → body (400) → task (403) → dedupe →
     /// merge and commit. A body delivered before gets the first [`Ack`] again
     /// with `duplicate: true`, and nothing is applied twice.
+    ///
+    /// Traced as an `a2a.server` span, `handoff.a2a.push` (no A2A method carries a push):
+    /// `a2a.task.id`, `a2a.task.state` after the merge, `handoff.a2a.duplicate`, and
+    /// `error.type` = the refusal's code.
     pub async fn handle(
+        &self,
+        config_id: &str,
+        headers: &HeaderMap,
+        body: &[u8],
+        now_ms: u64,
+    ) -> Result<Ack, ReceiverError> {
+        let span = tracing::info_span!(
+            target: "handoff::a2a",
+            "a2a.server",
+            otel.name = "handoff.a2a.push",
+            otel.kind = "server",
+            otel.status_code = tracing::field::Empty,
+            a2a.task.id = tracing::field::Empty,
+            a2a.task.state = tracing::field::Empty,
+            handoff.a2a.duplicate = tracing::field::Empty,
+            error.type = tracing::field::Empty,
+        );
+        let result = self
+            .handle_once(config_id, headers, body, now_ms)
+            .instrument(span.clone())
+            .await;
+        match &result {
+            Ok(ack) => {
+                span.record("a2a.task.id", ack.task_id.as_str());
+                span.record("a2a.task.state", ack.state.as_str());
+                span.record("handoff.a2a.duplicate", ack.duplicate);
+            }
+            Err(error) => {
+                span.record("otel.status_code", "ERROR");
+                span.record("error.type", error.code());
+            }
+        }
+        result
+    }
+
+    async fn handle_once(
         &self,
         config_id: &str,
         headers: &HeaderMap,

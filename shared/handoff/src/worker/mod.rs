@@ -225,7 +225,8 @@ fn init_logs(vars: &impl Fn(&str) -> Option<String>) {
     let _ = SPAN_LINES.set(spans);
 }
 
-/// The request's server span, continuing its `traceparent`.
+/// The request's server span, `{method}` (OpenTelemetry's name when no route is known),
+/// continuing its `traceparent`.
 fn request_span(req: &axum::http::Request<Body>) -> tracing::Span {
     let method = req.method();
     let path = req.uri().path();
@@ -236,7 +237,8 @@ fn request_span(req: &axum::http::Request<Body>) -> tracing::Span {
     tracing::info_span!(
         target: "handoff::http",
         "request",
-        otel.name = %format_args!("{method} {path}"),
+        // Before routing no route template is known; the path would make names unbounded.
+        otel.name = %method,
         otel.kind = "server",
         http.request.method = %method,
         url.path = path,
