@@ -180,14 +180,15 @@ bench: setup
 	AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test AWS_REGION=us-east-1 \
 	AWS_ENDPOINT_URL_DYNAMODB=http://127.0.0.1:$(MOTO_PORT) ./target/release/history-cost; \
 	status=$$?; kill $$(cat .moto-bench.pid) 2>/dev/null; rm -f .moto-bench.pid; exit $$status
-	@# Load benchmark (issue 16): Node reference vs the dev server (memory, SQLite) and the
-	@# transport floor (the same HTTP stack replaying recorded responses), each pinned
-	@# to one core; 16 keep-alive clients, 3 s warm-up + 20 s measured, median of 3 rounds
-	@# (the issue's settings: about 3.5 minutes; LOAD_ARGS="--servers memory --seconds 5 --rounds 1"
-	@# for a quick look at one server: later flags win).
+	@# Load benchmark (issues 16, 38): Node reference vs the dev server (memory, SQLite with
+	@# synchronous FULL and NORMAL) and the transport floor (the same HTTP stack replaying
+	@# recorded responses), each pinned to one core; 16 keep-alive clients sending the official
+	@# client's bodies, 3 s warm-up + 20 s measured, median of 3 rounds, then 16 conversations of
+	@# 50 turns (about 5 minutes; LOAD_ARGS="--servers node,memory --seconds 5 --rounds 1" for a
+	@# quick look: later flags win). The last line has the ratios.
 	cargo build --release -p dev-server --bin dev-server -p handoff-tests --bin load --bin load-floor
 	./target/release/load --bin-dir target/release --node-server $(NODE_DIR)/bench/reference-server.mjs \
-		--clients 16 --seconds 20 --warmup 3 --rounds 3 $(LOAD_ARGS)
+		--clients 16 --seconds 20 --warmup 3 --rounds 3 --client official --conversation 50 $(LOAD_ARGS)
 
 # arm64 is what deploys (size only: this x86_64 machine cannot execute it); the cold start is
 # measured on the x86_64 build of the same release profile.

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use super::bodies::{self, Shape};
 use super::server::cpu_ticks;
 
 /// One measured window against one server.
@@ -72,6 +73,7 @@ pub(crate) fn drive(
     (warmup, measure): (Duration, Duration),
     ids: &Arc<Ids>,
     sample_every: u64,
+    shape: Shape,
 ) -> Window {
     let measuring = Arc::new(AtomicBool::new(false));
     let stop = Arc::new(AtomicBool::new(false));
@@ -87,7 +89,7 @@ pub(crate) fn drive(
                 while !stop.load(Ordering::Relaxed) {
                     let n = ids.next.fetch_add(1, Ordering::Relaxed);
                     let order = format!("B{n}");
-                    match pair(&agent, &url, &format!("{}-{n}", ids.tag), &order) {
+                    match pair(&agent, &url, &format!("{}-{n}", ids.tag), &order, shape) {
                         Ok(ttfb) if measuring.load(Ordering::Relaxed) => {
                             tally.pairs += 1;
                             tally.ttfb.push(ttfb);
@@ -148,7 +150,7 @@ pub(crate) fn drive(
 }
 
 /// A keep-alive agent (ureq pools the connection; one thread, one connection).
-fn agent() -> ureq::Agent {
+pub(crate) fn agent() -> ureq::Agent {
     // A timeout per phase, none for name resolution: ureq resolves the address before every
     // request, pooled connection or not, and under a global timeout it does so on a thread of
     // its own (thousands of thread starts per second on the generator's core, every one of
@@ -167,16 +169,22 @@ fn agent() -> ureq::Agent {
 }
 
 /// Run 1 then the approving resume; returns run 1's time to first byte.
-fn pair(agent: &ureq::Agent, url: &str, thread: &str, order: &str) -> Result<Duration, String> {
-    pair_bodies(agent, url, thread, order).map(|(ttfb, _, _)| ttfb)
+fn pair(
+    agent: &ureq::Agent,
+    url: &str,
+    thread: &str,
+    order: &str,
+    shape: Shape,
+) -> Result<Duration, String> {
+    pair_bodies(agent, url, thread, order, shape).map(|(ttfb, _, _)| ttfb)
 }
 
 /// One pair on a thread of its own; returns the bodies of run 1 and of the resume (what the
 /// transport floor replays).
-pub(crate) fn record_pair(url: &str) -> Result<(String, String), String> {
+pub(crate) fn record_pair(url: &str, shape: Shape) -> Result<(String, String), String> {
     let thread = format!("load-{}-recorded", std::process::id());
     // An order id the load never uses (its ids start at B100).
-    pair_bodies(&agent(), url, &thread, "B10").map(|(_, run, resume)| (run, resume))
+    pair_bodies(&agent(), url, &thread, "B10", shape).map(|(_, run, resume)| (run, resume))
 }
 
 /// [`pair`], with both bodies: (run 1's time to first byte, run 1's body, the resume's body).
@@ -185,25 +193,31 @@ fn pair_bodies(
     url: &str,
     thread: &str,
     order: &str,
+    shape: Shape,
 ) -> Result<(Duration, String, String), String> {
-    let run1 = format!(
-        r#"{{"threadId":"{thread}","runId":"r1","messages":[{{"id":"m1","role":"user","content":"Refund order {order}"}}]}}"#
-    );
+    let mut messages = vec![
+        serde_json::json!({ "id": "m1", "role": "user", "content": format!("Refund order {order}") }),
+    ];
+    let mut state = serde_json::json!({});
+    let run1 = bodies::run(shape, thread, "r1", &messages, &state);
     let (ttfb, stream) = post(agent, &format!("{url}/agent"), &run1)?;
     let outcome = finished(&stream, "interrupt")?;
     let id = outcome["interrupts"][0]["id"]
         .as_str()
         .ok_or_else(|| format!("run 1 interrupt without an id: {outcome}"))?;
-    let run2 = format!(
-        r#"{{"threadId":"{thread}","runId":"r2","messages":[],"resume":[{{"interruptId":"{id}","status":"resolved","payload":{{"approved":true}}}}]}}"#
-    );
+    bodies::apply_stream(&stream, &mut messages, &mut state);
+    let run2 = bodies::resume(shape, thread, "r2", &messages, &state, id);
     let (_, resumed) = post(agent, &format!("{url}/agent"), &run2)?;
     finished(&resumed, "success")?;
     Ok((ttfb, stream, resumed))
 }
 
 /// POSTs a body; returns (time to first body byte, whole body).
-fn post(agent: &ureq::Agent, url: &str, body: &str) -> Result<(Duration, String), String> {
+pub(crate) fn post(
+    agent: &ureq::Agent,
+    url: &str,
+    body: &str,
+) -> Result<(Duration, String), String> {
     let started = Instant::now();
     let response = agent
         .post(url)
@@ -231,7 +245,7 @@ fn post(agent: &ureq::Agent, url: &str, body: &str) -> Result<(Duration, String)
 
 /// Checks an SSE body starts with RUN_STARTED and ends with a RUN_FINISHED whose outcome
 /// has type `want`; returns that outcome.
-fn finished(stream: &str, want: &str) -> Result<Value, String> {
+pub(crate) fn finished(stream: &str, want: &str) -> Result<Value, String> {
     let mut data = stream.lines().filter_map(|l| l.strip_prefix("data: "));
     let first = data.next().unwrap_or_default();
     if !first.starts_with(r#"{"type":"RUN_STARTED""#) {

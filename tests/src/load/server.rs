@@ -7,8 +7,9 @@ use std::process::{Child, Command, Stdio};
 
 /// What to start.
 pub(crate) enum Kind {
-    /// `dev-server` with this `HANDOFF_STORE` (`None`: the default, the embedded SQLite store).
-    Handoff(Option<&'static str>),
+    /// `dev-server` with this `HANDOFF_STORE` (`None`: the default, the embedded SQLite store)
+    /// and `HANDOFF_SQLITE_SYNC` (`None`: the default, `full`).
+    Handoff(Option<&'static str>, Option<&'static str>),
     /// `node reference-server.mjs`.
     Node(PathBuf),
     /// `load-floor`, replaying these recorded bodies (run 1, the resume).
@@ -63,7 +64,7 @@ pub(crate) fn start(kind: &Kind, bin_dir: &Path, pin: bool, tag: &str) -> Server
     let dir = std::env::temp_dir().join(format!("handoff-load-{}-{tag}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let (program, args): (PathBuf, Vec<PathBuf>) = match kind {
-        Kind::Handoff(_) => (bin_dir.join("dev-server"), vec![]),
+        Kind::Handoff(..) => (bin_dir.join("dev-server"), vec![]),
         Kind::Node(script) => ("node".into(), vec![script.clone()]),
         Kind::Floor(..) => (bin_dir.join("load-floor"), vec![]),
     };
@@ -80,12 +81,16 @@ pub(crate) fn start(kind: &Kind, bin_dir: &Path, pin: bool, tag: &str) -> Server
         .env("RUST_LOG", "warn")
         .stdout(Stdio::piped())
         .stderr(Stdio::null());
-    if let Kind::Handoff(store) = kind {
+    if let Kind::Handoff(store, sync) = kind {
         command
             .env("HANDOFF_DATA_DIR", &dir)
-            .env_remove("HANDOFF_STORE");
+            .env_remove("HANDOFF_STORE")
+            .env_remove("HANDOFF_SQLITE_SYNC");
         if let Some(store) = store {
             command.env("HANDOFF_STORE", store);
+        }
+        if let Some(sync) = sync {
+            command.env("HANDOFF_SQLITE_SYNC", sync);
         }
     }
     if let Kind::Floor(run, resume) = kind {
@@ -128,6 +133,20 @@ pub(crate) fn cpu_ticks(pid: u32) -> (u64, u64) {
     let fields: Vec<&str> = rest.split_whitespace().collect();
     let field = |n: usize| fields.get(n - 3).and_then(|v| v.parse::<u64>().ok());
     (field(14).unwrap_or(0), field(15).unwrap_or(0))
+}
+
+/// CPU time of a process in nanoseconds, summed over its live threads
+/// (`/proc/<pid>/task/*/schedstat`): precise enough for one turn of a few clients, where
+/// clock ticks (10 ms) are not. Threads that have exited no longer count.
+pub(crate) fn cpu_ns(pid: u32) -> u64 {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return 0;
+    };
+    tasks
+        .flatten()
+        .filter_map(|task| std::fs::read_to_string(task.path().join("schedstat")).ok())
+        .filter_map(|stat| stat.split_whitespace().next()?.parse::<u64>().ok())
+        .sum()
 }
 
 /// Peak resident set (`VmHWM`), in KiB.
