@@ -10,7 +10,8 @@ use crate::access::approver_roles;
 use crate::decision::Decision;
 use crate::error::CoreError;
 use crate::records::audit::{
-    AUDIT_HEAD_KEY, AuditEntry, AuditHead, AuditKind, audit_entry_key, audit_scope, payload_hash,
+    AUDIT_HEAD_KEY, AUDIT_RETENTION_MS, AuditEntry, AuditHead, AuditKind, audit_entry_key,
+    audit_scope, payload_hash,
 };
 use crate::records::{decode, encode};
 use crate::store::{Condition, IndexEntry, Write};
@@ -101,6 +102,7 @@ impl RunContext {
             }
         };
         let scope = audit_scope(&self.principal.tenant);
+        let kept_until = Some(self.now_ms().saturating_add(AUDIT_RETENTION_MS));
         let mut writes = Vec::with_capacity(entries.len() + 1);
         for entry in entries {
             let entry = entry.seal_after(head.as_ref());
@@ -113,7 +115,7 @@ impl RunContext {
                     audit_entry_key(entry.seq),
                     Condition::Absent,
                     encode(&entry),
-                    None,
+                    kept_until,
                 )
                 .indexed(index),
             );
@@ -133,7 +135,7 @@ impl RunContext {
                 AUDIT_HEAD_KEY,
                 condition,
                 encode(new_head),
-                None,
+                kept_until,
             ));
             version += 1;
         }

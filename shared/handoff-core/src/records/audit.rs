@@ -3,15 +3,22 @@
 //!
 //! Entries live in the thread's partition (so each is written in the same commit as the
 //! answer or effect record it describes) under [`audit_entry_key`], with the chain's head
-//! (its last sequence number and hash) under [`AUDIT_HEAD_KEY`]. They never expire and
-//! survive the thread's deletion and expiry: a new thread on the same id continues the
-//! chain. Each entry is listed in its tenant's [`audit_scope`] by time.
+//! (its last sequence number and hash) under [`AUDIT_HEAD_KEY`]. They are kept for
+//! [`AUDIT_RETENTION_MS`] (a century: in effect never) and survive the thread's deletion
+//! and expiry: a new thread on the same id continues the chain. Each entry is listed in
+//! its tenant's [`audit_scope`] by time.
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 /// Key of the chain's head.
 pub const AUDIT_HEAD_KEY: &str = "audit";
+
+/// How long the trail is kept: a century, in effect for ever on a durable store. Finite on
+/// purpose: a store's items without an expiry are an application's own data, which a
+/// budgeted memory store never drops, so entries stored without one would pin every
+/// answered thread in memory (its partition could never be evicted whole).
+pub const AUDIT_RETENTION_MS: u64 = 100 * 365 * 24 * 60 * 60 * 1000;
 
 /// Prefix shared by the head and every entry: what deletion keeps.
 pub const AUDIT_PREFIX: &str = "audit";
