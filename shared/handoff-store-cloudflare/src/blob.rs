@@ -27,6 +27,21 @@ const EXPIRY_MARGIN_SECS: u64 = 3_600;
 /// KV refuses expirations less than 60 s ahead.
 const MIN_EXPIRY_AHEAD_SECS: u64 = 120;
 
+/// The latest expiration KV takes: a signed 32-bit count of seconds (January 2038).
+const KV_MAX_EXPIRATION_SECS: u64 = i32::MAX as u64;
+
+/// The KV expiration (Unix seconds) of a blob whose row expires at `expires_at_ms`: a
+/// backstop an hour past the row's, at least [`MIN_EXPIRY_AHEAD_SECS`] ahead. None for a
+/// row that never expires, or one past what KV can express (an audit entry's century):
+/// the partition's own collection deletes that blob when its row goes.
+fn kv_expiration(expires_at_ms: Option<u64>, now_ms: u64) -> Option<u64> {
+    let floor = now_ms / 1_000 + MIN_EXPIRY_AHEAD_SECS;
+    let expiration = (expires_at_ms? / 1_000)
+        .saturating_add(EXPIRY_MARGIN_SECS)
+        .max(floor);
+    (expiration <= KV_MAX_EXPIRATION_SECS).then_some(expiration)
+}
+
 /// How long a reader waits for a blob written elsewhere to become visible here
 /// (KV propagates between locations eventually), in milliseconds per attempt.
 const READ_RETRY_DELAYS_MS: [u64; 4] = [50, 200, 800, 2_000];
@@ -112,9 +127,8 @@ pub(crate) async fn put_all(
                 let mut put = kv.put_bytes(&reference.kv_key, &bytes).map_err(|e| {
                     StoreError::Backend(format!("kv put {}: {e}", reference.kv_key))
                 })?;
-                if let Some(at) = expires_at_ms {
-                    let floor = now_ms / 1_000 + MIN_EXPIRY_AHEAD_SECS;
-                    put = put.expiration((at / 1_000 + EXPIRY_MARGIN_SECS).max(floor));
+                if let Some(expiration) = kv_expiration(expires_at_ms, now_ms) {
+                    put = put.expiration(expiration);
                 }
                 // The key is this commit attempt's alone (a retried commit writes new
                 // keys); whatever a failed put may have left is released by the caller.
@@ -164,6 +178,31 @@ async fn read_once(kv: &KvStore, reference: &BlobRef) -> Result<Option<Vec<u8>>,
 mod tests {
     use super::*;
     use crate::protocol::is_collectable;
+
+    #[test]
+    fn kv_gets_an_expiration_only_within_its_range() {
+        let now_ms = 1_796_000_000_000;
+        assert_eq!(kv_expiration(None, now_ms), None);
+        // An hour past the row, and never less than the floor ahead of now.
+        assert_eq!(
+            kv_expiration(Some(now_ms + 86_400_000), now_ms),
+            Some(now_ms / 1_000 + 86_400 + 3_600)
+        );
+        assert_eq!(
+            kv_expiration(Some(now_ms), now_ms),
+            Some(now_ms / 1_000 + 3_600)
+        );
+        assert_eq!(
+            kv_expiration(Some(now_ms - 10_000_000), now_ms),
+            Some(now_ms / 1_000 + MIN_EXPIRY_AHEAD_SECS)
+        );
+        // Past January 2038 KV refuses the put ("Value out of range"): no backstop then.
+        let century = now_ms + 100 * 365 * 86_400_000;
+        assert_eq!(kv_expiration(Some(century), now_ms), None);
+        assert_eq!(kv_expiration(Some(u64::MAX), now_ms), None);
+        let last = (i32::MAX as u64 - 3_600) * 1_000;
+        assert_eq!(kv_expiration(Some(last), now_ms), Some(i32::MAX as u64));
+    }
 
     #[test]
     fn references_are_unique_per_put_and_scoped_to_their_partition() {

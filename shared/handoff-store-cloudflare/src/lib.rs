@@ -78,7 +78,9 @@
 //!
 //! What is left to KV's own expiration: the blobs of a Worker that died
 //! between its put and its commit, or whose release could not reach the object
-//! either, and content-addressed blobs from before. Each collected blob costs
+//! either, and content-addressed blobs from before; a blob whose row expires past what
+//! KV's expiration can say (January 2038, e.g. an audit entry) has no such backstop.
+//! Each collected blob costs
 //! one KV delete (billed like a write; a daily quota on the free plan). With the engine's small thread head and append-only pages, a
 //! turn writes no blob at all under the default inline limit, whatever the
 //! thread's length (measured in workerd at 10, 100 and 1,000 messages by
