@@ -83,17 +83,6 @@ fn now_ms() -> f64 {
     worker::Date::now().as_millis() as f64
 }
 
-fn random_hex<const N: usize>() -> String {
-    let mut bytes = [0u8; N];
-    if getrandom::fill(&mut bytes).is_err() || bytes.iter().all(|b| *b == 0) {
-        // An id must not be all zeros; the clock is a fallback, not a source of secrets.
-        bytes[0] = 1;
-        let now = worker::Date::now().as_millis().to_be_bytes();
-        bytes[N - 8..].copy_from_slice(&now);
-    }
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
 impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for LogLines {
     fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {
         let Some(span) = ctx.span(id) else { return };
@@ -111,7 +100,7 @@ impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for LogLines {
                 .and_then(handoff_http::parse_traceparent)
         }) {
             Some((trace, parent)) => (trace, Some(parent)),
-            None => (random_hex::<16>(), None),
+            None => (super::runtime::random_hex::<16>(), None),
         };
         let data = SpanData {
             name: fields
@@ -119,7 +108,7 @@ impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for LogLines {
                 .unwrap_or_else(|| attrs.metadata().name().to_owned()),
             kind: fields.kind.unwrap_or("internal"),
             trace_id,
-            span_id: random_hex::<8>(),
+            span_id: super::runtime::random_hex::<8>(),
             parent,
             start_ms: now_ms(),
             attributes: fields.map,

@@ -23,15 +23,23 @@ pub struct RandomIds;
 
 impl IdGen for RandomIds {
     fn next_id(&self, prefix: &str) -> String {
-        let mut bytes = [0u8; 16];
-        if getrandom::fill(&mut bytes).is_err() {
-            // getRandomValues does not fail in workerd; if it ever did, the
-            // clock keeps ids unique per isolate rather than aborting a run.
-            bytes[..8].copy_from_slice(&Date::now().as_millis().to_be_bytes());
-        }
-        let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-        format!("{prefix}-{hex}")
+        format!("{prefix}-{}", random_hex::<16>())
     }
+}
+
+/// `N` random bytes from `crypto.getRandomValues` as lowercase hex, never all zeros (run
+/// ids, trace and span ids).
+pub(crate) fn random_hex<const N: usize>() -> String {
+    let mut bytes = [0u8; N];
+    if getrandom::fill(&mut bytes).is_err() || bytes.iter().all(|b| *b == 0) {
+        // getRandomValues does not fail in workerd; if it ever did, the clock keeps ids
+        // unique per isolate rather than aborting a run.
+        let now = Date::now().as_millis().to_be_bytes();
+        let n = N.min(now.len());
+        bytes[N - n..].copy_from_slice(&now[now.len() - n..]);
+        bytes[0] |= 1;
+    }
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Workers timers (`setTimeout` under `worker::Delay`).
