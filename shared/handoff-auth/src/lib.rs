@@ -2,11 +2,11 @@
 //!
 //! | `HANDOFF_AUTH` | Authenticator | Credentials |
 //! |---|---|---|
-//! | `none` | [`NoAuth`] | none: every caller is `default/anonymous` |
-//! | `api-key` | [`ApiKeys`] | `Authorization: Bearer KEY` |
-//! | `jwt` | [`Jwt`] | `Authorization: Bearer <JWT>` signed by a key of a JWKS |
-//! | `cf-access` | [`CfAccess`] | Cloudflare Access' `Cf-Access-Jwt-Assertion` header (or `CF_Authorization` cookie) |
-//! | `iam` | [`Iam`] | AWS SigV4, checked by a Lambda Function URL (`AuthType: AWS_IAM`) |
+//! | `none` | [`NoAuth`] | none: every caller is `default/anonymous` (the dev server prints a warning); local only |
+//! | `api-key` | [`ApiKeys`] | `Authorization: Bearer KEY`; `HANDOFF_API_KEYS=tenant/subject=KEY,tenant/subject+approver=sha256:HEX` (store digests, not keys; `+role` grants roles) |
+//! | `jwt` | [`Jwt`] | `Authorization: Bearer <JWT>` (RS256, ES256, EdDSA) signed by a key of a JWKS: `HANDOFF_JWT_JWKS_URL`, `HANDOFF_JWT_ISSUER`, `HANDOFF_JWT_AUDIENCE`, `HANDOFF_JWT_TENANT_CLAIM`, `HANDOFF_JWT_ROLES_CLAIM` |
+//! | `cf-access` | [`CfAccess`] | Workers behind Cloudflare Access: its `Cf-Access-Jwt-Assertion` header (or `CF_Authorization` cookie); `HANDOFF_CF_ACCESS_TEAM_DOMAIN`, `HANDOFF_CF_ACCESS_AUD` |
+//! | `iam` | [`Iam`] | AWS SigV4, checked by a Lambda Function URL (`AuthType: AWS_IAM`): account = tenant, caller ARN = subject; `HANDOFF_IAM_ROLES=arn=role+role,...` |
 //!
 //! Unset, [`AuthConfig::from_lookup`] answers [`AuthConfig::Unset`] and the host decides:
 //! deployed hosts refuse to start, the local dev server serves with `none`.
@@ -31,7 +31,9 @@
 //! `default` tenant and no roles.
 //!
 //! **`iam`**: the Lambda host puts an [`IamCaller`] (from the Function URL's request context)
-//! in the request extensions; the tenant is the caller's account id, the subject its ARN.
+//! in the request extensions; the tenant is the caller's account id, the subject its ARN. An
+//! assumed role is its role, `arn:aws:iam::ACCOUNT:role/NAME`: the session name is the
+//! caller's choice, so it never decides ownership or roles.
 //! `HANDOFF_IAM_ROLES` optionally grants roles: `arn=role1+role2,arn2=role3`.
 //!
 //! Key sets are host I/O: the host passes a [`JwksSource`] (e.g. `handoff_a2a::HttpJwks`

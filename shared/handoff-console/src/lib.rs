@@ -3,10 +3,19 @@
 //! the official `@ag-ui/client`. Its sources are `web/`; `make console` bundles them into
 //! `assets/`, which this crate embeds (zlib-compressed) and the Worker serves as static assets.
 //!
-//! [`routes`] serves `GET /` and the page's two assets. They carry no data and are public
-//! (a browser cannot attach a bearer token to a navigation); every call the page makes goes
-//! to the authenticated routes with the token the operator types in. `HANDOFF_CONSOLE=off`
-//! ([`enabled`]) leaves them out.
+//! [`routes`] serves `GET /` and the page's two assets (`/console/app.js`,
+//! `/console/app.css`). They carry no data and are public (a browser cannot attach a bearer
+//! token to a navigation); every call the page makes goes to the authenticated routes with
+//! the token the operator types in. They are sent with a strict content security policy
+//! (`script-src 'self'`, no inline code) and revalidated by ETag. `HANDOFF_CONSOLE=off`
+//! ([`enabled`]) leaves them out (dev server, Lambda); on Workers they are static assets
+//! (`[assets]` in `wrangler.toml`; delete the section to remove them).
+//!
+//! The sources (`web/`) are bundled with esbuild by `make console` into `assets/`, which is
+//! committed, so building Handoff needs no Node; embedded zlib-compressed they take about
+//! 0.1 MB of the binary, behind the `handoff` feature `console` (default). `make lint`
+//! checks the committed bundle is what the sources build to. Tests drive the page in
+//! headless Chromium (`tests/node/console.test.mjs`, `console-threads.test.mjs`).
 //!
 //! ```
 //! let app: axum::Router = axum::Router::new().merge(handoff_console::routes());

@@ -23,6 +23,24 @@
 //! `input_required` interrupt asking for a reason from an enum; the answer is
 //! recorded once in the ledger.
 //!
+//! The simulated [`Ledger`] behaves like a payment API: a repeated idempotency key moves no
+//! money, and a refund beyond what the order has left is refused (422 before the run).
+//! `GET /demo/orders/{orderId}` shows how many refunds really executed.
+//!
+//! # Settings
+//!
+//! Hosts read these from the environment ([`DemoConfig::from_lookup`] and the hosts'
+//! demo functions), the same on the dev server, Lambda and the Worker:
+//!
+//! | variable | default | what |
+//! |---|---|---|
+//! | `DEMO_INTERRUPT_TTL_SECS` | 300 | how long an interrupt waits for its answer (`expiresAt`) |
+//! | `DEMO_APPROVER_ABOVE_CENTS` | unset: never | refunds above it need the role `approver` and not the requester |
+//! | `DEMO_LLM=openai\|anthropic` | unset: the scripted demo | a model drives the refund flow: it looks the order up and proposes the refund, which still waits for approval; with `OPENAI_API_KEY` / `OPENAI_BASE_URL` (any OpenAI-compatible server, e.g. a local `http://127.0.0.1:11434/v1`), `ANTHROPIC_API_KEY` / `ANTHROPIC_BASE_URL`, `DEMO_LLM_MODEL`; without a key the scripted demo runs; the same on Lambda and the Worker |
+//! | `DEMO_FRAUD_AGENT_URL` | unset: no review | the refund first delegates a fraud review to this remote A2A agent ([`FraudReview`]) |
+//! | `DEMO_FRAUD_AGENT_JWKS_URL` | unset | every push must also carry a JWT signed with the agent's published keys |
+//! | `HANDOFF_TEST_FAULT` | unset | tests only, debug builds only: `hang-after-refund` makes the refund hang after the ledger moved the money (the kill -9 test); `error-after-refund` makes it move the money and then fail, as a payment API's timeout after sending does (the effect stays in doubt) |
+//!
 //! ```
 //! use std::sync::Arc;
 //! use handoff_core::{Engine, runtime::{ManualClock, NeverSleep, Runtime, SequentialIds}, store::memory::MemoryStore};

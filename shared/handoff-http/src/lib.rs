@@ -1,21 +1,26 @@
 //! The HTTP surface every Handoff host serves, as one axum [`Router`].
 //!
+//! # Routes
+//!
 //! | route | what |
 //! |---|---|
-//! | `POST /agent` | AG-UI run over SSE; A2UI with `X-A2UI: true` or `?a2ui=true` |
-//! | `GET /threads?limit=&cursor=&includeArchived=&agentId=` | the caller's threads, latest activity first: `{threads, nextCursor}` |
-//! | `GET /approvals?limit=&cursor=` | the pending interrupts the caller may resolve across its tenant's threads, newest first: `{approvals, nextCursor}` |
-//! | `GET /audit?threadId=&since=&limit=&cursor=` | role `auditor`: the approval audit trail, newest first: `{entries, nextCursor}` (NDJSON with `Accept: application/x-ndjson`) |
-//! | `GET /audit/verify?threadId=` | role `auditor`: `{intact, entries, firstBroken?}` |
-//! | `GET /threads/{threadId}` | pending interrupts, state, messages, last run (rehydrate after a reload) |
-//! | `PATCH /threads/{threadId}` | `{name?, archived?}`: the updated thread |
-//! | `DELETE /threads/{threadId}` | erase the thread whole: `{threadId, deleted: true}` |
-//! | `POST /threads/{threadId}/fork` | `{atMessageId?, threadId?}`: a new thread of the caller's with the history up to that message and the state as it stood then: 201 `{threadId}` |
-//! | `GET /threads/{threadId}/messages?limit=&before=` | the history in pages, oldest first within a page: `{messages, nextBefore}` |
-//! | `GET /threads/{threadId}/runs/{runId}/events` | a run's frames; `Last-Event-ID` rejoins after a frame, a running run is followed to its end |
-//! | `POST /api/v1/chat/stream`, `POST /api/v1/chat/resume` | Superagent-compatible chat (legacy framing unless A2UI is asked for) |
-//! | `GET {base}/info`, `POST {base}/agent/{agentId}/run`, `…/connect`, `…/stop/{threadId}`, `POST {base}` (envelope) | CopilotKit runtime protocol, `{base}` = [`HttpConfig::copilotkit_base`] |
+//! | `POST /agent` | AG-UI run over SSE; A2UI named events with `X-A2UI: true` or `?a2ui=true`; the AG-UI protobuf encoding (4-byte big-endian length-prefixed messages, as `@ag-ui/proto` encodes them) with `Accept: application/vnd.ag-ui.event+proto`, also on `GET …/events` |
+//! | `GET /threads?limit=&cursor=&includeArchived=true&agentId=` | the caller's threads (those it owns in its tenant), latest activity first: `{"threads": [{id, name, archived, agentId, createdById, createdAt, updatedAt, lastRunAt, status, pendingInterrupts}], "nextCursor"}`; `limit` 1-100 (default 20); archived threads only with `includeArchived=true`; cursors are sealed (HMAC-SHA-256 under a key the deployment keeps in its store) and bound to the caller's list: an altered one, or another caller's, is 400 `INVALID_CURSOR` |
+//! | `GET /threads/{threadId}` | pending interrupts, state, messages and last run (rehydrate after a reload) |
+//! | `PATCH /threads/{threadId}` | `{"name"?, "archived"?}` (names up to 200 characters, no control characters): the updated thread; the owner's to do, and a run in progress is not disturbed; an archived thread leaves the default list and still works |
+//! | `DELETE /threads/{threadId}` | `{"threadId", "deleted": true}`: the running run is stopped first (up to 10 s), then the head goes (every route about the thread answers 404 from then on) and every other record after it: history pages, runs, live journals, stops, answers, effects, A2A snapshots, its list entries; a new `POST /agent` on the id starts a fresh thread |
+//! | `GET /threads/{threadId}/messages?limit=&before=` | the history in pages, latest first, oldest first within a page: `{"messages", "nextBefore"}`; reads only the history pages it returns from |
+//! | `POST /threads/{threadId}/fork` | `{"atMessageId"?, "threadId"?}`: 201 `{"threadId"}`, a new thread of the caller's whose history is the source's up to and including that message (all of it without one), with the state as it stood then; the source is only read (a run in progress on it is not part of the fork). Edit a message and regenerate: fork before it, then run |
+//! | `GET /approvals?limit=&cursor=` | the approvals inbox: the pending interrupts the caller may resolve across its tenant's threads, newest first (those whose policy names a role it holds, minus its own requests under not-the-requester; without a role, those on threads it owns): `{"approvals": [{threadId, interruptId, reason, message, toolCall, responseSchema, expiresAt, requestedBy, requiredRoles, createdAt}], "nextCursor"}` |
+//! | `GET /audit?threadId=&since=&limit=&cursor=` | the approval audit trail, role `auditor` only (403 `FORBIDDEN` otherwise): `{"entries": [{seq, time, threadId, kind: "answer"\|"effect", principal, roles, interruptId, decision, payloadHash, runId, effectKey?, replayed?, prevHash, hash}], "nextCursor"}`, newest first, across the tenant's threads or one; one entry per line with `Accept: application/x-ndjson` (the next cursor in `x-handoff-next-cursor`); `since` is an ISO-8601 time or Unix ms |
+//! | `GET /audit/verify?threadId=` | role `auditor`: `{"intact", "entries", "firstBroken"?, "threadId"?}`, whether the thread's hash chain (every chain of the tenant without `threadId`) is whole |
+//! | `GET /threads/{threadId}/runs/{runId}/events` | the run's frames as SSE; with `Last-Event-ID: n` a client that dropped rejoins after frame `n` (a join prelude, then the rest); a run still running is followed to its end on any instance (see [Reconnecting](#reconnecting)) |
+//! | `POST /threads/{threadId}/runs/{runId}/stop` | stop a running run on whichever instance runs it: 202 `{"status":"stopping"}`, the run ends `RUN_FINISHED{outcome: cancelled}` at its next checkpoint (at once on the same instance, else within `HANDOFF_STOP_POLL_MS`, default 1 s) and releases the thread; 200 with the final status for a run that already ended. A dropped connection is not a stop. |
+//! | `POST /api/v1/chat/stream`, `POST /api/v1/chat/resume` | Superagent-compatible chat: legacy framing, or A2UI on request |
+//! | `GET {base}/info`, `POST {base}/agent/{agentId}/run`, `…/connect`, `…/stop/{threadId}`, `{base}/threads…`, `POST {base}` (envelope) | the CopilotKit runtime protocol, `{base}` = [`HttpConfig::copilotkit_base`]: see [CopilotKit runtime protocol](#copilotkit-runtime-protocol) |
 //! | `GET /healthz` | liveness |
+//! | `GET /` | the web console (public page, served next to this router by the hosts from `handoff-console`; see the README's "Web console"); `HANDOFF_CONSOLE=off` removes it |
+//! | `GET /demo/orders/{orderId}` | the demo ledger (a host route of `handoff-demo`'s, behind the authenticator) |
 //!
 //! **Extension point**: [`router_with_thread_extras`] takes a [`ThreadExtras`]
 //! hook whose fields are added to the `GET /threads/{threadId}` body (e.g. the
@@ -27,6 +32,7 @@
 //! [`HttpConfig::body_limit`]), 415 (not JSON), 409 (busy thread, pending
 //! interrupt without resume, reused runId), 422 (expired interrupt, payload
 //! against `responseSchema`). Once streaming, failures are `RUN_ERROR` events.
+//! Every code, with its status and meaning: [`handoff_core::codes`].
 //!
 //! Hosts only adapt: `axum::serve` (dev server), `lambda_http` (Lambda) or a
 //! Worker fetch handler call the same router. A host deadline travels in the
@@ -38,6 +44,82 @@
 //! # let _: axum::Router = app;
 //! # }
 //! ```
+//!
+//! # Settings
+//!
+//! Hosts read these from the environment, the same variables on every host
+//! ([`HttpConfig::for_host`], [`Host::engine_config`], [`check_limits`]); each host's
+//! own table (the module docs of `handoff::server`, `handoff::lambda`, `handoff::worker`)
+//! lists its defaults next to its other variables.
+//!
+//! | variable | default | what |
+//! |---|---|---|
+//! | `HANDOFF_BODY_LIMIT` | follows the host: 8 MiB on the dev server and on Workers, 6,000,000 on Lambda, whose own request limit is 6 MB | the largest request body, in bytes; AG-UI clients resend the whole history on every run |
+//! | `HANDOFF_KEEP_ALIVE_MS` | 15000 | quiet time before an SSE keep-alive comment |
+//! | `HANDOFF_THREAD_TTL_SECS` | 30 days, every host | how long an untouched thread lives; its effect records live as long: past it the thread is gone whole, `GET /threads/{id}` is a 404, and a new run on the id starts a fresh thread, the old one's leftover records, history pages and A2A task snapshots included, erased first |
+//! | `HANDOFF_LEASE_MS` | 15 min, 60 s on Workers | how long a run holds its thread between renewals: a live run renews it halfway through, so it bounds only how long a dead process blocks the thread |
+//! | `HANDOFF_STOP_POLL_MS` | 1000 | how often a running run reads its `stop#{runId}` item for a stop sent to another instance: one small read; 0 = only stops sent to the same instance |
+//! | `HANDOFF_LIVE_FLUSH_MS` | 250 | how often a running run journals its new events for clients reconnecting on another instance, and how often they poll; 0 = none |
+//! | `HANDOFF_DOUBLE_TEXT` | `reject` | what a new message does while a run is running on its thread: `reject` answers 409 `THREAD_BUSY`; `interrupt` stops the running run at its next checkpoint, which ends `cancelled`, then runs the new one; `enqueue` runs it once the running one finishes; under both the new stream starts at once and sends keep-alives while it waits, up to the host's deadline, then ends `RUN_ERROR` `THREAD_BUSY`, and the new message is merged after the running run's reply instead of being refused as stale; an agent may choose for itself with `Agent::double_text`, `LlmAgent::double_text` |
+//! | `HANDOFF_RATE_LIMIT` | unset: no limit | runs a principal may start, `COUNT/WINDOW` with WINDOW `s`, `min`, `h` or `day`, optionally with a number: `60/min`, `3/10s`; a token bucket of COUNT refilled evenly over WINDOW, kept in the store so it holds across instances; over it, 429 `RATE_LIMITED` before anything is claimed, an answer included, which stays pending |
+//! | `HANDOFF_TOKEN_BUDGET` | unset: no budget | model tokens, input plus output, a tenant may use per window aligned to the Unix epoch, a `day` being a UTC day, e.g. `200000/day`; spent, a new run is 429 `BUDGET_EXCEEDED` and a running one ends at its next model call with `RUN_ERROR` `BUDGET_EXCEEDED` and its usage; agents other than `LlmAgent` check it with `ctx.check_budget()` before each model call |
+//! | `HANDOFF_COPILOTKIT_BASE` | `/copilotkit` | where the [CopilotKit runtime protocol](#copilotkit-runtime-protocol) is served |
+//! | `HANDOFF_CORS_ORIGINS` | no CORS | see [Cross-site requests, DNS rebinding and CORS](#cross-site-requests-dns-rebinding-and-cors) |
+//! | `HANDOFF_ALLOWED_HOSTS` | loopback names only | with `HANDOFF_AUTH=none`, the other `Host` names answered: see the same section |
+//!
+//! A malformed `HANDOFF_RATE_LIMIT` or `HANDOFF_TOKEN_BUDGET` refuses to start with a
+//! message naming it. Their store cost: a run start 2 round trips for the rate limit and 1
+//! for the budget, a model call 2, the run's end 2.
+//!
+//! # Reconnecting
+//!
+//! Every AG-UI frame carries `id: n`, its position in the run (clients that do not reconnect ignore
+//! it). A client that loses its connection sends `GET /threads/{threadId}/runs/{runId}/events` with
+//! `Last-Event-ID: n` (the id of the last frame it has), on any instance. It gets a **join
+//! prelude**, the frames it already saw that a consumer starting here needs (`RUN_STARTED`, the
+//! state and messages snapshots as they stood with the state deltas since, the start of every
+//! message, tool call, step or reasoning block still open), under their original ids, then every
+//! frame after `n`. Dropping the ids it has seen gives exactly the uninterrupted stream; a consumer
+//! that starts fresh (the official client) sees a valid stream from its first frame. A finished run
+//! is answered from its record (stored compacted, with where each merged delta was cut, so the
+//! frames are the ones it streamed). A running run journals its new events every
+//! `HANDOFF_LIVE_FLUSH_MS` (250 ms: at most four small writes a second while it streams, none for a
+//! run that ends sooner); the reader gets the journal, then polls at the same interval until the
+//! run's record is final and sends the remainder and the terminal event. A run whose instance died
+//! ends the reader's stream with `RUN_ERROR{code:"RUN_ABANDONED"}` once its lease lapses.
+//!
+//! # Cross-site requests, DNS rebinding and CORS
+//!
+//! A state-changing request (POST, PUT, PATCH, DELETE, any route) from a browser page of
+//! another origin is 403 `ORIGIN_NOT_ALLOWED` unless its origin is listed in
+//! `HANDOFF_CORS_ORIGINS`; requests without `Origin` (curl, SDKs) are unaffected.
+//! With `HANDOFF_AUTH=none`, only `Host` names `localhost`, `127.0.0.1`, `[::1]` and those in
+//! `HANDOFF_ALLOWED_HOSTS` (comma-separated) are answered (403 `HOST_NOT_ALLOWED`). A host's own
+//! routes go behind the authenticator with the builders' `protected_routes(...)` (the demo's
+//! ledger route does); `routes(...)` stays for routes that check their callers themselves (the A2A
+//! receiver).
+//!
+//! `HANDOFF_CORS_ORIGINS` (comma-separated origins, or `*`): preflights are answered 204
+//! for `content-type`, `authorization`, `x-a2ui`, `last-event-id` and `accept`; `x-handoff-run-id` is
+//! exposed; credentials are never allowed with `*`; other origins get no CORS headers. On Lambda,
+//! use the template's `CorsOrigins` parameter (the Function URL's CORS) instead.
+//!
+//! # CopilotKit runtime protocol
+//!
+//! A CopilotKit front end (v1.50+) talks to Handoff directly, with no Node CopilotKit
+//! runtime in between: every host serves this protocol under `HANDOFF_COPILOTKIT_BASE`
+//! (`{base}`, default `/copilotkit`), behind the same authentication as `/agent`.
+//!
+//! | route | what |
+//! |---|---|
+//! | `GET {base}/info` | `{version, agents: {id: {name, description?, capabilities}}, mode: "sse", …}`: the agents CopilotKit registers |
+//! | `POST {base}/agent/{agentId}/run` | body `RunAgentInput`: the run as AG-UI SSE, same contract and errors as `POST /agent` (a resume carries `resume: [...]`) |
+//! | `POST {base}/agent/{agentId}/connect` | body `RunAgentInput` (its `threadId`): the stored thread as one run (`RUN_STARTED`, `STATE_SNAPSHOT`, `MESSAGES_SNAPSHOT`, `RUN_FINISHED` whose `outcome` re-presents pending interrupts, so the approval card comes back after a reload), then a run in progress followed live to its end; empty for a thread that never ran |
+//! | `POST {base}/agent/{agentId}/stop/{threadId}` | body `{runId?}` (default: the thread's running run): `{stopped: true, threadId, runId}` once asked (the run ends `cancelled`), else `{stopped: false, threadId, message}` |
+//! | `GET {base}/threads?agentId=&includeArchived=&limit=&cursor=` | the caller's threads as CopilotKit's `ThreadRecord`s (`{id, organizationId, agentId, createdById, name, archived, createdAt, updatedAt, lastRunAt}`, `organizationId` = the tenant), `{threads, nextCursor}`; `agentId` keeps the threads that agent last ran |
+//! | `PATCH {base}/threads/{id}`, `POST {base}/threads/{id}/archive`, `DELETE {base}/threads/{id}` | rename / unarchive, archive, delete, as CopilotKit's thread store sends them |
+//! | `GET {base}/threads/{id}/messages\|state\|events` | the thread's messages (tool calls as `{id, name, args}`), state, and the events `connect` replays |
+//! | `POST {base}` | single-route transport: `{method: "info" \| "agent/run" \| "agent/connect" \| "agent/stop" \| "resource/request", params: {agentId, threadId?} or {path, httpMethod}, body}` |
 
 pub mod auth;
 mod body;

@@ -2,6 +2,17 @@
 //! random ids and tokio timers that the core receives by injection, and the
 //! store chosen by `HANDOFF_STORE`.
 //!
+//! # Store settings
+//!
+//! [`store_from_env`] (through [`StoreChoice::from_lookup`]) reads:
+//!
+//! | variable | default | what |
+//! |---|---|---|
+//! | `HANDOFF_STORE` | `sqlite`: the embedded SQLite store | `memory` keeps state in the process (Lambda refuses it without `HANDOFF_ALLOW_LOCAL_STORE=true`, and refuses `sqlite`, which its builds do not link) |
+//! | `HANDOFF_DATA_DIR` | `.handoff` | where the embedded store's file lives |
+//! | `HANDOFF_SQLITE_SYNC` | `full` | the embedded store's durability: `full` survives a crash of the machine or a power loss; `normal`, WAL with `synchronous=NORMAL`, survives a crash of the process but may lose the last commits to a power loss, for fewer fsyncs |
+//! | `HANDOFF_MEMORY_MAX_BYTES` | 16 MiB | the memory store's budget for threads, `0` = none: over it, the threads written least recently are forgotten whole, as if they had expired early, so a busy process keeps a bounded size; data stored without an expiry, an application's own records, is neither counted nor dropped; the demo's refund ledger expires 30 days after an order's last change, like the effect records that keep its refunds exactly once, so the budget counts and may drop it too |
+//!
 //! ```no_run
 //! let runtime = handoff_native::runtime();
 //! let store = handoff_native::store_from_env(|k| std::env::var(k).ok()).unwrap();

@@ -117,6 +117,46 @@
 //!
 //! Served over HTTP, the same two runs are two POSTs to `/agent`; between them,
 //! `GET /threads/t1` shows the pending interrupt (e.g. after a page reload).
+//!
+//! # Traces and logs
+//!
+//! Every run is traced with OpenTelemetry's GenAI names, on every host and store: `invoke_agent
+//! {agent}` per run (`gen_ai.operation.name`, `gen_ai.agent.name`, `gen_ai.conversation.id` = the
+//! thread, `handoff.run.id`, `handoff.run.outcome` = `success|interrupt|cancelled|error`,
+//! `handoff.tenant`, `error.type` = the `RUN_ERROR` code, the run's `gen_ai.usage.*`), a client span
+//! `chat {model}` per model call (`gen_ai.provider.name`, `gen_ai.request.model`,
+//! `gen_ai.response.finish_reasons`, `gen_ai.usage.input_tokens` / `output_tokens` / cache and
+//! reasoning counts, `gen_ai.response.time_to_first_chunk` in seconds), `execute_tool {tool}` per
+//! backend tool (`gen_ai.tool.name`, `gen_ai.tool.call.id`), `handoff.effect` per `ctx.effect`
+//! (`handoff.effect.key`, `handoff.effect.replayed`, `handoff.effect.outcome` =
+//! `executed|replayed|not_executed|in_doubt`) and `handoff.store {operation}` per store call
+//! (`db.system.name` = `dynamodb|sqlite|memory|durable_object`, `db.operation.name`,
+//! `handoff.store.conditional`, `handoff.store.outcome`). A2A: a client span per `SendMessage`
+//! (`a2a.method.name`, `a2a.protocol.version`, `a2a.message.id`, `a2a.task.id`, `a2a.task.state`)
+//! and a server span `handoff.a2a.push` per delivered push (`a2a.task.id`, `a2a.task.state`,
+//! `handoff.a2a.duplicate`, `error.type` = the refusal's code). Under them all, a server span
+//! `{METHOD} {route}` (the route template) continues the caller's W3C `traceparent`; model, A2A
+//! and key-set requests carry one on.
+//! Message contents, tool arguments and results, keys and tokens are never recorded.
+//!
+//! - Dev server and Lambda (feature `otel` of the `handoff` crate, on in the demo functions): set
+//!   `OTEL_EXPORTER_OTLP_ENDPOINT` (a base URL; `/v1/traces` is added) or
+//!   `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` and spans go out over OTLP/HTTP from the SDK's batch
+//!   thread, with the standard `OTEL_SERVICE_NAME` (default `handoff`), `OTEL_EXPORTER_OTLP_HEADERS`,
+//!   `OTEL_EXPORTER_OTLP_PROTOCOL` (`http/protobuf`, the default, or `http/json`; anything else
+//!   refuses to start), `OTEL_TRACES_SAMPLER` / `_ARG` and `OTEL_BSP_*`. Unset: no exporter, no
+//!   request span, and the store spans (debug level) are never built. On Lambda each response ends
+//!   only after its spans are flushed (the instance is frozen right after), and X-Ray's trace
+//!   header is the parent when the caller sent no `traceparent` and it is sampled (`Sampled=1`).
+//!   An unreachable collector costs the exporter thread, never a request.
+//! - Workers: the Rust SDK does not run on `wasm32`, so with `OTEL_TRACES_EXPORTER=console` (or an
+//!   OTLP endpoint variable set) each span is written when it closes as one JSON line on the
+//!   console, `{"span", "kind", "traceId", "spanId", "parentSpanId", "startMs", "durationMs",
+//!   "attributes"}` with the same names and attributes, for Workers Logs and its OTLP export.
+//! - Logs: `HANDOFF_LOG=text|json` (default text on the dev server, json on Lambda and Workers),
+//!   filtered by `RUST_LOG` (default `info`; `level` and `target=level` directives). Every run ends
+//!   with one `run ended` line: `thread_id`, `run_id`, `tenant`, `outcome`, `code`, `duration_ms`;
+//!   JSON lines carry the current spans' fields (and on Workers the `traceId`).
 
 pub use agui_protocol as protocol;
 pub use agui_protocol::{
