@@ -9,7 +9,7 @@
 import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
-import { postJson, sseEvents, startDevServer, stopAllServers } from "./lib/devserver.mjs";
+import { postJson, request, sseEvents, startDevServer, stopAllServers, waitFor } from "./lib/devserver.mjs";
 import { rawRefundInterrupt, uid, userMessage } from "./lib/flows.mjs";
 import { startFraudAgent } from "./lib/a2a-remote.mjs";
 import { startLambda, startMoto, stopAll } from "./lib/lambda.mjs";
@@ -37,7 +37,9 @@ async function tracedRefund(server, collector, orderId) {
   const threadId = uid("thread-otel");
   const runId = uid("run");
   const caller = traceparent();
-  const headers = { traceparent: caller.header };
+  // The first request names itself; the second gets an id from the server.
+  const chosenRequestId = `otel-${randomBytes(6).toString("hex")}`;
+  const headers = { traceparent: caller.header, "x-request-id": chosenRequestId };
   const first = await postJson(`${server.url}/agent`, { threadId, runId, messages: [userMessage(`Please refund order ${orderId} ${secret}`)] }, { headers });
   assert.equal(first.status, 200, first.text);
   const interrupt = sseEvents(first.bytes).at(-1).outcome.interrupts[0];
@@ -52,7 +54,37 @@ async function tracedRefund(server, collector, orderId) {
     const found = [runId, resumeId].map((id) => byName(spans, `invoke_agent refund-demo`, (s) => s.attributes["handoff.run.id"] === id)[0]);
     return found.every(Boolean) && found;
   }, { what: "both run spans" });
-  return { threadId, runId, resumeId, caller, second, runs, secret };
+  const requestIds = [first.headers["x-request-id"], resumed.headers["x-request-id"]];
+  return { threadId, runId, resumeId, caller, second, runs, secret, chosenRequestId, requestIds };
+}
+
+/**
+ * The JSON log lines of a refund flow: one `request` line per request and one `run ended`
+ * line per run, joined by request and trace ids, with the run's store calls on both.
+ */
+function assertLogLines(lines, flow, { route = "/agent" } = {}) {
+  const ended = lines.filter((l) => l.message === "run ended" && l.thread_id === flow.threadId);
+  assert.deepEqual(ended.map((l) => [l.run_id, l.outcome]), [[flow.runId, "interrupt"], [flow.resumeId, "success"]]);
+  const requests = lines.filter((l) => l.message === "request" && l.thread_id === flow.threadId);
+  assert.equal(requests.length, 2, JSON.stringify(requests));
+  assert.equal(flow.requestIds[0], flow.chosenRequestId, "a well-formed X-Request-Id is kept and echoed");
+  assert.match(flow.requestIds[1] ?? "", /\S/, "the server names a request that did not");
+  const traces = [flow.caller.traceId, flow.second.traceId];
+  for (const [i, runId] of [flow.runId, flow.resumeId].entries()) {
+    const request = requests.find((l) => l.run_id === runId);
+    const run = ended.find((l) => l.run_id === runId);
+    assert.ok(request, `a request line for ${runId}`);
+    assert.equal(request.request_id, flow.requestIds[i]);
+    assert.equal(run.request_id, flow.requestIds[i], "the run's line names its request");
+    assert.equal(request.trace_id, traces[i]);
+    assert.equal(run.trace_id, traces[i]);
+    assert.deepEqual([request.method, request.route, request.status, request.tenant], ["POST", route, 200, "default"]);
+    assert.equal(request.aborted, false);
+    assert.ok(Number.isInteger(run.duration_ms) && Number.isInteger(request.duration_ms));
+    // The request's line is written once its stream has ended, so it has the run's total.
+    assert.ok(run.store_calls >= 3, `store calls of ${runId}: ${run.store_calls}`);
+    assert.equal(request.store_calls, run.store_calls);
+  }
 }
 
 function assertRunTrace(collector, { threadId, runId, resumeId, caller, second, runs, secret }, { store, model }) {
@@ -139,8 +171,8 @@ describe("OpenTelemetry traces to an OTLP receiver", { timeout: TIMEOUT }, () =>
     assertRunTrace(collector, flow, { store: "sqlite", model });
     assert.deepEqual([...new Set(collector.posts.map((p) => p.contentType))], ["application/x-protobuf"]);
     assert.equal(flow.runs[0].resource["service.name"], "otel-test");
-    assert.ok(!server.logs().includes(flow.secret), "message content was logged");
-    assert.ok(!server.logs().includes("sk-stand-in"), "the model key was logged");
+    assert.ok(!server.stderr.includes(flow.secret), "message content was logged");
+    assert.ok(!server.stderr.includes("sk-stand-in"), "the model key was logged");
     await model.close();
     await collector.close();
   });
@@ -161,14 +193,53 @@ describe("OpenTelemetry traces to an OTLP receiver", { timeout: TIMEOUT }, () =>
     const flow = await tracedRefund(server, collector, "L9302");
     assertRunTrace(collector, flow, { store: "sqlite", model });
     assert.ok(collector.posts.every((p) => p.contentType.startsWith("application/json")));
-    const lines = server.logs().split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l));
-    const ended = lines.filter((l) => l.fields?.message === "run ended");
-    const mine = ended.filter((l) => l.fields.thread_id === flow.threadId);
-    assert.deepEqual(mine.map((l) => [l.fields.run_id, l.fields.outcome]), [[flow.runId, "interrupt"], [flow.resumeId, "success"]]);
-    assert.ok(mine.every((l) => l.fields.tenant === "default" && Number.isInteger(l.fields.duration_ms)));
-    assert.ok(!server.logs().includes(flow.secret), "message content was logged");
+    const lines = server.stderr.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l));
+    assertLogLines(lines, flow);
+    // A refusal's line names its code; every route gets one.
+    const refused = await postJson(`${server.url}/agent`, { threadId: "", runId: "r", messages: [] });
+    assert.equal(refused.status, 400);
+    const listed = await request(`${server.url}/threads`);
+    assert.equal(listed.status, 200);
+    await waitFor(() => server.stderr.includes(`"request_id":"${listed.headers["x-request-id"]}"`), { what: "the list's request line" });
+    const after = server.stderr.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l));
+    const line = (id) => after.find((l) => l.message === "request" && l.request_id === id);
+    assert.deepEqual([line(refused.headers["x-request-id"])?.status, line(refused.headers["x-request-id"])?.code], [400, "INVALID_INPUT"]);
+    assert.deepEqual([line(listed.headers["x-request-id"])?.route, line(listed.headers["x-request-id"])?.tenant], ["/threads", "default"]);
+    assert.ok(!server.stderr.includes(flow.secret), "message content was logged");
     await model.close();
     await collector.close();
+  });
+
+  test("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true: the model's messages and the tools' arguments on the spans", async () => {
+    const collector = await startCollector();
+    const model = await standIn(refundScript("L9306"));
+    const server = await startDevServer({
+      label: "otel-content",
+      env: { ...llmEnv(model), OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint, OTEL_BSP_SCHEDULE_DELAY: "100", OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: "true" },
+    });
+    const flow = await tracedRefund(server, collector, "L9306");
+    const spans = collector.spans;
+    const chat = byName(spans, "chat stand-in-1", (s) => s.traceId === flow.caller.traceId)[0];
+    const input = JSON.parse(chat.attributes["gen_ai.input.messages"]);
+    assert.deepEqual(input[0], { role: "user", parts: [{ type: "text", content: `Please refund order L9306 ${flow.secret}` }] });
+    assert.match(chat.attributes["gen_ai.system_instructions"], /"type":"text"/);
+    const output = JSON.parse(chat.attributes["gen_ai.output.messages"]);
+    assert.equal(output[0].role, "assistant");
+    assert.ok(output[0].parts.some((p) => p.type === "tool_call"), JSON.stringify(output));
+    const refund = byName(spans, "execute_tool refund_order", (s) => s.traceId === flow.second.traceId)[0];
+    assert.equal(JSON.parse(refund.attributes["gen_ai.tool.call.arguments"]).orderId, "L9306");
+    assert.match(refund.attributes["gen_ai.tool.call.result"], /\S/);
+    // Spans only: the logs still carry no content.
+    assert.ok(!server.stderr.includes(flow.secret), "message content was logged");
+    await model.close();
+    await collector.close();
+  });
+
+  test("a capture setting other than true or false refuses to start, naming the variable", async () => {
+    await assert.rejects(
+      startDevServer({ label: "otel-content-bad", env: { OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: "yes" }, startTimeoutMs: 20_000 }),
+      /OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=yes/,
+    );
   });
 
   test("A2A: SendMessage as a client span carrying the trace to the remote agent, pushes as receiver spans", async () => {
@@ -246,6 +317,9 @@ describe("OpenTelemetry on Lambda (cargo lambda watch + moto)", { timeout: TIMEO
     });
     const flow = await tracedRefund(lambda, collector, "L9303");
     assertRunTrace(collector, flow, { store: "dynamodb", model });
+    // The request id is the invocation's (what CloudWatch shows), not the caller's.
+    for (const id of flow.requestIds) assert.match(id ?? "", /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+    assert.notEqual(flow.requestIds[0], flow.requestIds[1]);
     await model.close();
     await collector.close();
   });
@@ -278,8 +352,9 @@ describe("Workers: the same spans as log lines (workerd)", { timeout: TIMEOUT },
     const flow = await tracedRefund(worker, view, "W9304");
     assertRunTrace(view, flow, { store: "durable_object", model });
     // Log lines are JSON with the trace they belong to; none carries content.
-    const ended = worker.stderr.split("\n").filter((l) => l.includes('"message":"run ended"')).map((l) => JSON.parse(l));
-    assert.deepEqual(ended.filter((l) => l.thread_id === flow.threadId).map((l) => l.outcome), ["interrupt", "success"]);
+    const lines = worker.stderr.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l));
+    assertLogLines(lines, flow);
+    const ended = lines.filter((l) => l.message === "run ended");
     assert.ok(ended.every((l) => /^[0-9a-f]{32}$/.test(l.traceId)));
     await model.close();
   });

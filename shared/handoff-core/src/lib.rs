@@ -30,4 +30,5 @@ pub use engine::{
 pub use error::CoreError;
 pub use principal::{Owner, Principal};
 pub use runtime::{Clock, IdGen, Runtime, Sleep, Spawn};
+pub use store::traced::StoreCalls;
 pub use store::{Condition, IndexEntry, IndexHit, Item, Store, StoreError, Write, WriteOp};

@@ -17,6 +17,7 @@ pub use handoff_core::Principal;
 use handoff_core::codes;
 
 use crate::error::ApiError;
+use crate::request_log::RequestFacts;
 
 /// A shared [`Authenticator`].
 #[derive(Clone)]
@@ -68,6 +69,9 @@ pub(crate) async fn authenticate(
     let (mut parts, body) = request.into_parts();
     match hook.0.authenticate(&parts).await {
         Ok(principal) => {
+            if let Some(facts) = parts.extensions.get::<Arc<RequestFacts>>() {
+                facts.tenant(&principal.tenant);
+            }
             parts.extensions.insert(principal);
             next.run(axum::extract::Request::from_parts(parts, body))
                 .await

@@ -89,6 +89,9 @@ impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let body = json!({"code": self.code, "message": self.message});
         let mut response = (self.status, Json(body)).into_response();
+        response
+            .extensions_mut()
+            .insert(crate::request_log::ErrorCode(self.code));
         if let Some(ms) = self.retry_after_ms {
             let secs = ms.div_ceil(1000).max(1);
             if let Ok(value) = HeaderValue::from_str(&secs.to_string()) {

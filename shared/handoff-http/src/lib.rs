@@ -128,6 +128,7 @@ mod cors;
 mod drain;
 mod error;
 mod guard;
+mod request_log;
 mod routes;
 mod trace_context;
 
@@ -148,6 +149,7 @@ pub use cors::{CORS_MAX_AGE, CORS_ORIGINS_VAR, CorsConfigError, CorsOrigins, fin
 pub use drain::read_unread_bodies;
 pub use error::ApiError;
 pub use guard::ALLOWED_HOSTS_VAR;
+pub use request_log::{RequestId, TraceId};
 pub use trace_context::parse_traceparent;
 
 /// Shared state of the handlers.
@@ -308,6 +310,7 @@ impl Routes {
     /// The router.
     pub fn build(self) -> Router {
         let sleep = self.state.engine.runtime().sleep.clone();
+        let runtime = self.state.engine.runtime().clone();
         let body_limit = self.state.config.body_limit;
         let state = self.state;
         let guard = Arc::new(guard::Guard {
@@ -370,6 +373,11 @@ impl Routes {
         };
         // Around every route, the host's and the fallback included.
         let app = app.layer(axum::middleware::from_fn_with_state(guard, guard::guard));
+        // Outside the guard, so its refusals are logged too (per route: the template is known).
+        let app = app.layer(axum::middleware::from_fn_with_state(
+            runtime,
+            request_log::log_request,
+        ));
         read_unread_bodies(app, sleep, body_limit)
     }
 }

@@ -213,6 +213,7 @@ impl LlmAgent {
         request: ModelRequest,
     ) -> Result<ModelTurn, AgentError> {
         let span = telemetry::chat_span(&self.provider, ctx);
+        telemetry::chat_input(&span, self.system.as_deref(), ctx.messages());
         let result = self
             .stream_turn(ctx, request, &span)
             .instrument(span.clone())
@@ -270,10 +271,14 @@ impl LlmAgent {
         args: Value,
     ) -> Result<Value, AgentError> {
         let span = telemetry::tool_span(&tool.spec.name, call.as_str());
+        let captured = telemetry::content::capture_message_content().then(|| args.clone());
         let result = self
             .execute_once(ctx, call, tool, args)
             .instrument(span.clone())
             .await;
+        if let Some(arguments) = &captured {
+            telemetry::tool_content(&span, arguments, result.as_ref().ok());
+        }
         match &result {
             Err(_) => telemetry::failed(&span, "effect_failed"),
             Ok(value) if value.get("error").is_some() => telemetry::failed(&span, "tool_error"),

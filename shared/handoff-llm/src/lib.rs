@@ -83,3 +83,6 @@ pub use delta::{FinishReason, ModelDelta, Usage};
 pub use emit::{ModelToolCall, ModelTurn, TurnEmitter};
 pub use error::ModelError;
 pub use sse::ProviderStream;
+pub use telemetry::content::{
+    CAPTURE_MESSAGE_CONTENT, capture_message_content, capture_setting, set_capture_message_content,
+};

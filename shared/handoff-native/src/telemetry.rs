@@ -199,6 +199,15 @@ pub fn request_span(
     span
 }
 
+/// The trace id (32 hex digits) of `span`, when it is exported.
+pub fn trace_id(span: &tracing::Span) -> Option<String> {
+    let context = span.context();
+    let span_context = context.span().span_context().clone();
+    span_context
+        .is_valid()
+        .then(|| span_context.trace_id().to_string())
+}
+
 /// The current span's W3C `traceparent`, for an outgoing request (none when nothing is
 /// traced).
 pub fn traceparent() -> Option<String> {

@@ -219,6 +219,9 @@ impl Lambda {
                 .lambda_context_ref()
                 .map(|context| absolute_deadline(context.deadline, clock.now_ms()));
             let caller = iam_caller(&request);
+            let request_id = request
+                .lambda_context_ref()
+                .map(|context| handoff_http::RequestId(context.request_id.clone()));
             #[cfg(feature = "otel")]
             let xray = request
                 .lambda_context_ref()
@@ -229,6 +232,9 @@ impl Lambda {
                 parts.extensions.insert(crate::telemetry::XRayHeader(xray));
             }
             parts.extensions.insert(HostDeadline(deadline));
+            if let Some(request_id) = request_id {
+                parts.extensions.insert(request_id);
+            }
             if let Some(caller) = caller {
                 parts.extensions.insert(caller);
             }

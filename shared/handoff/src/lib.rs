@@ -137,7 +137,11 @@
 //! `handoff.a2a.duplicate`, `error.type` = the refusal's code). Under them all, a server span
 //! `{METHOD} {route}` (the route template) continues the caller's W3C `traceparent`; model, A2A
 //! and key-set requests carry one on.
-//! Message contents, tool arguments and results, keys and tokens are never recorded.
+//! Message contents, tool arguments and results are recorded only when
+//! `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true` (`chat`: `gen_ai.system_instructions`,
+//! `gen_ai.input.messages`, `gen_ai.output.messages` in the conventions' `{role, parts}` shape;
+//! `execute_tool`: `gen_ai.tool.call.arguments`, `gen_ai.tool.call.result`; spans only, never log
+//! lines; any value but `true`/`false` refuses to start); keys and tokens never are.
 //!
 //! - Dev server and Lambda (feature `otel` of the `handoff` crate, on in the demo functions): set
 //!   `OTEL_EXPORTER_OTLP_ENDPOINT` (a base URL; `/v1/traces` is added) or
@@ -154,9 +158,20 @@
 //!   console, `{"span", "kind", "traceId", "spanId", "parentSpanId", "startMs", "durationMs",
 //!   "attributes"}` with the same names and attributes, for Workers Logs and its OTLP export.
 //! - Logs: `HANDOFF_LOG=text|json` (default text on the dev server, json on Lambda and Workers),
-//!   filtered by `RUST_LOG` (default `info`; `level` and `target=level` directives). Every run ends
-//!   with one `run ended` line: `thread_id`, `run_id`, `tenant`, `outcome`, `code`, `duration_ms`;
-//!   JSON lines carry the current spans' fields (and on Workers the `traceId`).
+//!   filtered by `RUST_LOG` (default `info`; `level` and `target=level` directives). JSON lines
+//!   have their fields at the top level on every host (native lines add the current span's under
+//!   `span`, Workers' lines the `traceId`). Two lines per run request, joined by `request_id`:
+//!   - `request` (target `handoff::request`), one per request once its response has been sent
+//!     whole, a run's stream included: `request_id`, `method`, `route` (the template, else the
+//!     path), `status`, `code` (a refusal's), `tenant`, `thread_id` and `run_id` (of the run it
+//!     started), `trace_id`, `store_calls` (that run's), `duration_ms`, `aborted` (the client left
+//!     first). The request id is the host's (Lambda's request id, Cloudflare's `cf-ray`), else a
+//!     well-formed `X-Request-Id` the caller sent (up to 128 of `[A-Za-z0-9._:-]`), else a new
+//!     one; responses echo it as `X-Request-Id`. The trace id is the exported request span's,
+//!     else the caller's `traceparent`'s.
+//!   - `run ended`, one per run: `thread_id`, `run_id`, `tenant`, `outcome`, `code`,
+//!     `duration_ms`, `store_calls` (every store call the run made: claim, effects, finish),
+//!     `request_id`, `trace_id`.
 
 pub use agui_protocol as protocol;
 pub use agui_protocol::{

@@ -2,13 +2,24 @@
 //! their `tracing` subscriber.
 //!
 //! - Logs: `HANDOFF_LOG=text|json` (default text on the dev server, json on Lambda),
-//!   filtered by `RUST_LOG` (default `info`). A run ends with one `run ended` line
-//!   (thread, run, tenant, outcome, code, duration); JSON lines carry the current spans'
-//!   fields.
+//!   filtered by `RUST_LOG` (default `info`). JSON lines have their fields at the top
+//!   level (as on Workers) and the current span's under `span`. Two lines matter:
+//!   - `request`, one per request once its response has been sent whole (`handoff_http`'s
+//!     request log): `request_id` (echoed as `X-Request-Id`), `method`, `route`,
+//!     `status`, `code` (of a refusal), `tenant`, `thread_id`/`run_id` (of a run it
+//!     started), `trace_id`, `store_calls`, `duration_ms`, `aborted`;
+//!   - `run ended`, one per run: `thread_id`, `run_id`, `tenant`, `outcome`, `code`,
+//!     `duration_ms`, `store_calls`, and the `request_id` and `trace_id` of the request
+//!     that started it.
+//!
+//!   No message content, tool argument, token or key is ever logged.
 //! - Traces (feature `otel`): with `OTEL_EXPORTER_OTLP_ENDPOINT` (or
 //!   `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`) set, the engine's spans go out over OTLP/HTTP
 //!   and each request continues the caller's `traceparent`; see
 //!   `handoff_native::telemetry`. With no endpoint, no exporter and no request span exist.
+//!   Message contents and tool arguments go on the spans only with
+//!   `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true` (feature `llm`; any value
+//!   but `true` or `false` refuses to start).
 
 #[cfg(feature = "otel")]
 use std::sync::OnceLock;
@@ -55,6 +66,10 @@ pub(crate) fn init(
     timestamps: bool,
 ) -> Result<bool, String> {
     let format = LogFormat::from_lookup(&env, default)?;
+    #[cfg(feature = "llm")]
+    handoff_llm::set_capture_message_content(handoff_llm::capture_setting(
+        env(handoff_llm::CAPTURE_MESSAGE_CONTENT).as_deref(),
+    )?);
     let filter = env("RUST_LOG")
         .and_then(|spec| spec.parse::<tracing_subscriber::filter::Targets>().ok())
         .unwrap_or_else(|| {
@@ -95,7 +110,10 @@ where
 {
     tracing_subscriber::fmt::layer()
         .json()
+        // Fields at the top level, as the Workers' lines have them: one query fits both.
+        .flatten_event(true)
         .with_current_span(true)
+        .with_span_list(false)
         .with_target(false)
         .with_writer(std::io::stderr as fn() -> std::io::Stderr)
 }
@@ -129,7 +147,7 @@ pub(crate) struct XRayHeader(pub(crate) String);
 
 #[cfg(feature = "otel")]
 async fn request_span(
-    request: axum::extract::Request,
+    mut request: axum::extract::Request,
     next: axum::middleware::Next,
 ) -> axum::response::Response {
     use tracing::Instrument;
@@ -148,6 +166,12 @@ async fn request_span(
         request.headers(),
         fallback,
     );
+    // The log lines name the trace the spans went to.
+    if let Some(trace) = handoff_native::telemetry::trace_id(&span) {
+        request
+            .extensions_mut()
+            .insert(handoff_http::TraceId(trace));
+    }
     let response = next.run(request).instrument(span.clone()).await;
     span.record("http.response.status_code", response.status().as_u16());
     response

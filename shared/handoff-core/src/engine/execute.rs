@@ -38,6 +38,7 @@ pub(crate) fn spawn_run(
     let runtime_spawner = inner.runtime.spawner.clone();
     let span = telemetry::run_span(inner.agent.name(), &input, &options);
     let run_span = span.clone();
+    let facts = telemetry::RunLogFacts::of(&options);
     let driver = async move {
         let started_ms = inner.runtime.now_ms();
         let mut ctx = RunContext::new(ContextParts {
@@ -58,7 +59,7 @@ pub(crate) fn spawn_run(
             budget: inner.config.token_budget,
         });
         execute(&inner, &mut ctx, options, &mut claimed).await;
-        telemetry::record_end(&run_span, &ctx, started_ms);
+        telemetry::record_end(&run_span, &ctx, started_ms, &facts);
     }
     .instrument(span);
     if let Some(spawner) = &runtime_spawner {

@@ -40,7 +40,7 @@ use crate::records::{
 use crate::runtime::Runtime;
 use crate::schema::SchemaValidator;
 use crate::store::Store;
-use crate::store::traced::TracedStore;
+use crate::store::traced::{StoreCalls, TracedStore};
 
 pub use approvals::{Approval, ApprovalPage};
 pub use audit::{AUDITOR_ROLE, AuditPage, AuditQuery, AuditVerdict};
@@ -119,6 +119,13 @@ pub struct RunOptions {
     /// The agent the caller addressed (CopilotKit's `agentId`), recorded on the thread
     /// for thread lists; `None`: the engine's agent name.
     pub agent_id: Option<String>,
+    /// The host's id of the request that starts the run, for the run's log line.
+    pub request_id: Option<String>,
+    /// The trace the request belongs to (32 hex digits), for the run's log line.
+    pub trace_id: Option<String>,
+    /// Counts the run's store calls (claim, effects, finish), for its log line; share a
+    /// clone to read the count once the run has ended.
+    pub store_calls: StoreCalls,
 }
 
 impl Default for RunOptions {
@@ -128,6 +135,9 @@ impl Default for RunOptions {
             deadline_ms: None,
             principal: Principal::anonymous(),
             agent_id: None,
+            request_id: None,
+            trace_id: None,
+            store_calls: StoreCalls::default(),
         }
     }
 }
@@ -170,8 +180,12 @@ pub struct Engine {
     inner: Arc<Inner>,
 }
 
+#[derive(Clone)]
 pub(crate) struct Inner {
+    /// The store, traced ([`TracedStore`]).
     pub(crate) store: Arc<dyn Store>,
+    /// The store as given, for [`Inner::counting`].
+    pub(crate) untraced: Arc<dyn Store>,
     pub(crate) agent: Arc<dyn Agent>,
     pub(crate) runtime: Runtime,
     pub(crate) config: EngineConfig,
@@ -183,6 +197,14 @@ pub(crate) struct Inner {
 }
 
 impl Inner {
+    /// This engine with every store call counted into `calls` (one run's, for its log
+    /// line): a shallow copy, its store traced and counted.
+    pub(crate) fn counting(&self, calls: &StoreCalls) -> Arc<Inner> {
+        let mut inner = self.clone();
+        inner.store = Arc::new(TracedStore::counting(self.untraced.clone(), calls.clone()));
+        Arc::new(inner)
+    }
+
     /// `Ok` when `principal` may do `access` on `thread` (absent: a new thread).
     pub(crate) fn authorize(
         &self,
@@ -228,10 +250,12 @@ impl Engine {
             .or_else(crate::schema::default_validator);
         let approval_checks = agent.approval_checks();
         // Every store call of every path gets its span here, once (`store::traced`).
-        let store: Arc<dyn Store> = Arc::new(TracedStore::new(store));
+        let untraced = store;
+        let store: Arc<dyn Store> = Arc::new(TracedStore::new(untraced.clone()));
         Engine {
             inner: Arc::new(Inner {
                 store,
+                untraced,
                 agent,
                 runtime,
                 config,
@@ -271,17 +295,7 @@ impl Engine {
     }
 
     fn rebuilt(self, change: impl FnOnce(&mut Inner)) -> Self {
-        let mut inner = Inner {
-            store: self.inner.store.clone(),
-            agent: self.inner.agent.clone(),
-            runtime: self.inner.runtime.clone(),
-            config: self.inner.config.clone(),
-            authorizer: self.inner.authorizer.clone(),
-            validator: self.inner.validator.clone(),
-            approval_checks: self.inner.approval_checks.clone(),
-            stops: self.inner.stops.clone(),
-            cursor_key: self.inner.cursor_key.clone(),
-        };
+        let mut inner = (*self.inner).clone();
         change(&mut inner);
         Engine {
             inner: Arc::new(inner),
@@ -327,23 +341,25 @@ impl Engine {
         input: RunAgentInput,
         options: RunOptions,
     ) -> Result<SharedRunStream, CoreError> {
+        // Every store call of the run is counted for its log line.
+        let inner = self.inner.counting(&options.store_calls);
         // Before anything is claimed: a refused answer stays pending, to be sent again.
         let limits = RunLimits {
-            rate: self.inner.config.rate_limit,
-            budget: self.inner.config.token_budget,
+            rate: inner.config.rate_limit,
+            budget: inner.config.token_budget,
         };
         if limits.rate.is_some() || limits.budget.is_some() {
-            let now = self.inner.runtime.now_ms();
-            limits::take_run(self.inner.store.as_ref(), &options.principal, limits, now).await?;
+            let now = inner.runtime.now_ms();
+            limits::take_run(inner.store.as_ref(), &options.principal, limits, now).await?;
         }
-        let claimed = match claim::claim(&self.inner, &input, &options, false).await {
+        let claimed = match claim::claim(&inner, &input, &options, false).await {
             Err(CoreError::ThreadBusy { run_id, .. })
                 if !run_id.is_empty()
                     && run_id != input.run_id.as_str()
                     && self.double_text() != DoubleText::Reject =>
             {
                 return Ok(double_text::wait_then_run(
-                    self.inner.clone(),
+                    inner.clone(),
                     input,
                     options,
                     run_id,
@@ -356,12 +372,9 @@ impl Engine {
             claim::Claim::Replay(events) => Ok(Box::pin(futures::stream::iter(
                 events.into_iter().map(Arc::new),
             ))),
-            claim::Claim::Run(claimed) => Ok(execute::spawn_run(
-                self.inner.clone(),
-                input,
-                options,
-                claimed,
-            )),
+            claim::Claim::Run(claimed) => {
+                Ok(execute::spawn_run(inner.clone(), input, options, claimed))
+            }
         }
     }
 

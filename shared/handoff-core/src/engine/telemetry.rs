@@ -13,6 +13,7 @@ use tracing::field::Empty;
 
 use super::RunOptions;
 use crate::context::RunContext;
+use crate::store::traced::StoreCalls;
 
 /// The span every event of the run is emitted under.
 pub(crate) fn run_span(agent: &str, input: &RunAgentInput, options: &RunOptions) -> tracing::Span {
@@ -38,9 +39,32 @@ pub(crate) fn run_span(agent: &str, input: &RunAgentInput, options: &RunOptions)
     )
 }
 
+/// What a run's log line says besides its outcome: the request it came from (to join
+/// the two lines) and its store calls.
+pub(crate) struct RunLogFacts {
+    request_id: Option<String>,
+    trace_id: Option<String>,
+    store_calls: StoreCalls,
+}
+
+impl RunLogFacts {
+    pub(crate) fn of(options: &RunOptions) -> Self {
+        RunLogFacts {
+            request_id: options.request_id.clone(),
+            trace_id: options.trace_id.clone(),
+            store_calls: options.store_calls.clone(),
+        }
+    }
+}
+
 /// What the run ended with, from its terminal event: the span's outcome and usage, and
 /// one `run ended` line (the run's log record, whatever the log format).
-pub(crate) fn record_end(span: &tracing::Span, ctx: &RunContext, started_ms: u64) {
+pub(crate) fn record_end(
+    span: &tracing::Span,
+    ctx: &RunContext,
+    started_ms: u64,
+    facts: &RunLogFacts,
+) {
     let log = ctx.shared_log();
     let (outcome, code) = match log.lock().last().map(|e| &**e) {
         Some(Event::RunFinished(finished)) => match &finished.outcome {
@@ -73,6 +97,9 @@ pub(crate) fn record_end(span: &tracing::Span, ctx: &RunContext, started_ms: u64
         outcome,
         code = code.as_deref(),
         duration_ms,
+        store_calls = facts.store_calls.count(),
+        request_id = facts.request_id.as_deref(),
+        trace_id = facts.trace_id.as_deref(),
         "run ended"
     );
 }

@@ -15,6 +15,7 @@
 //! | `error.type` | the outcome, when it is not `ok` |
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use async_trait::async_trait;
 use tracing::Instrument;
@@ -22,15 +23,47 @@ use tracing::field::Empty;
 
 use super::{Condition, IndexHit, Item, Store, StoreError, Write};
 
+/// A count of store calls shared with whoever reports it (a run's log line, the log line
+/// of the request that started it). Cheap to clone; clones count together.
+#[derive(Debug, Clone, Default)]
+pub struct StoreCalls(Arc<AtomicU64>);
+
+impl StoreCalls {
+    /// Calls counted so far.
+    pub fn count(&self) -> u64 {
+        self.0.load(Ordering::Relaxed)
+    }
+
+    fn add(&self) {
+        self.0.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
 /// Traces the calls to `inner` (see the [module docs](self)).
 pub struct TracedStore {
     inner: Arc<dyn Store>,
+    calls: Option<StoreCalls>,
 }
 
 impl TracedStore {
     /// Traces `inner`.
     pub fn new(inner: Arc<dyn Store>) -> Self {
-        TracedStore { inner }
+        TracedStore { inner, calls: None }
+    }
+
+    /// Traces `inner` and counts its calls into `calls` (the engine wraps each run's
+    /// store so, for the run's log line).
+    pub fn counting(inner: Arc<dyn Store>, calls: StoreCalls) -> Self {
+        TracedStore {
+            inner,
+            calls: Some(calls),
+        }
+    }
+
+    fn count(&self) {
+        if let Some(calls) = &self.calls {
+            calls.add();
+        }
     }
 }
 
@@ -97,6 +130,7 @@ impl Store for TracedStore {
         keys: &[&str],
         now_ms: u64,
     ) -> Result<Vec<Option<Item>>, StoreError> {
+        self.count();
         let span = store_span!(self, "get", false);
         traced(span, self.inner.get(partition, keys, now_ms)).await
     }
@@ -107,6 +141,7 @@ impl Store for TracedStore {
         writes: Vec<Write>,
         now_ms: u64,
     ) -> Result<(), StoreError> {
+        self.count();
         let span = store_span!(self, "commit", is_conditional(&writes));
         traced(span, self.inner.commit(partition, writes, now_ms)).await
     }
@@ -117,6 +152,7 @@ impl Store for TracedStore {
         prefix: &str,
         now_ms: u64,
     ) -> Result<Vec<String>, StoreError> {
+        self.count();
         let span = store_span!(self, "list", false);
         traced(span, self.inner.list(partition, prefix, now_ms)).await
     }
@@ -127,6 +163,7 @@ impl Store for TracedStore {
         prefix: &str,
         now_ms: u64,
     ) -> Result<Vec<Item>, StoreError> {
+        self.count();
         let span = store_span!(self, "scan", false);
         traced(span, self.inner.scan(partition, prefix, now_ms)).await
     }
@@ -138,6 +175,7 @@ impl Store for TracedStore {
         limit: usize,
         now_ms: u64,
     ) -> Result<Vec<IndexHit>, StoreError> {
+        self.count();
         let span = store_span!(self, "list_index", false);
         traced(span, self.inner.list_index(scope, after, limit, now_ms)).await
     }

@@ -37,9 +37,11 @@ const ALLOW_HEADERS: [&str; 5] = [
 ];
 
 /// Response headers scripts may read: the run id (to resume or replay a run),
-/// `Retry-After` on 429/503 answers and the rate limit's state. None is CORS-safelisted.
-const EXPOSE_HEADERS: [&str; 4] = [
+/// `Retry-After` on 429/503 answers, the rate limit's state and the request id (to quote
+/// when reporting a problem). None is CORS-safelisted.
+const EXPOSE_HEADERS: [&str; 5] = [
     "x-handoff-run-id",
+    "x-request-id",
     "retry-after",
     "ratelimit-policy",
     "ratelimit",

@@ -17,6 +17,7 @@ use crate::AppState;
 use crate::body::{Encoding, sse_response};
 use crate::config::HostDeadline;
 use crate::error::ApiError;
+use crate::request_log::{RequestFacts, RequestId, TraceId};
 
 /// The run's id, for a client that needs it before the first event (exposed by CORS).
 const RUN_ID_HEADER: HeaderName = HeaderName::from_static("x-handoff-run-id");
@@ -30,26 +31,35 @@ pub(crate) async fn run_agent(
     let input =
         parse_input(&body).map_err(|e| ApiError::new(codes::INVALID_INPUT, e.to_string()))?;
     let encoding = Encoding::negotiate(&parts.headers, parts.uri.query(), Encoding::AgUi);
-    start_run(&app, input, encoding, run_options(&parts)?).await
+    start_run(&app, &parts, input, encoding, run_options(&parts)?).await
 }
 
-/// The principal and host deadline of a request.
+/// The principal and host deadline of a request, and what its log line shares with the
+/// run's (request and trace ids, the counter of store calls).
 pub(crate) fn run_options(parts: &http::request::Parts) -> Result<RunOptions, ApiError> {
+    let extensions = &parts.extensions;
     Ok(RunOptions {
-        deadline_ms: HostDeadline::of(&parts.extensions),
-        principal: principal(&parts.extensions)?,
+        deadline_ms: HostDeadline::of(extensions),
+        principal: principal(extensions)?,
         agent_id: None,
+        request_id: extensions.get::<RequestId>().map(|id| id.0.clone()),
+        trace_id: extensions.get::<TraceId>().map(|id| id.0.clone()),
+        ..RunOptions::default()
     })
 }
 
 /// Starts a run and answers with its stream.
 pub(crate) async fn start_run(
     app: &AppState,
+    parts: &http::request::Parts,
     input: RunAgentInput,
     encoding: Encoding,
     options: RunOptions,
 ) -> Result<Response, ApiError> {
     let run_id = input.run_id.clone();
+    if let Some(facts) = parts.extensions.get::<Arc<RequestFacts>>() {
+        facts.run(&input.thread_id, run_id.as_str(), &options.store_calls);
+    }
     tracing::info!(
         thread_id = %input.thread_id,
         run_id = %run_id,

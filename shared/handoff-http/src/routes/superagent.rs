@@ -67,7 +67,7 @@ pub(crate) async fn chat_stream(
     let mut input = RunAgentInput::new(chat.session_id, ids.next_id("run"), messages);
     input.state = Some(state);
     let encoding = Encoding::negotiate(&parts.headers, parts.uri.query(), Encoding::Legacy);
-    start_run(&app, input, encoding, options).await
+    start_run(&app, &parts, input, encoding, options).await
 }
 
 pub(crate) async fn chat_resume(
@@ -108,5 +108,5 @@ pub(crate) async fn chat_resume(
     let run_id = app.engine.runtime().ids.next_id("run");
     let input = RunAgentInput::new(chat.session_id, run_id, Vec::new()).with_resume(entries);
     let encoding = Encoding::negotiate(&parts.headers, parts.uri.query(), Encoding::Legacy);
-    start_run(&app, input, encoding, options).await
+    start_run(&app, &parts, input, encoding, options).await
 }

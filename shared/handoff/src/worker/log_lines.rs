@@ -177,6 +177,17 @@ impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for LogLines {
     }
 }
 
+/// The trace id of `span`, when span lines are written.
+pub(crate) fn trace_id(span: &tracing::Span) -> Option<String> {
+    span.with_subscriber(|(id, dispatch)| {
+        let registry = dispatch.downcast_ref::<tracing_subscriber::Registry>()?;
+        let span = registry.span(id)?;
+        let extensions = span.extensions();
+        Some(extensions.get::<SpanData>()?.trace_id.clone())
+    })
+    .flatten()
+}
+
 /// The current span's `traceparent`, for an outgoing fetch (none when no span is open or
 /// span lines are off).
 pub(crate) fn traceparent() -> Option<String> {

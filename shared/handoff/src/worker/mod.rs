@@ -157,6 +157,11 @@ impl Worker {
         let env = self.env.clone();
         let vars = |key: &str| var(&env, key);
         init_logs(&vars);
+        #[cfg(feature = "llm")]
+        match handoff_llm::capture_setting(vars(handoff_llm::CAPTURE_MESSAGE_CONTENT).as_deref()) {
+            Ok(capture) => handoff_llm::set_capture_message_content(capture),
+            Err(why) => return Ok(not_configured(&why)),
+        }
         let authenticator = match self.options.authenticator.take() {
             Some(authenticator) => authenticator,
             None => match authenticator_from_vars(&env) {
@@ -181,6 +186,14 @@ impl Worker {
             req.extensions_mut().insert(HostDeadline(Some(deadline)));
         }
         let span = request_span(&req);
+        // Cloudflare's ray id names the request in its own logs too.
+        if let Some(ray) = req.headers().get("cf-ray").and_then(|v| v.to_str().ok()) {
+            let id = handoff_http::RequestId(ray.to_owned());
+            req.extensions_mut().insert(id);
+        }
+        if let Some(trace) = log_lines::trace_id(&span) {
+            req.extensions_mut().insert(handoff_http::TraceId(trace));
+        }
         match app.oneshot(req).instrument(span.clone()).await {
             Ok(response) => {
                 span.record("http.response.status_code", response.status().as_u16());

@@ -168,7 +168,7 @@ async fn run(
 /// A run of `app`'s engine: the same contract as `POST /agent`, AG-UI framing.
 async fn run_agent(app: &AppState, parts: &Parts, body: &[u8]) -> Result<Response, ApiError> {
     let input = parse_input(body).map_err(|e| invalid(e.to_string()))?;
-    start_run(app, input, Encoding::AgUi, run_options(parts)?).await
+    start_run(app, parts, input, Encoding::AgUi, run_options(parts)?).await
 }
 
 async fn connect(

@@ -1,13 +1,17 @@
 //! The spans of a model call (`chat {model}`) and of a backend tool (`execute_tool
 //! {tool}`), named and attributed as OpenTelemetry's GenAI conventions say. Message
-//! contents and tool arguments are never recorded.
+//! contents and tool arguments are recorded only when the host opts in ([`content`]).
 
+use agui_protocol::Message;
 use handoff_core::RunContext;
+use serde_json::Value;
 use tracing::field::Empty;
 
 use crate::Provider;
 use crate::delta::FinishReason;
 use crate::emit::ModelTurn;
+
+pub(crate) mod content;
 
 pub(crate) fn chat_span(provider: &Provider, ctx: &RunContext) -> tracing::Span {
     let model = provider.model();
@@ -29,8 +33,25 @@ pub(crate) fn chat_span(provider: &Provider, ctx: &RunContext) -> tracing::Span 
         gen_ai.usage.cache_read.input_tokens = Empty,
         gen_ai.usage.cache_creation.input_tokens = Empty,
         gen_ai.usage.reasoning.output_tokens = Empty,
+        gen_ai.system_instructions = Empty,
+        gen_ai.input.messages = Empty,
+        gen_ai.output.messages = Empty,
         error.type = Empty,
     )
+}
+
+/// What the model is sent, when contents are captured.
+pub(crate) fn chat_input(span: &tracing::Span, system: Option<&str>, messages: &[Message]) {
+    if span.is_disabled() || !content::capture_message_content() {
+        return;
+    }
+    if let Some(system) = system {
+        span.record(
+            "gen_ai.system_instructions",
+            content::system_instructions(system),
+        );
+    }
+    span.record("gen_ai.input.messages", content::input_messages(messages));
 }
 
 /// Seconds from the request to the first chunk of the answer.
@@ -43,8 +64,15 @@ pub(crate) fn chat_ended(span: &tracing::Span, turn: &ModelTurn) {
     if span.is_disabled() {
         return;
     }
-    if let Some(reason) = &turn.finish_reason {
-        span.record("gen_ai.response.finish_reasons", finish_reason(reason));
+    let reason = turn.finish_reason.as_ref().map(finish_reason);
+    if let Some(reason) = reason {
+        span.record("gen_ai.response.finish_reasons", reason);
+    }
+    if content::capture_message_content() {
+        span.record(
+            "gen_ai.output.messages",
+            content::output_messages(turn, reason),
+        );
     }
     let usage = &turn.usage;
     let counts = [
@@ -97,6 +125,19 @@ pub(crate) fn tool_span(tool: &str, call_id: &str) -> tracing::Span {
         gen_ai.tool.name = tool,
         gen_ai.tool.type = "function",
         gen_ai.tool.call.id = call_id,
+        gen_ai.tool.call.arguments = Empty,
+        gen_ai.tool.call.result = Empty,
         error.type = Empty,
     )
+}
+
+/// A tool's arguments and result, when contents are captured.
+pub(crate) fn tool_content(span: &tracing::Span, arguments: &Value, result: Option<&Value>) {
+    if span.is_disabled() || !content::capture_message_content() {
+        return;
+    }
+    span.record("gen_ai.tool.call.arguments", arguments.to_string());
+    if let Some(result) = result {
+        span.record("gen_ai.tool.call.result", result.to_string());
+    }
 }
