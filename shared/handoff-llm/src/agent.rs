@@ -34,6 +34,7 @@ use serde_json::{Value, json};
 use crate::ModelError;
 use crate::client::{ModelClient, ModelRequest, Provider};
 use crate::emit::{ModelTurn, TurnEmitter};
+use crate::mcp::{self, McpConnection, McpHttp, McpServer};
 use crate::sse::ProviderStream;
 use crate::telemetry;
 use tracing::Instrument;
@@ -92,6 +93,8 @@ pub struct BackendTool {
     spec: Tool,
     approval: Option<PolicyFor>,
     handler: Handler,
+    /// A string result is the tool message's text as is, not a JSON string (MCP tools).
+    text_result: bool,
 }
 
 impl BackendTool {
@@ -111,6 +114,26 @@ impl BackendTool {
             spec,
             approval: None,
             handler: Arc::new(move |args, key| Box::pin(handler(args, key))),
+            text_result: false,
+        }
+    }
+
+    /// The tool's name.
+    pub fn name(&self) -> &str {
+        &self.spec.name
+    }
+
+    /// A string result goes out as the text itself (an MCP result already is text).
+    pub(crate) fn text_result(mut self) -> Self {
+        self.text_result = true;
+        self
+    }
+
+    /// The tool message's content for `result`.
+    fn content(&self, result: &Value) -> String {
+        match result {
+            Value::String(text) if self.text_result => text.clone(),
+            other => other.to_string(),
         }
     }
 
@@ -163,6 +186,8 @@ pub struct LlmAgent {
     client: Arc<dyn ModelClient>,
     system: Option<String>,
     tools: Vec<BackendTool>,
+    mcp: Vec<Arc<McpConnection>>,
+    mcp_http: Option<Arc<dyn McpHttp>>,
     max_steps: usize,
     double_text: Option<DoubleText>,
 }
@@ -176,6 +201,8 @@ impl LlmAgent {
             client,
             system: None,
             tools: Vec::new(),
+            mcp: Vec::new(),
+            mcp_http: None,
             max_steps: 8,
             double_text: None,
         }
@@ -190,6 +217,20 @@ impl LlmAgent {
     #[must_use]
     pub fn tool(mut self, tool: BackendTool) -> Self {
         self.tools.push(tool);
+        self
+    }
+    /// An MCP server whose tools this agent offers (see [`crate::mcp`]); several may be
+    /// added. Needs the host's transport, [`LlmAgent::mcp_http`].
+    #[must_use]
+    pub fn mcp(mut self, server: McpServer) -> Self {
+        self.mcp.push(Arc::new(McpConnection::new(server)));
+        self
+    }
+    /// The host's client for MCP servers (`handoff::llm::UreqMcp` natively,
+    /// `handoff::llm::FetchMcp` on Workers), which applies the outbound guard.
+    #[must_use]
+    pub fn mcp_http(mut self, http: Arc<dyn McpHttp>) -> Self {
+        self.mcp_http = Some(http);
         self
     }
     /// What a message sent while one of this agent's runs is running does (default: the
@@ -322,7 +363,11 @@ impl LlmAgent {
     }
 
     /// Acts on the answers to approval interrupts this run resumes.
-    async fn apply_answers(&self, ctx: &mut RunContext) -> Result<(), AgentError> {
+    async fn apply_answers(
+        &self,
+        ctx: &mut RunContext,
+        tools: &[BackendTool],
+    ) -> Result<(), AgentError> {
         for decision in ctx.decisions().to_vec() {
             let Some(call) = decision.tool_call_id().cloned() else {
                 continue;
@@ -333,7 +378,7 @@ impl LlmAgent {
             else {
                 continue;
             };
-            let tool = self.tools.iter().find(|t| t.spec.name == name);
+            let tool = tools.iter().find(|t| t.spec.name == name);
             let content = match tool {
                 _ if decision.is_cancelled() => json!({ "status": "cancelled" }),
                 _ if !decision.approved() => {
@@ -346,7 +391,11 @@ impl LlmAgent {
                         None => arguments,
                     };
                     match checked_args(ctx, tool, &raw) {
-                        Ok(args) => self.execute(ctx, &call, tool, args).await?,
+                        Ok(args) => {
+                            let result = self.execute(ctx, &call, tool, args).await?;
+                            ctx.tool_result(&call, tool.content(&result));
+                            continue;
+                        }
                         Err(problem) => json!({ "error": problem }),
                     }
                 }
@@ -368,9 +417,13 @@ impl Agent for LlmAgent {
     }
 
     async fn run(&self, ctx: &mut RunContext) -> Result<Finish, AgentError> {
-        self.apply_answers(ctx).await?;
+        // The agent's own tools, then this run's MCP tools (listed, or cached).
+        let mut tools = self.tools.clone();
+        let listed = mcp::offered(&self.mcp, self.mcp_http.as_ref(), ctx, &tools).await;
+        tools.extend(listed);
+        self.apply_answers(ctx, &tools).await?;
         let frontend: Vec<Tool> = ctx.input().tool_list().to_vec();
-        let mut specs: Vec<Tool> = self.tools.iter().map(|t| t.spec.clone()).collect();
+        let mut specs: Vec<Tool> = tools.iter().map(|t| t.spec.clone()).collect();
         specs.extend(frontend.iter().cloned());
         for _ in 0..self.max_steps {
             // A spent token budget ends the run here, with the usage so far.
@@ -386,7 +439,7 @@ impl Agent for LlmAgent {
             let mut interrupts = Vec::new();
             let mut client_calls = false;
             for call in &turn.tool_calls {
-                match self.tools.iter().find(|t| t.spec.name == call.name) {
+                match tools.iter().find(|t| t.spec.name == call.name) {
                     Some(tool) => {
                         // Arguments that do not fit the tool's schema neither run nor reach a
                         // human: the model hears why and may fix them.
@@ -410,7 +463,7 @@ impl Agent for LlmAgent {
                             );
                         } else {
                             let result = self.execute(ctx, &call.id, tool, args).await?;
-                            ctx.tool_result(&call.id, result.to_string());
+                            ctx.tool_result(&call.id, tool.content(&result));
                         }
                     }
                     None if frontend.iter().any(|t| t.name == call.name) => client_calls = true,

@@ -10,6 +10,9 @@
 //! - [`anthropic`]: Anthropic Messages streaming: the request body and an
 //!   [`anthropic::EventParser`] (`message_start`, `content_block_*` with text, input JSON
 //!   and thinking deltas, `message_delta`, `ping`, `error`).
+//! - [`mcp`]: tools from remote MCP servers over Streamable HTTP
+//!   (`LlmAgent::mcp(McpServer::streamable_http(name, url).bearer(token))`), offered as
+//!   `{server}__{tool}`, approved and run exactly once like backend tools.
 //! - [`ModelDelta`]: what both parsers produce.
 //! - [`TurnEmitter`]: streams deltas into a run as they arrive (`TEXT_MESSAGE_*`,
 //!   `TOOL_CALL_*` with arguments forwarded as they come, `REASONING_*`) and returns the
@@ -73,6 +76,7 @@ mod client;
 mod delta;
 mod emit;
 mod error;
+pub mod mcp;
 pub mod openai;
 pub mod sse;
 mod telemetry;

@@ -1,0 +1,75 @@
+//! Tools from remote MCP servers over Streamable HTTP, without I/O.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use handoff_core::ApprovalPolicy;
+//! use handoff_llm::mcp::{McpHttp, McpServer};
+//! use handoff_llm::{LlmAgent, ModelClient, Provider};
+//!
+//! fn agent(provider: Provider, models: Arc<dyn ModelClient>, mcp: Arc<dyn McpHttp>) -> LlmAgent {
+//!     LlmAgent::new("support", provider, models)
+//!         .mcp_http(mcp) // natively handoff::llm::UreqMcp, on Workers handoff::llm::FetchMcp
+//!         .mcp(McpServer::streamable_http("docs", "https://mcp.example.com/mcp").bearer("s3cr3t"))
+//!         .mcp(
+//!             McpServer::streamable_http("billing", "https://billing.example.com/mcp")
+//!                 .tool_requiring_approval("refund", ApprovalPolicy::new().role("approver").not_requester()),
+//!         )
+//! }
+//! ```
+//!
+//! At the start of each run the agent lists every server's tools (`initialize` and
+//! `notifications/initialized` first when this instance has no session; `tools/list`
+//! page by page) and offers them to the model as `{server}__{tool}` ([`offered_name`])
+//! with their `inputSchema`. The list is cached per instance, until the server sends
+//! `notifications/tools/list_changed` or refuses a call; a listing that fails leaves
+//! that server out of the run (one log line naming it and the error) and is tried again
+//! at the next run. Listing waits at most [`LIST_TIMEOUT_MS`], a call [`CALL_TIMEOUT_MS`]
+//! or what is left of the host's deadline.
+//!
+//! A model's call is a backend tool call: checked against the schema, a `tool_call`
+//! interrupt first when the server or tool requires approval, then `tools/call` inside
+//! `ctx.effect` under `tool-{toolCallId}` (also sent as `_meta.idempotencyKey`). Its
+//! `TOOL_CALL_RESULT` is the result's text ([`result::render`]: structured content as
+//! JSON text, else the text parts joined), cut at [`MAX_RESULT_BYTES`] with
+//! `[truncated: N bytes]`; an `isError` result is `{"error": text}`, as a backend tool's
+//! error. What a failure means for exactly-once:
+//!
+//! | failure | the model hears | effect |
+//! |---|---|---|
+//! | refused URL, connection refused, JSON-RPC error | `{"error"}` | not executed |
+//! | HTTP error, garbage, over 8 MiB | `{"error"}` | done (the server answered) |
+//! | timeout or broken answer after sending | nothing: the run fails | in doubt, re-driven under the same key |
+//!
+//! **Security.** Each server gets its own credential ([`McpServer::bearer`]); the
+//! caller's token is never forwarded. Hosts send through their outbound guard (https,
+//! no private, loopback or link-local addresses unless loopback is allowed for tests,
+//! no redirects, no proxy, capped bodies). Tool descriptions and results are the
+//! server's text: they reach the model as tool descriptions and tool messages, never as
+//! part of the system prompt.
+//!
+//! **Why a client of our own rather than `rmcp`.** The client is the four messages an
+//! agent needs (`initialize`, `notifications/initialized`, `tools/list`, `tools/call`)
+//! over a one-method [`McpHttp`] trait, so the same code runs on every host: natively
+//! over the `ureq` client and guarded resolver the A2A client already uses, on Workers
+//! over `fetch`. `rmcp`'s Streamable HTTP client is built on `reqwest`, `tokio` and its
+//! own SSE and session machinery: natively a second HTTP/TLS stack beside `ureq`, and on
+//! `wasm32-unknown-unknown` not a fit for the Worker, whose bundle is already about
+//! 1.35 MB gzip of its 1 MiB-per-feature budget. What this client leaves out (server
+//! requests such as sampling or elicitation, resumable GET streams, resources, prompts)
+//! an agent's tool loop does not use.
+
+mod http;
+pub mod jsonrpc;
+pub mod names;
+pub mod result;
+mod server;
+mod session;
+mod tools;
+
+pub use http::{MAX_ANSWER_BYTES, McpHttp, McpHttpError, McpRequest, McpResponse};
+pub use names::offered_name;
+pub use result::{CallOutcome, MAX_RESULT_BYTES};
+pub use server::McpServer;
+pub use session::{ListedTool, McpConnection, McpError, PROTOCOL_VERSION};
+pub(crate) use tools::offered;
+pub use tools::{CALL_TIMEOUT_MS, LIST_TIMEOUT_MS};

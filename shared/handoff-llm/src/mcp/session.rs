@@ -1,0 +1,299 @@
+//! One MCP server as this instance knows it: its session and its cached tool list.
+//!
+//! The session (`Mcp-Session-Id` and the negotiated protocol version) lives in this
+//! instance's memory only. Any instance can call any server: one that has no session
+//! initialises one, and a server that forgot the session (it answers 404, or 400 as the
+//! reference server does for an unknown id) gets a fresh `initialize` and the request
+//! again, once. A request the server refused that way was not processed, so sending it
+//! again cannot act twice.
+
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+use serde_json::{Value, json};
+
+use super::http::{McpHttp, McpHttpError, McpRequest, McpResponse};
+use super::jsonrpc;
+use super::result::{CallOutcome, render};
+use super::server::McpServer;
+
+/// The protocol version this client asks for (the server may answer with another it
+/// supports; that one goes into every later `MCP-Protocol-Version` header).
+pub const PROTOCOL_VERSION: &str = "2025-06-18";
+/// Pages of `tools/list` read at most (a server paging forever is cut off).
+const MAX_PAGES: usize = 50;
+
+/// A tool as the server lists it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ListedTool {
+    /// Its MCP name.
+    pub name: String,
+    /// Its description (untrusted: it goes to the model as a tool description only).
+    pub description: String,
+    /// Its `inputSchema`.
+    pub input_schema: Value,
+}
+
+/// Why a request failed, as far as "did the server act?" goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum McpError {
+    /// Nothing reached the server.
+    NotSent(String),
+    /// The server refused with a JSON-RPC error: nothing was done.
+    Rpc(i64, String),
+    /// Sent, and no whole answer came back: it may have acted.
+    InDoubt(String),
+    /// The server answered with something unusable (an HTTP error, garbage, too much).
+    Unusable(String),
+}
+
+impl std::fmt::Display for McpError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            McpError::NotSent(why) | McpError::InDoubt(why) | McpError::Unusable(why) => {
+                f.write_str(why)
+            }
+            McpError::Rpc(code, message) => write!(f, "MCP error {code}: {message}"),
+        }
+    }
+}
+
+impl From<McpHttpError> for McpError {
+    fn from(error: McpHttpError) -> Self {
+        match error {
+            McpHttpError::NotSent(_) => McpError::NotSent(error.to_string()),
+            McpHttpError::InDoubt(_) => McpError::InDoubt(error.to_string()),
+            McpHttpError::TooLarge => McpError::Unusable(error.to_string()),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Session {
+    id: Option<String>,
+    protocol: String,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    session: Option<Session>,
+    tools: Option<Vec<ListedTool>>,
+    next_id: u64,
+}
+
+/// A server, its session and its tools on this instance.
+#[derive(Debug)]
+pub struct McpConnection {
+    server: McpServer,
+    state: Mutex<State>,
+}
+
+impl McpConnection {
+    /// Not connected yet: the first request initialises.
+    pub fn new(server: McpServer) -> Self {
+        McpConnection {
+            server,
+            state: Mutex::new(State::default()),
+        }
+    }
+
+    /// The server's settings.
+    pub fn server(&self) -> &McpServer {
+        &self.server
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The server's tools: cached after the first listing that succeeded, listed again
+    /// once the server said its list changed or a call was refused.
+    pub async fn tools(
+        &self,
+        http: &dyn McpHttp,
+        timeout_ms: u64,
+    ) -> Result<Vec<ListedTool>, McpError> {
+        let cached = self.state().tools.clone();
+        if let Some(tools) = cached {
+            return Ok(tools);
+        }
+        let mut tools = Vec::new();
+        let mut cursor: Option<String> = None;
+        for _ in 0..MAX_PAGES {
+            let params = match &cursor {
+                Some(cursor) => json!({ "cursor": cursor }),
+                None => json!({}),
+            };
+            let page = self.rpc(http, "tools/list", params, timeout_ms).await?;
+            let listed = page.get("tools").and_then(Value::as_array).ok_or_else(|| {
+                McpError::Unusable("tools/list answered without tools".to_owned())
+            })?;
+            tools.extend(listed.iter().filter_map(|tool| {
+                Some(ListedTool {
+                    name: tool.get("name")?.as_str()?.to_owned(),
+                    description: tool
+                        .get("description")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_owned(),
+                    input_schema: tool
+                        .get("inputSchema")
+                        .filter(|s| s.is_object())
+                        .cloned()
+                        .unwrap_or_else(|| json!({ "type": "object" })),
+                })
+            }));
+            cursor = page
+                .get("nextCursor")
+                .and_then(Value::as_str)
+                .map(str::to_owned);
+            if cursor.is_none() {
+                break;
+            }
+        }
+        self.state().tools = Some(tools.clone());
+        Ok(tools)
+    }
+
+    /// Calls `tool` with `arguments`; `idempotency_key` goes along in `_meta` for a
+    /// server that can use it (the same key when an in-doubt call is re-driven).
+    pub async fn call(
+        &self,
+        http: &dyn McpHttp,
+        tool: &str,
+        arguments: Value,
+        idempotency_key: &str,
+        timeout_ms: u64,
+    ) -> Result<CallOutcome, McpError> {
+        let params = json!({
+            "name": tool,
+            "arguments": arguments,
+            "_meta": { "idempotencyKey": idempotency_key },
+        });
+        let result = self.rpc(http, "tools/call", params, timeout_ms).await;
+        if let Err(McpError::Rpc(..)) = &result {
+            // An unknown or disabled tool: the list this instance holds may be stale.
+            self.state().tools = None;
+        }
+        Ok(render(&result?))
+    }
+
+    /// One request in the current session, initialising first when there is none and
+    /// once more when the server forgot it.
+    async fn rpc(
+        &self,
+        http: &dyn McpHttp,
+        method: &str,
+        params: Value,
+        timeout_ms: u64,
+    ) -> Result<Value, McpError> {
+        let mut retried = false;
+        loop {
+            // Read first: the guard must not live across the `initialize` below.
+            let current = self.state().session.clone();
+            let session = match current {
+                Some(session) => session,
+                None => self.initialize(http, timeout_ms).await?,
+            };
+            let id = self.next_id();
+            let body = jsonrpc::request(id, method, params.clone());
+            let response = self.post(http, Some(&session), body, timeout_ms).await?;
+            let forgotten = session.id.is_some() && matches!(response.status, 404 | 400);
+            if forgotten && !retried {
+                retried = true;
+                let mut state = self.state();
+                if state.session.as_ref() == Some(&session) {
+                    state.session = None;
+                }
+                continue;
+            }
+            return self.answer(&response, id);
+        }
+    }
+
+    async fn initialize(&self, http: &dyn McpHttp, timeout_ms: u64) -> Result<Session, McpError> {
+        let id = self.next_id();
+        let params = json!({
+            "protocolVersion": PROTOCOL_VERSION,
+            "capabilities": {},
+            "clientInfo": { "name": "handoff", "version": env!("CARGO_PKG_VERSION") },
+        });
+        let body = jsonrpc::request(id, "initialize", params);
+        let response = self.post(http, None, body, timeout_ms).await?;
+        let result = self.answer(&response, id)?;
+        let session = Session {
+            id: response.session_id.clone(),
+            protocol: result
+                .get("protocolVersion")
+                .and_then(Value::as_str)
+                .unwrap_or(PROTOCOL_VERSION)
+                .to_owned(),
+        };
+        let initialized = jsonrpc::notification("notifications/initialized");
+        let ack = self
+            .post(http, Some(&session), initialized, timeout_ms)
+            .await?;
+        if !(200..300).contains(&ack.status) {
+            return Err(McpError::Unusable(format!(
+                "notifications/initialized answered HTTP {}",
+                ack.status
+            )));
+        }
+        self.state().session = Some(session.clone());
+        Ok(session)
+    }
+
+    fn next_id(&self) -> u64 {
+        let mut state = self.state();
+        state.next_id += 1;
+        state.next_id
+    }
+
+    async fn post(
+        &self,
+        http: &dyn McpHttp,
+        session: Option<&Session>,
+        body: Vec<u8>,
+        timeout_ms: u64,
+    ) -> Result<McpResponse, McpError> {
+        let mut headers = vec![
+            ("content-type".to_owned(), "application/json".to_owned()),
+            (
+                "accept".to_owned(),
+                "application/json, text/event-stream".to_owned(),
+            ),
+        ];
+        if let Some(token) = &self.server.bearer {
+            headers.push(("authorization".to_owned(), format!("Bearer {token}")));
+        }
+        if let Some(session) = session {
+            if let Some(id) = &session.id {
+                headers.push(("mcp-session-id".to_owned(), id.clone()));
+            }
+            headers.push(("mcp-protocol-version".to_owned(), session.protocol.clone()));
+        }
+        let request = McpRequest {
+            url: self.server.url.clone(),
+            headers,
+            body,
+            timeout_ms,
+        };
+        Ok(http.post(request).await?)
+    }
+
+    /// The result of request `id` in `response`.
+    fn answer(&self, response: &McpResponse, id: u64) -> Result<Value, McpError> {
+        let parsed = jsonrpc::parse(&response.content_type, &response.body, id);
+        if let Ok(answer) = &parsed
+            && answer.tools_changed
+        {
+            self.state().tools = None;
+        }
+        match parsed {
+            Ok(answer) => answer.outcome.map_err(|(code, m)| McpError::Rpc(code, m)),
+            Err(_) if !(200..300).contains(&response.status) => {
+                Err(McpError::Unusable(format!("HTTP {}", response.status)))
+            }
+            Err(garbage) => Err(McpError::Unusable(garbage)),
+        }
+    }
+}

@@ -1,0 +1,143 @@
+//! A run's MCP tools as [`BackendTool`]s, so they go through the same loop as the
+//! agent's own: arguments checked against the listed `inputSchema`, approvals as
+//! `tool_call` interrupts under the server's [`handoff_core::ApprovalPolicy`], and each call
+//! inside `ctx.effect` under the key `tool-{toolCallId}`, so a replayed, retried or
+//! re-driven run never calls the server twice for one tool call.
+
+use std::sync::Arc;
+
+use futures::future::join_all;
+use handoff_core::{RunContext, Runtime};
+use serde_json::{Value, json};
+
+use super::http::McpHttp;
+use super::names::offered_name;
+use super::session::{ListedTool, McpConnection, McpError};
+use crate::{BackendTool, ToolError};
+
+/// Longest wait for a server's tool list.
+pub const LIST_TIMEOUT_MS: u64 = 10_000;
+/// Longest wait for a tool call (less when the run's host deadline is sooner).
+pub const CALL_TIMEOUT_MS: u64 = 60_000;
+
+/// At most `cap` ms, and not past `deadline`; `None` when the deadline has passed.
+fn budget(now_ms: u64, deadline_ms: Option<u64>, cap: u64) -> Option<u64> {
+    match deadline_ms {
+        Some(deadline) if deadline <= now_ms => None,
+        Some(deadline) => Some(cap.min(deadline - now_ms)),
+        None => Some(cap),
+    }
+}
+
+/// The tools of every server that listed them, named `{server}__{tool}`; a server that
+/// failed is left out of this run with one log line (its name and the error, never its
+/// token), and listed again at the next run. Names already `taken` are not offered twice.
+pub(crate) async fn offered(
+    connections: &[Arc<McpConnection>],
+    http: Option<&Arc<dyn McpHttp>>,
+    ctx: &RunContext,
+    taken: &[BackendTool],
+) -> Vec<BackendTool> {
+    if connections.is_empty() {
+        return Vec::new();
+    }
+    let Some(http) = http else {
+        tracing::warn!(
+            "MCP servers are set but the agent has no MCP transport (LlmAgent::mcp_http)"
+        );
+        return Vec::new();
+    };
+    let deadline = ctx.deadline_ms();
+    let Some(timeout) = budget(ctx.now_ms(), deadline, LIST_TIMEOUT_MS) else {
+        return Vec::new();
+    };
+    let listings = join_all(
+        connections
+            .iter()
+            .map(|c| async move { (c, c.tools(http.as_ref(), timeout).await) }),
+    )
+    .await;
+    let mut offered: Vec<BackendTool> = Vec::new();
+    for (connection, listing) in listings {
+        let server = connection.server().name().to_owned();
+        let tools = match listing {
+            Ok(tools) => tools,
+            Err(error) => {
+                tracing::warn!(server = %server, %error, "MCP server's tools not offered in this run: listing failed");
+                continue;
+            }
+        };
+        for tool in tools {
+            let name = offered_name(&server, &tool.name);
+            if taken.iter().chain(&offered).any(|t| t.name() == name) {
+                tracing::warn!(server = %server, tool = %tool.name, offered = %name, "MCP tool not offered: its name is taken");
+                continue;
+            }
+            offered.push(backend_tool(
+                &name,
+                connection.clone(),
+                http.clone(),
+                tool,
+                ctx.runtime().clone(),
+                deadline,
+            ));
+        }
+    }
+    offered
+}
+
+fn backend_tool(
+    name: &str,
+    connection: Arc<McpConnection>,
+    http: Arc<dyn McpHttp>,
+    tool: ListedTool,
+    runtime: Runtime,
+    deadline: Option<u64>,
+) -> BackendTool {
+    let approval = connection.server().approval_for(&tool.name);
+    let mcp_name = tool.name.clone();
+    let handler = move |args: Value, key: String| {
+        let (connection, http, runtime) = (connection.clone(), http.clone(), runtime.clone());
+        let mcp_name = mcp_name.clone();
+        async move {
+            let timeout = budget(runtime.now_ms(), deadline, CALL_TIMEOUT_MS).ok_or_else(|| {
+                ToolError::NotExecuted("no time left in this run for the call".to_owned())
+            })?;
+            let outcome = connection
+                .call(http.as_ref(), &mcp_name, args, &key, timeout)
+                .await;
+            match outcome {
+                Ok(result) if result.is_error => Ok(json!({ "error": result.text })),
+                Ok(result) => Ok(Value::String(result.text)),
+                Err(error @ (McpError::NotSent(_) | McpError::Rpc(..))) => {
+                    Err(ToolError::NotExecuted(error.to_string()))
+                }
+                Err(McpError::InDoubt(why)) => Err(ToolError::InDoubt(why)),
+                // It answered, so it is done with the call: the model hears what came.
+                Err(McpError::Unusable(why)) => Ok(json!({ "error": why })),
+            }
+        }
+    };
+    let backend =
+        BackendTool::new(name, &tool.description, tool.input_schema, handler).text_result();
+    match approval {
+        Some(policy) => backend.requiring_approval(policy),
+        None => backend,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn calls_stop_at_the_cap_or_the_deadline() {
+        assert_eq!(budget(1_000, None, CALL_TIMEOUT_MS), Some(CALL_TIMEOUT_MS));
+        assert_eq!(budget(1_000, Some(6_000), CALL_TIMEOUT_MS), Some(5_000));
+        assert_eq!(
+            budget(1_000, Some(900_000), LIST_TIMEOUT_MS),
+            Some(LIST_TIMEOUT_MS)
+        );
+        assert_eq!(budget(6_000, Some(6_000), CALL_TIMEOUT_MS), None);
+    }
+}

@@ -1,0 +1,218 @@
+//! The MCP client's session handling against a scripted transport: fault injection
+//! (a server that forgets its session, answers over SSE, pages its list, says its list
+//! changed) that the reference server does not do on demand. The real server is in
+//! tests/node/mcp.test.mjs.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use futures::executor::block_on;
+use handoff_llm::mcp::{
+    McpConnection, McpError, McpHttp, McpHttpError, McpRequest, McpResponse, McpServer,
+};
+use serde_json::{Value, json};
+
+/// Answers each POST with the next scripted answer, recording what was sent.
+#[derive(Default)]
+struct Scripted {
+    answers: Mutex<VecDeque<Result<McpResponse, McpHttpError>>>,
+    sent: Mutex<Vec<McpRequest>>,
+}
+
+impl Scripted {
+    fn new(answers: Vec<Result<McpResponse, McpHttpError>>) -> Arc<Self> {
+        Arc::new(Scripted {
+            answers: Mutex::new(answers.into()),
+            sent: Mutex::default(),
+        })
+    }
+    fn sent(&self) -> Vec<(Value, Option<String>)> {
+        self.sent
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                let session = r
+                    .headers
+                    .iter()
+                    .find(|(n, _)| n == "mcp-session-id")
+                    .map(|(_, v)| v.clone());
+                (serde_json::from_slice(&r.body).unwrap(), session)
+            })
+            .collect()
+    }
+}
+
+#[async_trait]
+impl McpHttp for Scripted {
+    async fn post(&self, request: McpRequest) -> Result<McpResponse, McpHttpError> {
+        self.sent.lock().unwrap().push(request);
+        self.answers
+            .lock()
+            .unwrap()
+            .pop_front()
+            .expect("a scripted answer")
+    }
+}
+
+fn json_answer(session: Option<&str>, body: Value) -> Result<McpResponse, McpHttpError> {
+    Ok(McpResponse {
+        status: 200,
+        content_type: "application/json".into(),
+        session_id: session.map(str::to_owned),
+        body: serde_json::to_vec(&body).unwrap(),
+    })
+}
+
+fn sse_answer(messages: &[Value]) -> Result<McpResponse, McpHttpError> {
+    let body: String = messages
+        .iter()
+        .map(|m| format!("event: message\ndata: {m}\n\n"))
+        .collect();
+    Ok(McpResponse {
+        status: 200,
+        content_type: "text/event-stream".into(),
+        session_id: None,
+        body: body.into_bytes(),
+    })
+}
+
+fn status(code: u16) -> Result<McpResponse, McpHttpError> {
+    Ok(McpResponse {
+        status: code,
+        content_type: "text/plain".into(),
+        session_id: None,
+        body: b"Session not found".to_vec(),
+    })
+}
+
+fn initialized(id: u64, session: &str) -> Vec<Result<McpResponse, McpHttpError>> {
+    vec![
+        json_answer(
+            Some(session),
+            json!({ "jsonrpc": "2.0", "id": id, "result": { "protocolVersion": "2025-06-18", "capabilities": {} } }),
+        ),
+        Ok(McpResponse {
+            status: 202,
+            content_type: String::new(),
+            session_id: None,
+            body: Vec::new(),
+        }),
+    ]
+}
+
+fn echo(id: u64) -> Value {
+    json!({ "jsonrpc": "2.0", "id": id, "result": { "content": [{ "type": "text", "text": "Echo: hi" }] } })
+}
+
+#[test]
+fn a_forgotten_session_is_initialised_again_and_the_call_sent_once_more() {
+    let mut answers = initialized(1, "s-1");
+    answers.push(status(404));
+    answers.extend(initialized(3, "s-2"));
+    answers.push(sse_answer(&[echo(4)]));
+    let http = Scripted::new(answers);
+    let server = McpServer::streamable_http("e", "http://127.0.0.1:1/mcp").bearer("t0k");
+    let connection = McpConnection::new(server);
+    let outcome =
+        block_on(connection.call(&*http, "echo", json!({ "message": "hi" }), "k", 1_000)).unwrap();
+    assert_eq!(outcome.text, "Echo: hi");
+    let sent = http.sent();
+    let methods: Vec<_> = sent
+        .iter()
+        .map(|(b, s)| (b["method"].as_str().unwrap().to_owned(), s.clone()))
+        .collect();
+    let s = |v: &str| Some(v.to_owned());
+    assert_eq!(
+        methods,
+        vec![
+            ("initialize".into(), None),
+            ("notifications/initialized".into(), s("s-1")),
+            ("tools/call".into(), s("s-1")),
+            ("initialize".into(), None),
+            ("notifications/initialized".into(), s("s-2")),
+            ("tools/call".into(), s("s-2")),
+        ]
+    );
+    assert_eq!(sent[5].0["params"]["_meta"]["idempotencyKey"], "k");
+    let request = &http.sent.lock().unwrap()[5];
+    let header = |name: &str| {
+        request
+            .headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    };
+    assert_eq!(header("authorization"), Some("Bearer t0k"));
+    assert_eq!(header("mcp-protocol-version"), Some("2025-06-18"));
+    assert_eq!(
+        header("accept"),
+        Some("application/json, text/event-stream")
+    );
+}
+
+#[test]
+fn listing_pages_is_cached_and_refreshed_after_list_changed() {
+    let mut answers = initialized(1, "s");
+    answers.push(json_answer(None, json!({ "jsonrpc": "2.0", "id": 2, "result": {
+        "tools": [{ "name": "a", "description": "A", "inputSchema": { "type": "object" } }], "nextCursor": "p2" } })));
+    answers.push(sse_answer(&[
+        json!({ "jsonrpc": "2.0", "method": "notifications/message", "params": {} }),
+        json!({ "jsonrpc": "2.0", "id": 3, "result": { "tools": [{ "name": "b" }] } }),
+    ]));
+    // The call's stream says the list changed: the next listing asks again.
+    answers.push(sse_answer(&[
+        json!({ "jsonrpc": "2.0", "method": "notifications/tools/list_changed" }),
+        echo(4),
+    ]));
+    answers.push(json_answer(
+        None,
+        json!({ "jsonrpc": "2.0", "id": 5, "result": { "tools": [] } }),
+    ));
+    let http = Scripted::new(answers);
+    let connection = McpConnection::new(McpServer::streamable_http("e", "http://x/mcp"));
+    let tools = block_on(connection.tools(&*http, 1_000)).unwrap();
+    let names: Vec<_> = tools.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["a", "b"]);
+    assert_eq!(tools[1].input_schema, json!({ "type": "object" }));
+    assert_eq!(http.sent()[3].0["params"]["cursor"], "p2");
+    // Cached: no request.
+    assert_eq!(block_on(connection.tools(&*http, 1_000)).unwrap(), tools);
+    assert_eq!(http.sent().len(), 4);
+    block_on(connection.call(&*http, "a", json!({}), "k", 1_000)).unwrap();
+    assert!(
+        block_on(connection.tools(&*http, 1_000))
+            .unwrap()
+            .is_empty()
+    );
+}
+
+#[test]
+fn failures_say_whether_the_server_may_have_acted() {
+    let connection = McpConnection::new(McpServer::streamable_http("e", "http://x/mcp"));
+    let down = Scripted::new(vec![Err(McpHttpError::NotSent("refused".into()))]);
+    let error = block_on(connection.call(&*down, "a", json!({}), "k", 1_000)).unwrap_err();
+    assert!(matches!(error, McpError::NotSent(_)), "{error:?}");
+
+    // The refused initialize took id 1.
+    let mut answers = initialized(2, "s");
+    answers.push(Err(McpHttpError::InDoubt("timed out".into())));
+    answers.push(json_answer(
+        None,
+        json!({ "jsonrpc": "2.0", "id": 4, "error": { "code": -32602, "message": "Tool z not found" } }),
+    ));
+    answers.push(Ok(McpResponse {
+        status: 200,
+        content_type: "application/json".into(),
+        session_id: None,
+        body: b"<html>oops</html>".to_vec(),
+    }));
+    let http = Scripted::new(answers);
+    let timed_out = block_on(connection.call(&*http, "a", json!({}), "k", 1_000)).unwrap_err();
+    assert!(matches!(timed_out, McpError::InDoubt(_)), "{timed_out:?}");
+    let refused = block_on(connection.call(&*http, "z", json!({}), "k", 1_000)).unwrap_err();
+    assert_eq!(refused, McpError::Rpc(-32602, "Tool z not found".into()));
+    let garbage = block_on(connection.call(&*http, "a", json!({}), "k", 1_000)).unwrap_err();
+    assert!(matches!(garbage, McpError::Unusable(_)), "{garbage:?}");
+}
