@@ -352,6 +352,9 @@ async fn commit_finish(
         Write::put(key, Condition::Always, answer, run_expiry)
     });
     let fence = ctx.fence().lock().await;
+    // The head is renewed below: the pages it counts must not expire before it.
+    let pages = claimed.thread.pages;
+    super::renew::pages_if_due(inner, ctx.partition(), &mut thread, pages, *fence, now).await;
     thread.meta.updated_at_ms = Some(now);
     let mut writes = vec![
         thread.write(

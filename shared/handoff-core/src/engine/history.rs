@@ -11,11 +11,12 @@ use crate::error::CoreError;
 use crate::records::{
     self, AnswerAudit, HistoryPage, PAGE_PREFIX, RunRecord, ThreadRecord, page_key,
 };
-use crate::store::{Condition, Write};
+use crate::store::{Condition, Item, Write};
 
 /// The thread's history: inline messages of a record written before pages, then pages
 /// `0..pages` (one range read; pages past the head's count belong to a later commit and
-/// are left out). A page gone past its retention (`history_ttl_ms`) is simply absent.
+/// are left out). A page gone past its retention is simply absent (finishes renew the
+/// pages before that, see `renew`, unless every attempt failed).
 pub(crate) async fn load(
     inner: &Inner,
     partition: &str,
@@ -52,17 +53,38 @@ async fn pages_upto(
     pages: u32,
     now: u64,
 ) -> Result<Vec<HistoryPage>, CoreError> {
+    page_items(inner, partition, pages, now)
+        .await?
+        .iter()
+        .map(records::decode::<HistoryPage>)
+        .collect()
+}
+
+/// The stored items of pages `0..pages` that have not expired, in order (one range read).
+pub(crate) async fn page_items(
+    inner: &Inner,
+    partition: &str,
+    pages: u32,
+    now: u64,
+) -> Result<Vec<Item>, CoreError> {
     if pages == 0 {
         return Ok(Vec::new());
     }
     let end = page_key(pages);
-    let mut read = Vec::new();
-    for item in inner.store.scan(partition, PAGE_PREFIX, now).await? {
-        if item.key < end {
-            read.push(records::decode::<HistoryPage>(&item)?);
-        }
-    }
-    Ok(read)
+    let mut items = inner.store.scan(partition, PAGE_PREFIX, now).await?;
+    items.retain(|item| item.key < end);
+    Ok(items)
+}
+
+/// How long a page lives from its write (or its renewal): the history's retention, and at
+/// least twice the head's. The pages a finish writes or renews so outlive the head it
+/// writes, by enough that the next renewal is at least `thread_ttl_ms` of activity away
+/// (with a retention equal to the head's, every finish would renew every page).
+pub(crate) fn page_ttl(inner: &Inner) -> u64 {
+    let config = &inner.config;
+    config
+        .history_ttl_ms
+        .max(config.thread_ttl_ms.saturating_mul(2))
 }
 
 /// Whether a new run's input must be checked against the stored history before the
@@ -118,7 +140,8 @@ pub(crate) fn added<'a>(stored_ids: &HashSet<String>, current: &'a [Message]) ->
 }
 
 /// Appends `added` (and the audit of the answers the run applied) to `head` as its next
-/// page; returns the page's write-once put, `None` when there is nothing to keep.
+/// page; returns the page's write-once put, `None` when there is nothing to keep. Page 0
+/// sets the head's `pages_expire_at_ms` (later pages expire later).
 pub(crate) fn append(
     inner: &Inner,
     head: &mut ThreadRecord,
@@ -132,6 +155,11 @@ pub(crate) fn append(
         return None;
     }
     let key = page_key(head.pages);
+    let expires_at_ms = now + page_ttl(inner);
+    if head.pages == 0 {
+        head.pages_expire_at_ms = Some(expires_at_ms);
+    }
+    super::digest::advance(head, added);
     head.pages += 1;
     head.message_count += added.len() as u64;
     if let Some(last) = added.last() {
@@ -141,7 +169,7 @@ pub(crate) fn append(
         key,
         Condition::Absent,
         HistoryPage::encode_parts(run_id, added, answers, state),
-        Some(now + inner.config.history_ttl_ms),
+        Some(expires_at_ms),
     ))
 }
 

@@ -8,11 +8,11 @@
 //! snapshots or effect results would show through under the reused id.
 //!
 //! Every thread keeps a tiny marker (`mark`) that outlives its other records: written when
-//! the thread is created and renewed by every finish that writes history, with the
-//! history's lifetime. The claim reads it in the same round trip as the head, so it learns
-//! of leftovers for free; clearing happens only when the head is gone and the marker is
-//! not, in batches that each check the head is still absent, so a new head written by
-//! another instance in the meantime is never cleared away.
+//! the thread is created and renewed by every finish that writes or renews history (see
+//! `renew`), with the history's lifetime. The claim reads it in the same round trip as
+//! the head, so it learns of leftovers for free; clearing happens only when the head is
+//! gone and the marker is not, in batches that each check the head is still absent, so a
+//! new head written by another instance in the meantime is never cleared away.
 
 use super::Inner;
 use crate::error::CoreError;
@@ -20,9 +20,9 @@ use crate::records::audit::is_audit_key;
 use crate::records::{MARK_KEY, THREAD_KEY};
 use crate::store::{Condition, StoreError, Write};
 
-/// The marker's write: it lasts as long as the history pages written now.
+/// The marker's write: it lasts as long as the history pages written (or renewed) now.
 pub(crate) fn mark(inner: &Inner, now: u64) -> Write {
-    let ttl = inner.config.history_ttl_ms.max(inner.config.thread_ttl_ms);
+    let ttl = super::history::page_ttl(inner);
     Write::put(MARK_KEY, Condition::Always, b"{}".to_vec(), Some(now + ttl))
 }
 

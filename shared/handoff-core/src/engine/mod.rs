@@ -6,6 +6,7 @@ mod claim;
 mod claimed;
 mod compact;
 mod cursor;
+mod digest;
 mod double_text;
 mod execute;
 mod finish;
@@ -15,6 +16,7 @@ mod history;
 mod lease;
 mod leftovers;
 mod live;
+mod renew;
 mod stop;
 mod telemetry;
 mod threads;
@@ -67,8 +69,10 @@ pub struct EngineConfig {
     pub thread_ttl_ms: u64,
     /// How long effect records (and so exactly-once) are kept.
     pub effect_ttl_ms: u64,
-    /// How long a history page is kept after it is written (a thread's history outlives
-    /// the idle-thread TTL; pages are written once and never refreshed).
+    /// How long a history page is kept after it is written (at least twice `thread_ttl_ms`).
+    /// A finish renews every page (same bytes, fresh retention) only when the oldest would
+    /// expire before the head it writes: with the defaults once per 335 days of activity,
+    /// one read of the pages and a commit per 63 of them.
     pub history_ttl_ms: u64,
     /// `Retry-After` hint for busy answers.
     pub busy_retry_after_ms: u64,

@@ -3,13 +3,13 @@
 //! | key | record | written |
 //! |---|---|---|
 //! | `thread` | [`ThreadRecord`], the small fenced head: status, lease, pending interrupts, state, history counters, last run | at claim, lease renewal and finish, fenced by version |
-//! | `msgs#{n:08}` | [`HistoryPage`]: the messages one run added, in order | once (must be absent), in the finish commit that makes them visible |
+//! | `msgs#{n:08}` | [`HistoryPage`]: the messages one run added, in order | once (must be absent), in the finish commit that makes them visible; re-put unchanged by a finish that renews their retention |
 //! | `run#{runId}` | [`RunRecord`]: input hash, status, compacted event log | created at claim, finalized at finish |
 //! | `resume#{sha256}` | [`ResumeRecord`]: the run that applies this answer (and, once finished, a copy of its run record) | created with the claim it belongs to, completed at finish, deleted if the run errs |
 //! | `effect#{key}` | [`EffectRecord`]: started / done, fence, result | around the side effect |
 //! | `live#{runId}@{startedAtMs}#{n:06}` | [`LiveBatch`]: the events a running run emitted since its last batch | every `live_flush_ms` while the run runs (once each, must be absent); read by reconnecting clients until the run record is final |
 //! | `stop#{runId}` | [`StopRequest`]: who asked a running run to stop | by `POST …/stop`; read by the run's stop poll |
-//! | `mark` | `{}`: outlives every other record of the thread | with a new thread, and by every finish that writes a page |
+//! | `mark` | `{}`: outlives every other record of the thread | with a new thread, and by every finish that writes or renews pages |
 //! | `approvals` | `{}`, listed in the tenant's approvals inbox at the newest pending interrupt's time | by every finish that leaves interrupts pending; deleted by the finish that leaves none |
 //! | `profile` | [`ThreadProfile`]: the name and archived flag its owner set | by `PATCH /threads/{id}` (never by a run, so renaming never fences a running run out) |
 
@@ -191,10 +191,21 @@ pub struct ThreadRecord {
     /// Messages across the pages.
     #[serde(default)]
     pub message_count: u64,
+    /// When the oldest of the pages expires (Unix ms): set when page 0 is written, moved
+    /// on when a finish renews the pages (they must live as long as the head). Absent on
+    /// heads without pages and on those written before it was kept (their next finish
+    /// renews the pages).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pages_expire_at_ms: Option<u64>,
     /// Id of the newest message; a request that shares history with the thread must
     /// contain it (else it was built on a stale copy).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_message_id: Option<MessageId>,
+    /// Hex SHA-256 chain over the paged history (`engine::digest`): lets a run take a
+    /// resent history from its input instead of reading the pages. Absent on threads
+    /// stored before it (the next run computes it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub history_digest: Option<String>,
     /// Latest run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_run: Option<LastRun>,
@@ -247,10 +258,10 @@ pub fn threads_scope(tenant: &str, owner: &Owner) -> String {
 }
 
 impl ThreadRecord {
-    /// What a finish carries over from the head it claimed: the history counters and the
-    /// owner. Status, lease, pending interrupts, state and last run are left at their
-    /// defaults for the finish to set (copying the claimed ones only to replace them was a
-    /// measurable share of a finish).
+    /// What a finish carries over from the head it claimed: the history counters (with
+    /// the pages' expiry) and the owner. Status, lease, pending interrupts, state and last
+    /// run are left at their defaults for the finish to set (copying the claimed ones only
+    /// to replace them was a measurable share of a finish).
     pub(crate) fn carried_over(&self) -> ThreadRecord {
         // Every field named: a new one must be placed on one side or the other.
         let ThreadRecord {
@@ -261,7 +272,9 @@ impl ThreadRecord {
             messages,
             pages,
             message_count,
+            pages_expire_at_ms,
             last_message_id,
+            history_digest,
             last_run: _,
             owner,
             meta,
@@ -270,7 +283,9 @@ impl ThreadRecord {
             messages: messages.clone(),
             pages: *pages,
             message_count: *message_count,
+            pages_expire_at_ms: *pages_expire_at_ms,
             last_message_id: last_message_id.clone(),
+            history_digest: history_digest.clone(),
             owner: owner.clone(),
             meta: meta.clone(),
             ..ThreadRecord::default()
@@ -382,7 +397,8 @@ impl RunRecord {
     }
 }
 
-/// The messages one run added to its thread, written once.
+/// The messages one run added to its thread, written once (and re-put unchanged when a
+/// finish renews the pages' retention).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct HistoryPage {
