@@ -10,13 +10,13 @@
 //! whose pushes go to the webhook function (`functions/a2a-webhook-lambda`) at
 //! `HANDOFF_A2A_WEBHOOK_URL`, which writes them into the same table.
 //! `DEMO_LLM=openai|anthropic` (+ `OPENAI_*` / `ANTHROPIC_*`, `DEMO_LLM_MODEL`) lets a model
-//! drive the refund flow.
+//! drive the refund flow, with the tools of `HANDOFF_MCP_SERVERS` too (`handoff_demo::mcp`).
 
 use std::sync::Arc;
 
 use handoff::a2a::{TaskSnapshots, client_from_env, receiver_from_env};
 use handoff::lambda::Lambda;
-use handoff::llm::UreqModels;
+use handoff::llm::{NetPolicy, UreqMcp, UreqModels};
 use handoff_demo::llm::choose;
 use handoff_demo::{DemoAgent, FraudReview};
 
@@ -34,9 +34,13 @@ async fn main() -> Result<(), handoff::lambda::Error> {
     let fraud = FraudReview::from_lookup(env, receiver.clone(), client_from_env(), webhook_url)?;
     let scripted = DemoAgent::from_lookup(store.clone(), env, fraud);
     let ledger = scripted.ledger().clone();
-    let agent = choose(scripted, runtime.clone(), env, || {
-        Arc::new(UreqModels::new())
-    });
+    let agent = choose(
+        scripted,
+        runtime.clone(),
+        env,
+        || Arc::new(UreqModels::new()),
+        |allow_loopback| Arc::new(UreqMcp::new(NetPolicy { allow_loopback })),
+    )?;
     let routes = handoff_demo::http::routes(ledger, runtime.clone());
     Lambda::new(agent)
         .store(store)

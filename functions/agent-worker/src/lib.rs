@@ -2,7 +2,8 @@
 //! `handoff::worker`; `wrangler.toml` binds `PARTITIONS` and `BLOBS`).
 //!
 //! Demo settings: `DEMO_INTERRUPT_TTL_SECS`, `DEMO_TOKEN_DELAY_MS`; `DEMO_LLM=openai|anthropic`
-//! with `OPENAI_*` / `ANTHROPIC_*` and `DEMO_LLM_MODEL` (a model drives the refund flow); A2A:
+//! with `OPENAI_*` / `ANTHROPIC_*` and `DEMO_LLM_MODEL` (a model drives the refund flow,
+//! with the tools of `HANDOFF_MCP_SERVERS` too: `handoff_demo::mcp`); A2A:
 //! `DEMO_FRAUD_AGENT_URL` (refunds delegate a fraud review),
 //! `DEMO_FRAUD_AGENT_JWKS_URL`, `HANDOFF_PUBLIC_URL` (webhook base, default the
 //! request's origin), `HANDOFF_A2A_ALLOW_LOOPBACK` and the receiver's
@@ -14,7 +15,7 @@ mod test_routes;
 use std::sync::Arc;
 
 use handoff::a2a::TaskSnapshots;
-use handoff::llm::FetchModels;
+use handoff::llm::{FetchMcp, FetchModels};
 use handoff::worker::{Worker, var};
 use handoff_demo::llm::choose;
 use handoff_demo::{DemoAgent, FraudReview};
@@ -44,7 +45,14 @@ async fn fetch(
         .map_err(worker::Error::RustError)?;
     let scripted = DemoAgent::from_lookup(host.shared_store(), vars, fraud);
     let ledger = scripted.ledger().clone();
-    let agent = choose(scripted, host.runtime(), vars, || Arc::new(FetchModels));
+    let agent = choose(
+        scripted,
+        host.runtime(),
+        vars,
+        || Arc::new(FetchModels),
+        |allow_loopback| Arc::new(FetchMcp { allow_loopback }),
+    )
+    .map_err(worker::Error::RustError)?;
     // The A2A receiver checks its own push tokens; the demo's ledger is behind the authenticator.
     let routes = handoff::a2a::routes(receiver.clone()).merge(test_routes);
     let demo = handoff_demo::http::routes(ledger, host.runtime());

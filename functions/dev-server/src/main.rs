@@ -9,12 +9,14 @@
 //! `HANDOFF_A2A_*` tune the receiver and outbound calls (see `handoff::a2a`).
 //! `DEMO_LLM=openai|anthropic` lets a model drive the refund flow (`OPENAI_API_KEY` /
 //! `OPENAI_BASE_URL`, `ANTHROPIC_API_KEY` / `ANTHROPIC_BASE_URL`, `DEMO_LLM_MODEL`); without
-//! a key the scripted demo runs.
+//! a key the scripted demo runs. With a model, `HANDOFF_MCP_SERVERS=name=url[,…]` (+
+//! `HANDOFF_MCP_TOKENS`, `HANDOFF_MCP_REQUIRE_APPROVAL`, `HANDOFF_MCP_ALLOW_LOOPBACK`; see
+//! `handoff_demo::mcp`) adds remote MCP servers' tools as `{name}__{tool}`.
 
 use std::sync::Arc;
 
 use handoff::a2a::{TaskSnapshots, client_from_env, receiver_from_env};
-use handoff::llm::UreqModels;
+use handoff::llm::{NetPolicy, UreqMcp, UreqModels};
 use handoff::server::{EnvStore, Server};
 use handoff_demo::llm::choose;
 use handoff_demo::{DemoAgent, FraudReview, http::curl_example};
@@ -37,9 +39,13 @@ async fn main() -> Result<(), handoff::server::Error> {
         FraudReview::from_lookup(env, receiver.clone(), client_from_env(), Some(callback_url))?;
     let scripted = DemoAgent::from_lookup(store.shared(), env, fraud);
     let ledger = scripted.ledger().clone();
-    let agent = choose(scripted, runtime.clone(), env, || {
-        Arc::new(UreqModels::new())
-    });
+    let agent = choose(
+        scripted,
+        runtime.clone(),
+        env,
+        || Arc::new(UreqModels::new()),
+        |allow_loopback| Arc::new(UreqMcp::new(NetPolicy { allow_loopback })),
+    )?;
     let demo = handoff_demo::http::routes(ledger, runtime.clone());
     Server::new(agent)
         .env_store(store)

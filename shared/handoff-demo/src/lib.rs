@@ -58,6 +58,7 @@ mod fraud;
 pub mod http;
 mod ledger;
 pub mod llm;
+pub mod mcp;
 mod orders;
 mod policy;
 

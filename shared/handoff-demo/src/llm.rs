@@ -10,9 +10,11 @@ use handoff_core::EffectFailure;
 use handoff_core::{
     Agent, AgentError, CoreError, Decision, Finish, Readiness, RunContext, Runtime,
 };
+use handoff_llm::mcp::McpHttp;
 use handoff_llm::{BackendTool, LlmAgent, ModelClient, Provider, ToolError};
 use serde_json::{Value, json};
 
+use crate::mcp::McpSettings;
 use crate::{DemoAgent, DemoConfig, Ledger, Order, refund_policy};
 
 const SYSTEM: &str = "You are the refund desk of an online shop. Look an order up with \
@@ -84,21 +86,32 @@ fn order_arg(args: &Value) -> Result<String, String> {
 }
 
 /// The demo a host serves: model-driven when `DEMO_LLM` names a provider with a key
-/// (`client` then reaches the model), else `scripted`.
+/// (`client` then reaches the model), else `scripted`. In LLM mode the agent also
+/// offers the tools of the `HANDOFF_MCP_SERVERS` ([`crate::mcp`]), reached through
+/// `mcp(allow_loopback)`, the host's guarded transport. A malformed `HANDOFF_MCP_*`
+/// variable is an error naming it (the host refuses to start).
 pub fn choose(
     scripted: DemoAgent,
     runtime: Runtime,
     lookup: impl Fn(&str) -> Option<String>,
     client: impl FnOnce() -> Arc<dyn ModelClient>,
-) -> Demo {
-    match provider_from_lookup(lookup) {
+    mcp: impl FnOnce(bool) -> Arc<dyn McpHttp>,
+) -> Result<Demo, String> {
+    let settings = McpSettings::from_lookup(&lookup)?;
+    Ok(match provider_from_lookup(lookup) {
         Some(provider) => {
             let ledger = scripted.ledger().clone();
-            let agent = refund_agent(ledger, scripted.config(), runtime, provider, client());
+            let mut agent = refund_agent(ledger, scripted.config(), runtime, provider, client());
+            if !settings.servers.is_empty() {
+                agent = agent.mcp_http(mcp(settings.allow_loopback));
+                for server in settings.servers {
+                    agent = agent.mcp(server);
+                }
+            }
             Demo::Llm(Box::new(agent))
         }
         None => Demo::Scripted(scripted),
-    }
+    })
 }
 
 /// The demo a host serves: scripted, or model-driven when `DEMO_LLM` names a provider.

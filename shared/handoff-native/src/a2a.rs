@@ -13,7 +13,7 @@
 //! (it would resolve names itself), no redirects, responses capped at 1 MiB,
 //! requests time out after 10 s.
 
-mod resolver;
+pub(crate) mod resolver;
 
 use std::net::IpAddr;
 use std::time::Duration;

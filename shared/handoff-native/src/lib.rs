@@ -22,6 +22,8 @@
 pub mod a2a;
 #[cfg(feature = "llm")]
 pub mod llm;
+#[cfg(feature = "llm")]
+pub mod mcp;
 #[cfg(feature = "otel")]
 pub mod telemetry;
 

@@ -204,14 +204,15 @@ mod options;
 #[cfg(feature = "a2a")]
 pub mod a2a;
 /// Model-backed agents ([`handoff_llm`]): providers, the tool loop ([`llm::LlmAgent`]) and,
-/// the model client to hand it: `UreqModels` on native hosts, `FetchModels` on Workers.
+/// the model client to hand it: `UreqModels` on native hosts, `FetchModels` on Workers; for
+/// MCP tools (`handoff_llm::mcp`), the guarded transport `UreqMcp` or `FetchMcp`.
 #[cfg(feature = "llm")]
 pub mod llm {
     #[cfg(feature = "worker")]
-    pub use crate::worker::FetchModels;
+    pub use crate::worker::{FetchMcp, FetchModels};
     pub use handoff_llm::*;
     #[cfg(any(feature = "server", feature = "lambda"))]
-    pub use handoff_native::llm::UreqModels;
+    pub use handoff_native::{a2a::NetPolicy, llm::UreqModels, mcp::UreqMcp};
 }
 #[cfg(feature = "lambda")]
 pub mod lambda;

@@ -55,14 +55,20 @@ const anthropic = {
 
 export const dialects = { openai, anthropic };
 
-/** A provider endpoint answering each request with the next of `turns`. */
+/**
+ * A provider endpoint answering each request with the next of `turns`; `script(next)`
+ * answers the requests from now on with `next` instead (one stand-in, one host process,
+ * many scripted conversations).
+ */
 export async function standIn(turns) {
   const requests = [];
+  let script = turns;
+  let offset = 0;
   const server = http.createServer(async (req, res) => {
     let body = "";
     for await (const piece of req) body += piece;
     requests.push({ url: req.url, headers: req.headers, body: JSON.parse(body) });
-    const turn = turns[requests.length - 1];
+    const turn = script[requests.length - 1 - offset];
     if (typeof turn === "function") return turn(res);
     res.writeHead(200, { "content-type": "text/event-stream" });
     for (const frame of turn ?? openai.text("(script ended)")) {
@@ -73,7 +79,11 @@ export async function standIn(turns) {
   });
   await new Promise((r) => server.listen(0, "127.0.0.1", r));
   const base = `http://127.0.0.1:${server.address().port}`;
-  return { base, url: `${base}/v1`, requests, close: () => new Promise((r) => server.close(r)) };
+  const scriptNext = (next) => {
+    script = next;
+    offset = requests.length;
+  };
+  return { base, url: `${base}/v1`, requests, script: scriptNext, close: () => new Promise((r) => server.close(r)) };
 }
 
 /** The host settings that point the demo's LLM mode at `model`. */

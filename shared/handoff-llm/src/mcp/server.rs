@@ -67,8 +67,8 @@ impl McpServer {
         &self.name
     }
 
-    /// The approval policy of `tool`, if it needs one.
-    pub(crate) fn approval_for(&self, tool: &str) -> Option<ApprovalPolicy> {
+    /// The approval policy of `tool` (its MCP name), if it needs one.
+    pub fn approval_for(&self, tool: &str) -> Option<ApprovalPolicy> {
         self.tool_approvals
             .iter()
             .find(|(name, _)| name == tool)
