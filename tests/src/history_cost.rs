@@ -113,8 +113,15 @@ impl<S: Store> Conversation<S> {
 
     /// One turn: the client resends the history with a new user message.
     pub async fn turn(&mut self, text: &str) {
+        let history = self.history().await;
+        self.turn_after(history, text).await;
+    }
+
+    /// [`Conversation::turn`] with the history the client holds (read before a
+    /// measurement starts, so that only the turn is counted).
+    async fn turn_after(&mut self, history: Vec<Message>, text: &str) {
         self.turns += 1;
-        let mut messages = self.history().await;
+        let mut messages = history;
         messages.push(Message::user(format!("u-{}", self.turns), text));
         let run = format!("r-{}", self.turns);
         let input = RunAgentInput::new(self.thread.as_str(), run.as_str(), messages);
@@ -141,11 +148,14 @@ impl<S: Store> Conversation<S> {
 
     /// Measures one chat turn and one approval turn at the current length.
     pub async fn measure(&mut self) -> TurnCost {
-        let messages = self.message_count().await;
+        let history = self.history().await;
+        let messages = history.len();
         self.store.take();
-        self.turn("tell me something").await;
+        self.turn_after(history, "tell me something").await;
         let chat = self.store.take();
-        self.turn("refund order A1024").await;
+        let history = self.history().await;
+        self.store.take();
+        self.turn_after(history, "refund order A1024").await;
         let approval = self.store.take();
         TurnCost {
             messages,

@@ -1,7 +1,9 @@
 //! Cost per turn is independent of history length: a turn on a thread with 1,000
 //! messages writes at most 1.5× the bytes of the same turn on a 10-message thread, and
-//! the same number of store writes. Bytes are counted at the store trait, which every
-//! backend receives unchanged (no timing involved).
+//! the same number of store writes and reads. A chat turn whose client resends the
+//! history reads no history page at all (the head's digest recognises it). Bytes are
+//! counted at the store trait, which every backend receives unchanged (no timing
+//! involved).
 
 use handoff_core::store::memory::MemoryStore;
 use handoff_store_sqlite::SqliteStore;
@@ -25,7 +27,13 @@ fn assert_flat(
         );
         assert_eq!(a.commits, b.commits, "{kind}: commits per turn changed");
         assert_eq!(a.puts, b.puts, "{kind}: puts per turn changed");
+        assert_eq!(a.gets, b.gets, "{kind}: gets per turn changed");
+        assert_eq!(a.scans, b.scans, "{kind}: scans per turn changed");
     }
+    // The resent history is recognised: no page is read (the resume of an approval turn,
+    // sent without messages here, reads them once).
+    assert_eq!(small.chat.scans, 0, "chat turn read pages: {small:?}");
+    assert_eq!(large.chat.scans, 0, "chat turn read pages: {large:?}");
 }
 
 #[test]

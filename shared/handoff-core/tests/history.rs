@@ -185,5 +185,39 @@ fn a_thread_written_before_history_pages_is_read_and_migrated() {
             "the head still carries the history"
         );
         assert_eq!((head.pages, head.message_count), (2, 4));
+        assert!(
+            head.history_digest.is_some(),
+            "the migrated history has no digest"
+        );
+    });
+}
+
+#[test]
+fn a_paged_thread_stored_before_digests_gets_one_from_its_next_run() {
+    block_on(async {
+        let h = Harness::new(Chatty);
+        h.run(&user_input("t", "r1", "one")).await;
+        // As an older release wrote it: pages, no digest.
+        let item = h.item("t", "thread").await.unwrap();
+        let mut head: serde_json::Value = serde_json::from_slice(&item.value).unwrap();
+        assert!(head["historyDigest"].is_string());
+        head.as_object_mut().unwrap().remove("historyDigest");
+        let write = Write::put(
+            "thread",
+            handoff_core::Condition::Always,
+            head.to_string().into_bytes(),
+            None,
+        );
+        h.store.commit("t", vec![write], h.now()).await.unwrap();
+
+        h.run(&resend(&h, "r2", "two").await).await;
+        let item = h.item("t", "thread").await.unwrap();
+        let head: ThreadRecord = serde_json::from_slice(&item.value).unwrap();
+        assert!(head.history_digest.is_some(), "no digest after the run");
+        // A third turn resending it is taken from its input and keeps the history whole.
+        h.run(&resend(&h, "r3", "three").await).await;
+        let messages = h.thread("t").await.messages;
+        assert_eq!(messages.len(), 6);
+        assert_eq!(messages[0].text().as_deref(), Some("one"));
     });
 }

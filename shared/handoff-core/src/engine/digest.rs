@@ -1,0 +1,126 @@
+//! A digest of a thread's stored history, so a run recognises the history a client
+//! resends without reading the thread's pages.
+//!
+//! Clients such as `@ag-ui/client` send the whole conversation on every run. The head
+//! keeps a SHA-256 chain over the stored messages (`d₀ = 0³², dₖ = SHA-256(dₖ₋₁ ‖ len ‖
+//! JSON(mₖ))`, updated by every page a finish writes); a run whose input starts with
+//! `message_count` messages chaining to the head's digest has, byte for byte, the stored
+//! history, and takes it from its input. Any difference (an edited message, another key
+//! order, a message dropped) only misses: the run then reads its pages, as before, and
+//! stored history still wins. A collision would take breaking SHA-256.
+
+use std::borrow::Borrow;
+
+use agui_protocol::Message;
+use sha2::{Digest, Sha256};
+
+use crate::records::ThreadRecord;
+
+/// The digest of an empty history.
+pub(crate) const EMPTY: [u8; 32] = [0; 32];
+
+/// `digest` extended by `messages`, in order.
+pub(crate) fn extend<'a>(
+    digest: [u8; 32],
+    messages: impl IntoIterator<Item = &'a Message>,
+) -> [u8; 32] {
+    let mut digest = digest;
+    let mut json = Vec::with_capacity(512);
+    for message in messages {
+        json.clear();
+        // Messages always serialize; an error would only make this digest miss.
+        let _ = serde_json::to_writer(&mut json, message);
+        let mut hasher = Sha256::new();
+        hasher.update(digest);
+        hasher.update((json.len() as u64).to_be_bytes());
+        hasher.update(&json);
+        digest = hasher.finalize().into();
+    }
+    digest
+}
+
+/// The hex form kept in the head.
+pub(crate) fn to_hex(digest: [u8; 32]) -> String {
+    hex::encode(digest)
+}
+
+/// Moves `head`'s digest over the messages of the page being appended. A head without
+/// one gets one only when it has no history yet (a thread stored before digests gets its
+/// first from the run that reads its pages, see `execute`).
+pub(crate) fn advance(head: &mut ThreadRecord, added: &[impl Borrow<Message>]) {
+    let base = match &head.history_digest {
+        Some(hex) => {
+            let mut digest = [0u8; 32];
+            hex::decode_to_slice(hex, &mut digest).ok().map(|()| digest)
+        }
+        None if head.pages == 0 && head.messages.is_empty() => Some(EMPTY),
+        None => None,
+    };
+    head.history_digest = base.map(|d| to_hex(extend(d, added.iter().map(Borrow::borrow))));
+}
+
+/// How many leading messages of `input` are the thread's stored history, when the head's
+/// digest proves it (`None`: read the pages).
+pub(crate) fn recognised_prefix(thread: &ThreadRecord, input: &[Message]) -> Option<usize> {
+    let expected = thread.history_digest.as_deref()?;
+    // History written inline by old releases is not covered by the digest.
+    if !thread.messages.is_empty() {
+        return None;
+    }
+    let count = usize::try_from(thread.message_count).ok()?;
+    let prefix = input.get(..count)?;
+    (to_hex(extend(EMPTY, prefix)) == expected).then_some(count)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn thread_of(messages: &[Message]) -> ThreadRecord {
+        ThreadRecord {
+            message_count: messages.len() as u64,
+            history_digest: Some(to_hex(extend(EMPTY, messages))),
+            ..ThreadRecord::default()
+        }
+    }
+
+    #[test]
+    fn the_stored_history_resent_is_recognised_and_any_change_misses() {
+        let stored = vec![
+            Message::user("m1", "Refund A1"),
+            Message::assistant("a1", "Done"),
+        ];
+        let thread = thread_of(&stored);
+        let mut input = stored.clone();
+        input.push(Message::user("m2", "Thanks"));
+        assert_eq!(recognised_prefix(&thread, &input), Some(2));
+
+        let mut edited = input.clone();
+        edited[1] = Message::assistant("a1", "Done!");
+        assert_eq!(recognised_prefix(&thread, &edited), None);
+        let mut reordered = input.clone();
+        reordered.swap(0, 1);
+        assert_eq!(recognised_prefix(&thread, &reordered), None);
+        assert_eq!(recognised_prefix(&thread, &input[..1]), None, "too short");
+        let legacy = ThreadRecord {
+            history_digest: None,
+            ..thread.clone()
+        };
+        assert_eq!(recognised_prefix(&legacy, &input), None);
+    }
+
+    #[test]
+    fn extending_equals_digesting_the_whole() {
+        let all = [
+            Message::user("m1", "a"),
+            Message::assistant("a1", "b"),
+            Message::user("m2", "c"),
+        ];
+        assert_eq!(
+            extend(extend(EMPTY, &all[..1]), &all[1..]),
+            extend(EMPTY, &all)
+        );
+        // The length prefix keeps message boundaries apart.
+        assert_ne!(extend(EMPTY, &all[..2]), extend(EMPTY, &all[1..]));
+    }
+}
