@@ -85,6 +85,56 @@ function assertApiError(res, status, code, what = "") {
 const toolResults = (events) => events.filter((e) => e.type === "TOOL_CALL_RESULT");
 
 // ---------------------------------------------------------------------------
+// 0. A long conversation as the official client holds it
+
+describe("long conversations: the official client's resent history is recognised", { timeout: TEST_TIMEOUT }, () => {
+  const pool = suiteServers();
+  let server;
+  before(async () => {
+    server = await pool.start({ label: "digest", env: { HANDOFF_LOG: "json" } });
+  });
+
+  test("every turn, approvals included, costs the same store calls however long the thread (no page is read)", async () => {
+    const recorder = new Recorder();
+    const threadId = uid("thread-digest");
+    const agent = makeAgent(`${server.url}/agent`, { recorder, threadId, messages: [userMessage("hello")] });
+    const runIds = [];
+    const turn = async (extra = {}) => {
+      const runId = uid("run");
+      runIds.push(runId);
+      const run = await officialRun(agent, recorder, { runId, ...extra });
+      await assertCleanOfficialRun(run, { threadId, runId });
+      return run;
+    };
+    await turn();
+    for (let i = 2; i <= 6; i++) {
+      agent.addMessage(userMessage(`turn ${i}: tell me more`));
+      await turn();
+    }
+    // An approval in the middle: its resume resends the history too.
+    agent.addMessage(userMessage("Refund order A1024"));
+    const asked = await turn();
+    assert.equal(asked.outcome?.outcome, "interrupt", describeRun(asked));
+    const resume = buildResumeArray(agent.pendingInterrupts, { [agent.pendingInterrupts[0].id]: { status: "resolved", payload: { approved: true } } });
+    await turn({ resume });
+    agent.addMessage(userMessage("thanks"));
+    await turn();
+    assert.ok(recorder.records.at(-1).request.messages.length >= 16, "the client resends the whole history");
+
+    const lines = () => server.stderr.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l));
+    const ended = await waitFor(() => {
+      const mine = lines().filter((l) => l.message === "run ended" && l.thread_id === threadId);
+      return mine.length === runIds.length && mine;
+    }, { what: "a run ended line per turn" });
+    const calls = Object.fromEntries(ended.map((l) => [l.run_id, l.store_calls]));
+    const chats = [...runIds.slice(0, 6), runIds.at(-1)].map((id) => calls[id]);
+    // The first turn has no history to read; a later one that had to read its pages
+    // would make one more call (the scan).
+    assert.deepEqual(new Set(chats).size, 1, `store calls per chat turn: ${JSON.stringify(chats)}`);
+  });
+});
+
+// ---------------------------------------------------------------------------
 // 1. Refund interrupt -> resume with buildResumeArray, official client
 
 describe("refund flow: official client, interrupt then resume", { timeout: TEST_TIMEOUT }, () => {
