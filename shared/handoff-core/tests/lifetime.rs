@@ -5,9 +5,12 @@ mod support;
 
 use agui_protocol::{Event, Message, RunFinishedOutcome};
 use futures::executor::block_on;
-use handoff_core::records::{MARK_KEY, PAGE_PREFIX, THREAD_KEY, ThreadRecord, page_key};
+use handoff_core::records::{
+    MARK_KEY, PAGE_PREFIX, PROFILE_KEY, THREAD_KEY, ThreadRecord, page_key,
+};
 use handoff_core::{
-    Condition, EngineConfig, ForkRequest, Principal, Store, StoreError, Write, WriteOp,
+    Condition, EngineConfig, ForkRequest, Principal, Store, StoreError, ThreadChanges, Write,
+    WriteOp,
 };
 use support::*;
 
@@ -106,11 +109,30 @@ fn renewal_batch(_: &str, writes: &[Write]) -> bool {
 fn a_busy_thread_keeps_its_whole_history_past_the_pages_retention() {
     block_on(async {
         let h = Harness::with_config(Chatty, short_lifetimes());
-        // A turn every 3 s for 24 s, more than twice the pages' retention.
+        // A turn every 3 s for 24 s, more than twice the pages' retention; named after
+        // the first, as PATCH /threads/{id} does.
         for turn in 1..=8 {
             h.run(&user_input("t", &format!("r{turn}"), "hi")).await;
+            if turn == 1 {
+                let changes = ThreadChanges {
+                    name: Some("Refunds".into()),
+                    ..ThreadChanges::default()
+                };
+                let anyone = Principal::anonymous();
+                h.engine
+                    .update_thread(&anyone, "t", &changes)
+                    .await
+                    .unwrap();
+            }
             h.advance(3_000);
         }
+        // Runs never rewrite the profile: the renewal kept it with the pages.
+        let profile = h
+            .item("t", PROFILE_KEY)
+            .await
+            .expect("the name outlived its retention");
+        let profile: serde_json::Value = serde_json::from_slice(&profile.value).unwrap();
+        assert_eq!(profile["name"], "Refunds");
         let view = h.thread("t").await;
         let ids = ids(&view.messages);
         assert_eq!(ids.len(), 16, "{ids:?}");

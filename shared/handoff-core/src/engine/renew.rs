@@ -17,12 +17,15 @@
 //!
 //! Each batch checks the head is still at the version the finish is fenced on, so a run
 //! that lost its lease, or a thread deleted meanwhile, never brings pages back; the first
-//! also renews the thread's marker, which must outlive the pages (see `leftovers`). A
+//! also renews the thread's marker, which must outlive the pages (see `leftovers`), and
+//! its profile (the name and archived flag `PATCH /threads/{id}` keeps, which runs never
+//! rewrite; conditional on its version, so a rename meanwhile wins and the next finish
+//! renews again). A
 //! renewal that fails is logged and does not fail the run: the head keeps the old expiry,
 //! so the next finish tries again (re-putting identical bytes is harmless).
 
 use super::{Inner, history, leftovers};
-use crate::records::{THREAD_KEY, ThreadRecord};
+use crate::records::{PROFILE_KEY, THREAD_KEY, ThreadRecord};
 use crate::store::{Condition, StoreError, Write};
 
 /// Writes per commit, the head check and the marker included (within every store's
@@ -74,9 +77,19 @@ async fn renew(
         .await
         .map_err(RenewError::Read)?;
     let count = items.len();
+    let profile = inner
+        .store
+        .get_one(partition, PROFILE_KEY, now)
+        .await
+        .map_err(|e| RenewError::Read(e.into()))?
+        .map(|item| {
+            let condition = Condition::Version(item.version);
+            Write::put(item.key, condition, item.value, Some(expires_at_ms))
+        });
     // The marker first: whatever batch lands, the marker outlives its pages.
     let mut puts =
         std::iter::once(leftovers::mark(inner, now))
+            .chain(profile)
             .chain(items.into_iter().map(|item| {
                 Write::put(item.key, Condition::Always, item.value, Some(expires_at_ms))
             }))
