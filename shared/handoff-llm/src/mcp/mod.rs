@@ -51,12 +51,14 @@
 //! agent needs (`initialize`, `notifications/initialized`, `tools/list`, `tools/call`)
 //! over a one-method [`McpHttp`] trait, so the same code runs on every host: natively
 //! over the `ureq` client and guarded resolver the A2A client already uses, on Workers
-//! over `fetch`. `rmcp`'s Streamable HTTP client is built on `reqwest`, `tokio` and its
-//! own SSE and session machinery: natively a second HTTP/TLS stack beside `ureq`, and on
-//! `wasm32-unknown-unknown` not a fit for the Worker, whose bundle is already about
-//! 1.35 MB gzip of its 1 MiB-per-feature budget. What this client leaves out (server
-//! requests such as sampling or elicitation, resumable GET streams, resources, prompts)
-//! an agent's tool loop does not use.
+//! over `fetch`. `rmcp` (3.11, the official SDK) needs tokio's runtime in any build
+//! (`rt`, `time`, `macros`): its Streamable HTTP client runs as a task started with
+//! `tokio::spawn` and times requests with `tokio::time`, which a Worker does not have,
+//! and its ready-made HTTP side is `reqwest`, a second HTTP and TLS stack beside `ureq`
+//! on native hosts. The Worker's wasm is already about 1.35 MB gzipped, so it gets
+//! the same small client, over `fetch`. What this client leaves out (server requests
+//! such as sampling or elicitation, resumable GET streams, resources, prompts) an
+//! agent's tool loop does not use.
 
 mod http;
 pub mod jsonrpc;
