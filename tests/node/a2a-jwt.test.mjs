@@ -69,8 +69,11 @@ for (const [host, start] of HOSTS) describe(`JWT-signed A2A push notifications o
       timeoutMs: 15_000,
       what: "the signed WORKING push",
     });
-    const signed = remote.sender.sent.filter((s) => s.url === push.url);
-    assert.ok(signed.length >= 2, "the task and WORKING pushes went out signed");
+    // The receiver stores a push before its answer reaches the sender: wait for the answers.
+    const signed = await waitFor(() => {
+      const sent = remote.sender.sent.filter((s) => s.url === push.url);
+      return sent.length >= 2 && sent.every((s) => s.status !== 0 || s.error) && sent;
+    }, { timeoutMs: 15_000, what: "the answers to the task and WORKING pushes" });
     for (const s of signed) assert.equal(s.status, 200, `${s.body} -> ${s.status} ${s.error ?? ""}`);
     assert.ok(signer.fetches > fetchesBefore, "this host's receiver fetched the sender's JWKS");
 
