@@ -102,6 +102,7 @@ dev: setup
 test: setup setup-worker test-rust test-node
 
 test-rust:
+	@date +'%T test-rust: start'
 	cargo test --workspace --all-targets
 	cargo test --workspace --doc
 
@@ -111,12 +112,14 @@ corpus:
 	cargo run -q -p agui-protocol --example sse-corpus -- $(CURDIR)/target/agui-sse-corpus
 
 test-node: corpus build-worker build-starter-worker
+	@date +'%T test-node: corpus and Workers built'
 	cargo build -q -p dev-server -p agent-lambda -p a2a-webhook-lambda -p handoff-tests -p starter
 	@# `cargo lambda watch -p X` builds X alone, whose features differ from the joint build's:
 	@# build each the same way here, so no test waits on a compile.
 	cargo build -q -p agent-lambda
 	cargo build -q -p a2a-webhook-lambda
 	cargo build -q -p starter --bin starter-lambda
+	@date +'%T test-node: binaries built, running the Node tests'
 	@# One file at a time (each starts servers, workerd, Chromium or cargo lambda: run side by side
 	@# on a busy machine they time each other out); a stuck test fails after 5 minutes instead of
 	@# stalling the run, and a file that leaves a handle open cannot keep the runner alive. The
@@ -149,6 +152,7 @@ check-wasm: setup
 	cargo check --target wasm32-unknown-unknown -p starter --no-default-features --features worker
 
 build-worker: setup-worker
+	@date +'%T build-worker: start'
 	cd $(WORKER_DIR) && $(WORKER_ENV) worker-build --release
 	@echo "worker wasm: $$(stat -c %s $(WORKER_DIR)/build/index_bg.wasm) bytes, $$(gzip -9 -c $(WORKER_DIR)/build/index_bg.wasm | wc -c) gzipped (-9)"
 
@@ -216,6 +220,7 @@ dev-starter-lambda: setup
 	cargo lambda watch -A 127.0.0.1 -P $(LAMBDA_PORT) -p starter --bin starter-lambda
 
 build-starter-worker: setup-worker
+	@date +'%T build-starter-worker: start'
 	cd $(STARTER_DIR) && $(WORKER_ENV) worker-build --release --no-default-features --features worker
 	@echo "starter wasm: $$(stat -c %s $(STARTER_DIR)/build/index_bg.wasm) bytes, $$(gzip -9 -c $(STARTER_DIR)/build/index_bg.wasm | wc -c) gzipped (-9)"
 

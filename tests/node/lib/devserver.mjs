@@ -356,8 +356,16 @@ export async function request(url, { method = "GET", body, headers = {}, timeout
       }
     }
   }
-  const res = await fetch(url, init);
-  const bytes = Buffer.from(await res.arrayBuffer());
+  let res;
+  let bytes;
+  try {
+    res = await fetch(url, init);
+    bytes = Buffer.from(await res.arrayBuffer());
+  } catch (err) {
+    // undici says only "fetch failed"; the cause (ECONNRESET, a closed socket, a timeout) is what tells.
+    if (err?.cause) err.message = `${err.message} (${method} ${url}): ${err.cause.code ?? ""} ${err.cause.message ?? err.cause}`;
+    throw err;
+  }
   const text = bytes.toString("utf8");
   const out = { status: res.status, headers: Object.fromEntries(res.headers.entries()), bytes, text };
   if ((res.headers.get("content-type") ?? "").includes("application/json")) {
