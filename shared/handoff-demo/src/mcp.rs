@@ -4,6 +4,10 @@
 //! |---|---|
 //! | `HANDOFF_MCP_SERVERS` | `name=url[,name=url…]`: Streamable HTTP endpoints; their tools are offered as `{name}__{tool}` |
 //! | `HANDOFF_MCP_TOKENS` | `name=token[,…]`: a bearer token per server (the caller's own token is never passed on) |
+//! | `HANDOFF_MCP_OAUTH` | `name=token_url[,…]`: these servers take OAuth access tokens from this token endpoint (client credentials grant; instead of a bearer token) |
+//! | `HANDOFF_MCP_OAUTH_CLIENTS` | `name=client_id:client_secret[,…]`: the agent's client at each of those token endpoints (HTTP Basic) |
+//! | `HANDOFF_MCP_OAUTH_AUDIENCES` | `name=audience[,…]` (optional): the `audience` asked for; by default the server's URL, which always goes as `resource` |
+//! | `HANDOFF_MCP_OAUTH_SCOPES` | `name=scope scope…[,…]` (optional): the scopes asked for |
 //! | `HANDOFF_MCP_REQUIRE_APPROVAL` | `name__tool[,…]` or `name__*`: these tools wait for an approver (role `approver`, not the requester; with `HANDOFF_AUTH` unset or `none` there are no roles, so the interrupt is raised and any caller may answer) |
 //! | `HANDOFF_MCP_ALLOW_LOOPBACK` | `true` (tests only, like `HANDOFF_A2A_ALLOW_LOOPBACK`): loopback and `http://` URLs |
 //!
@@ -13,7 +17,7 @@ use std::collections::BTreeSet;
 
 use handoff_a2a::client::check_outbound_url;
 use handoff_core::ApprovalPolicy;
-use handoff_llm::mcp::McpServer;
+use handoff_llm::mcp::{ClientCredentials, McpServer};
 
 /// The MCP servers the demo agent uses.
 #[derive(Debug, Clone, Default)]
@@ -86,6 +90,7 @@ impl McpSettings {
                 *server = server.clone().bearer(&token);
             }
         }
+        oauth(&get, &known, &mut servers, allow_loopback)?;
         let var = "HANDOFF_MCP_REQUIRE_APPROVAL";
         let policy = approver_policy(&lookup);
         for item in get(var).unwrap_or_default().split(',').map(str::trim) {
@@ -111,6 +116,75 @@ impl McpSettings {
             allow_loopback,
         })
     }
+}
+
+/// The `HANDOFF_MCP_OAUTH*` variables: client credentials for the servers they name.
+fn oauth(
+    get: &impl Fn(&str) -> Option<String>,
+    known: &impl Fn(&str, &str) -> Result<(), String>,
+    servers: &mut [McpServer],
+    allow_loopback: bool,
+) -> Result<(), String> {
+    let named = |var: &str| -> Result<Vec<(String, String)>, String> {
+        let items = pairs(var, &get(var).unwrap_or_default())?;
+        for (name, _) in &items {
+            known(var, name)?;
+        }
+        Ok(items)
+    };
+    let tokens = named("HANDOFF_MCP_TOKENS")?;
+    let clients = named("HANDOFF_MCP_OAUTH_CLIENTS")?;
+    let audiences = named("HANDOFF_MCP_OAUTH_AUDIENCES")?;
+    let scopes = named("HANDOFF_MCP_OAUTH_SCOPES")?;
+    let token_urls = named("HANDOFF_MCP_OAUTH")?;
+    let of = |items: &[(String, String)], name: &str| {
+        items
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.clone())
+    };
+    for (var, items) in [
+        ("HANDOFF_MCP_OAUTH_CLIENTS", &clients),
+        ("HANDOFF_MCP_OAUTH_AUDIENCES", &audiences),
+        ("HANDOFF_MCP_OAUTH_SCOPES", &scopes),
+    ] {
+        if let Some((name, _)) = items.iter().find(|(n, _)| of(&token_urls, n).is_none()) {
+            return Err(format!(
+                "{var}: server {name:?} has no token endpoint in HANDOFF_MCP_OAUTH"
+            ));
+        }
+    }
+    for (name, token_url) in &token_urls {
+        let var = "HANDOFF_MCP_OAUTH";
+        if of(&tokens, name).is_some() {
+            return Err(format!(
+                "{var}: server {name:?} also has a bearer token in HANDOFF_MCP_TOKENS; use one"
+            ));
+        }
+        check_outbound_url(token_url, allow_loopback)
+            .map_err(|why| format!("{var}: {name}: {}", why.replace("A2A ", "")))?;
+        let client = of(&clients, name).ok_or_else(|| {
+            format!("{var}: server {name:?} has no client in HANDOFF_MCP_OAUTH_CLIENTS")
+        })?;
+        let (id, secret) = client
+            .split_once(':')
+            .filter(|(id, secret)| !id.is_empty() && !secret.is_empty())
+            // The item holds a secret: say where, not what.
+            .ok_or_else(|| {
+                format!("HANDOFF_MCP_OAUTH_CLIENTS: {name}: expected client_id:client_secret")
+            })?;
+        let mut credentials = ClientCredentials::new(token_url, id, secret);
+        if let Some(audience) = of(&audiences, name) {
+            credentials = credentials.audience(&audience);
+        }
+        if let Some(scope) = of(&scopes, name) {
+            credentials = credentials.scope(&scope);
+        }
+        if let Some(server) = servers.iter_mut().find(|s| s.name() == name) {
+            *server = server.clone().client_credentials(credentials);
+        }
+    }
+    Ok(())
 }
 
 /// An approver other than the requester; without authentication there are no roles or
@@ -176,6 +250,27 @@ mod tests {
     }
 
     #[test]
+    fn oauth_clients_replace_bearer_tokens() {
+        let s = settings(&[
+            (
+                "HANDOFF_MCP_SERVERS",
+                "billing=https://billing.example/mcp,docs=https://docs.example/mcp",
+            ),
+            ("HANDOFF_MCP_OAUTH", "billing=https://auth.example/token"),
+            ("HANDOFF_MCP_OAUTH_CLIENTS", "billing=agent:s3cr3t:x"),
+            ("HANDOFF_MCP_OAUTH_AUDIENCES", "billing=urn:billing"),
+            ("HANDOFF_MCP_TOKENS", "docs=t0k"),
+        ])
+        .unwrap();
+        let debug = format!("{:?}", s.servers);
+        assert!(debug.contains("client credentials"), "{debug}");
+        assert!(
+            !debug.contains("s3cr3t") && !debug.contains("t0k"),
+            "{debug}"
+        );
+    }
+
+    #[test]
     fn malformed_variables_name_themselves_and_never_a_token() {
         let cases: &[(&[(&str, &str)], &str)] = &[
             (&[("HANDOFF_MCP_SERVERS", "nourl")], "HANDOFF_MCP_SERVERS"),
@@ -213,6 +308,45 @@ mod tests {
             (
                 &[("HANDOFF_MCP_ALLOW_LOOPBACK", "yes")],
                 "HANDOFF_MCP_ALLOW_LOOPBACK",
+            ),
+            (
+                &[
+                    ("HANDOFF_MCP_SERVERS", "a=https://x.example/"),
+                    ("HANDOFF_MCP_OAUTH", "a=https://auth.example/token"),
+                ],
+                "HANDOFF_MCP_OAUTH",
+            ),
+            (
+                &[
+                    ("HANDOFF_MCP_SERVERS", "a=https://x.example/"),
+                    ("HANDOFF_MCP_OAUTH", "a=https://auth.example/token"),
+                    ("HANDOFF_MCP_OAUTH_CLIENTS", "a=s3cr3t"),
+                ],
+                "HANDOFF_MCP_OAUTH_CLIENTS",
+            ),
+            (
+                &[
+                    ("HANDOFF_MCP_SERVERS", "a=https://x.example/"),
+                    ("HANDOFF_MCP_OAUTH", "a=http://127.0.0.1/token"),
+                    ("HANDOFF_MCP_OAUTH_CLIENTS", "a=id:s3cr3t"),
+                ],
+                "HANDOFF_MCP_OAUTH",
+            ),
+            (
+                &[
+                    ("HANDOFF_MCP_SERVERS", "a=https://x.example/"),
+                    ("HANDOFF_MCP_OAUTH_CLIENTS", "a=id:s3cr3t"),
+                ],
+                "HANDOFF_MCP_OAUTH_CLIENTS",
+            ),
+            (
+                &[
+                    ("HANDOFF_MCP_SERVERS", "a=https://x.example/"),
+                    ("HANDOFF_MCP_TOKENS", "a=s3cr3t"),
+                    ("HANDOFF_MCP_OAUTH", "a=https://auth.example/token"),
+                    ("HANDOFF_MCP_OAUTH_CLIENTS", "a=id:s3cr3t"),
+                ],
+                "HANDOFF_MCP_OAUTH",
             ),
         ];
         for (vars, name) in cases {

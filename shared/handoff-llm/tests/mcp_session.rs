@@ -9,7 +9,8 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use futures::executor::block_on;
 use handoff_llm::mcp::{
-    McpConnection, McpError, McpHttp, McpHttpError, McpRequest, McpResponse, McpServer,
+    ClientCredentials, McpConnection, McpError, McpHttp, McpHttpError, McpRequest, McpResponse,
+    McpServer,
 };
 use serde_json::{Value, json};
 
@@ -116,7 +117,8 @@ fn a_forgotten_session_is_initialised_again_and_the_call_sent_once_more() {
     let server = McpServer::streamable_http("e", "http://127.0.0.1:1/mcp").bearer("t0k");
     let connection = McpConnection::new(server);
     let outcome =
-        block_on(connection.call(&*http, "echo", json!({ "message": "hi" }), "k", 1_000)).unwrap();
+        block_on(connection.call(&*http, "echo", json!({ "message": "hi" }), "k", 0, 1_000))
+            .unwrap();
     assert_eq!(outcome.text, "Echo: hi");
     let sent = http.sent();
     let methods: Vec<_> = sent
@@ -172,17 +174,17 @@ fn listing_pages_is_cached_and_refreshed_after_list_changed() {
     ));
     let http = Scripted::new(answers);
     let connection = McpConnection::new(McpServer::streamable_http("e", "http://x/mcp"));
-    let tools = block_on(connection.tools(&*http, 1_000)).unwrap();
+    let tools = block_on(connection.tools(&*http, 0, 1_000)).unwrap();
     let names: Vec<_> = tools.iter().map(|t| t.name.as_str()).collect();
     assert_eq!(names, ["a", "b"]);
     assert_eq!(tools[1].input_schema, json!({ "type": "object" }));
     assert_eq!(http.sent()[3].0["params"]["cursor"], "p2");
     // Cached: no request.
-    assert_eq!(block_on(connection.tools(&*http, 1_000)).unwrap(), tools);
+    assert_eq!(block_on(connection.tools(&*http, 0, 1_000)).unwrap(), tools);
     assert_eq!(http.sent().len(), 4);
-    block_on(connection.call(&*http, "a", json!({}), "k", 1_000)).unwrap();
+    block_on(connection.call(&*http, "a", json!({}), "k", 0, 1_000)).unwrap();
     assert!(
-        block_on(connection.tools(&*http, 1_000))
+        block_on(connection.tools(&*http, 0, 1_000))
             .unwrap()
             .is_empty()
     );
@@ -192,7 +194,7 @@ fn listing_pages_is_cached_and_refreshed_after_list_changed() {
 fn failures_say_whether_the_server_may_have_acted() {
     let connection = McpConnection::new(McpServer::streamable_http("e", "http://x/mcp"));
     let down = Scripted::new(vec![Err(McpHttpError::NotSent("refused".into()))]);
-    let error = block_on(connection.call(&*down, "a", json!({}), "k", 1_000)).unwrap_err();
+    let error = block_on(connection.call(&*down, "a", json!({}), "k", 0, 1_000)).unwrap_err();
     assert!(matches!(error, McpError::NotSent(_)), "{error:?}");
 
     // The refused initialize took id 1.
@@ -209,10 +211,110 @@ fn failures_say_whether_the_server_may_have_acted() {
         body: b"<html>oops</html>".to_vec(),
     }));
     let http = Scripted::new(answers);
-    let timed_out = block_on(connection.call(&*http, "a", json!({}), "k", 1_000)).unwrap_err();
+    let timed_out = block_on(connection.call(&*http, "a", json!({}), "k", 0, 1_000)).unwrap_err();
     assert!(matches!(timed_out, McpError::InDoubt(_)), "{timed_out:?}");
-    let refused = block_on(connection.call(&*http, "z", json!({}), "k", 1_000)).unwrap_err();
+    let refused = block_on(connection.call(&*http, "z", json!({}), "k", 0, 1_000)).unwrap_err();
     assert_eq!(refused, McpError::Rpc(-32602, "Tool z not found".into()));
-    let garbage = block_on(connection.call(&*http, "a", json!({}), "k", 1_000)).unwrap_err();
+    let garbage = block_on(connection.call(&*http, "a", json!({}), "k", 0, 1_000)).unwrap_err();
     assert!(matches!(garbage, McpError::Unusable(_)), "{garbage:?}");
+}
+
+fn token(value: &str, expires_in: u64) -> Result<McpResponse, McpHttpError> {
+    json_answer(
+        None,
+        json!({ "access_token": value, "token_type": "Bearer", "expires_in": expires_in }),
+    )
+}
+
+#[test]
+fn client_credentials_tokens_are_cached_renewed_and_replaced_after_a_401() {
+    let mut answers = vec![token("A", 60)];
+    answers.extend(initialized(1, "s"));
+    answers.push(json_answer(None, echo(2)));
+    answers.push(json_answer(None, echo(3)));
+    // Past expires_in minus the margin: a new token first.
+    answers.push(token("B", 60));
+    answers.push(json_answer(None, echo(4)));
+    // Revoked early: the server refuses it, a new token, the same request again.
+    answers.push(status(401));
+    answers.push(token("C", 60));
+    answers.push(json_answer(None, echo(5)));
+    let http = Scripted::new(answers);
+    let credentials =
+        ClientCredentials::new("http://auth.test/token", "agent", "s3cr3t").audience("urn:mcp:e");
+    let server =
+        McpServer::streamable_http("e", "http://e.test/mcp").client_credentials(credentials);
+    let connection = McpConnection::new(server);
+    for now_ms in [0, 10_000, 31_000, 32_000] {
+        let outcome =
+            block_on(connection.call(&*http, "echo", json!({}), "k", now_ms, 1_000)).unwrap();
+        assert_eq!(outcome.text, "Echo: hi");
+    }
+    let sent = http.sent.lock().unwrap();
+    let summary: Vec<(String, String)> = sent
+        .iter()
+        .map(|r| {
+            let auth = r
+                .headers
+                .iter()
+                .find(|(n, _)| n == "authorization")
+                .map(|(_, v)| v.clone())
+                .unwrap_or_default();
+            (r.url.clone(), auth)
+        })
+        .collect();
+    let mcp = |token: &str| ("http://e.test/mcp".to_owned(), format!("Bearer {token}"));
+    // base64("agent:s3cr3t"): the client's own id and secret, HTTP Basic.
+    let auth = (
+        "http://auth.test/token".to_owned(),
+        "Basic YWdlbnQ6czNjcjN0".to_owned(),
+    );
+    assert_eq!(
+        summary,
+        vec![
+            auth.clone(),
+            mcp("A"),
+            mcp("A"),
+            mcp("A"),
+            mcp("A"),
+            auth.clone(),
+            mcp("B"),
+            mcp("B"),
+            auth,
+            mcp("C"),
+        ]
+    );
+    let form = String::from_utf8(sent[0].body.clone()).unwrap();
+    assert_eq!(
+        form,
+        "grant_type=client_credentials&resource=http%3A%2F%2Fe.test%2Fmcp&audience=urn%3Amcp%3Ae"
+    );
+    // The refused request went again as it was.
+    assert_eq!(sent[7].body, sent[9].body);
+}
+
+#[test]
+fn a_token_endpoint_that_fails_means_the_call_was_not_sent() {
+    let server = McpServer::streamable_http("e", "http://e.test/mcp").client_credentials(
+        ClientCredentials::new("http://auth.test/token", "agent", "s3cr3t"),
+    );
+    for answer in [
+        json_answer(
+            None,
+            json!({ "error": "invalid_client", "error_description": "bad s3cr3t" }),
+        )
+        .map(|r| McpResponse { status: 401, ..r }),
+        Err(McpHttpError::InDoubt("timed out".into())),
+    ] {
+        let connection = McpConnection::new(server.clone());
+        let http = Scripted::new(vec![answer]);
+        let error = block_on(connection.call(&*http, "a", json!({}), "k", 0, 1_000)).unwrap_err();
+        assert!(matches!(error, McpError::NotSent(_)), "{error:?}");
+        assert!(!error.to_string().contains("s3cr3t"), "{error}");
+        assert_eq!(
+            http.sent.lock().unwrap().len(),
+            1,
+            "the MCP server was never called"
+        );
+    }
 }

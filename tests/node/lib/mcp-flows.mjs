@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { postJson, sseEvents } from "./devserver.mjs";
 import { assertStrict, describeRun, uid, userMessage } from "./flows.mjs";
-import { freePort, startCounter, startEverything } from "./mcp-servers.mjs";
+import { freePort, startCounter, startEverything, startIssuer, startVault } from "./mcp-servers.mjs";
 import { dialects, llmEnv, standIn } from "./model-standin.mjs";
 import { runOfficial } from "./official.mjs";
 
@@ -14,15 +14,19 @@ const { openai } = dialects;
 export const COUNTER_TOKEN = "mcp-counter-secret";
 /** The token of a server that is down (never a log either). */
 export const DOWN_TOKEN = "mcp-down-secret";
+/** The agent's OAuth client at the vault's authorization server (the secret never a log). */
+export const VAULT_CLIENT = { clientId: "handoff-agent", clientSecret: "vault-client-secret" };
 /** What the AG-UI caller sends as its own credential: never passed on to an MCP server. */
 const USER_TOKEN = "user-token-never-forwarded";
 
 /** The host settings: the model, both servers, `down` (nothing listening), approvals. */
-export function mcpEnv(model, { everything, counter, downPort }) {
+export function mcpEnv(model, { everything, counter, downPort, vault, issuer }) {
   return {
     ...llmEnv(model),
-    HANDOFF_MCP_SERVERS: `everything=${everything.url},counter=${counter.url},down=http://127.0.0.1:${downPort}/mcp`,
+    HANDOFF_MCP_SERVERS: `everything=${everything.url},counter=${counter.url},down=http://127.0.0.1:${downPort}/mcp,vault=${vault.url}`,
     HANDOFF_MCP_TOKENS: `counter=${COUNTER_TOKEN},down=${DOWN_TOKEN}`,
+    HANDOFF_MCP_OAUTH: `vault=${issuer.tokenUrl}`,
+    HANDOFF_MCP_OAUTH_CLIENTS: `vault=${VAULT_CLIENT.clientId}:${VAULT_CLIENT.clientSecret}`,
     HANDOFF_MCP_REQUIRE_APPROVAL: "counter__count",
     HANDOFF_MCP_ALLOW_LOOPBACK: "true",
   };
@@ -133,8 +137,42 @@ export async function assertSessionRecovers(server, model, counter) {
   assert.ok(counter.initializations() > initializations, "initialised again");
 }
 
+/**
+ * OAuth client credentials: the vault lets in only its issuer's tokens meant for it. The
+ * agent gets one with its own client (HTTP Basic, `resource` and `audience` the vault's
+ * URL), keeps it for later runs, and after the vault refuses it (revoked) gets another and
+ * sends the call again: one call. The caller's token reaches neither.
+ */
+export async function assertOAuthClientCredentials(server, model, { vault, issuer }) {
+  const call = async (label) => {
+    const run = await converse(server, model, [openai.tools([["vault__count", JSON.stringify({ label })]]), openai.text("Done.")], `Count ${label}`);
+    assert.ok(run.sent[0].body.tools.some((t) => t.function.name === "vault__count"), "the vault's tools are offered");
+    return resultOf(run.events).content;
+  };
+  const calls = vault.calls.length;
+  assert.equal(await call("oauth-1"), `call ${calls + 1}: oauth-1`);
+  assert.ok(issuer.requests.length >= 1, "a token was asked for");
+  for (const request of issuer.requests) {
+    assert.equal(request.body.grant_type, "client_credentials");
+    assert.equal(request.body.resource, vault.url);
+    assert.equal(request.body.audience, vault.url);
+    assert.equal(request.authorization, `Basic ${Buffer.from(`${VAULT_CLIENT.clientId}:${VAULT_CLIENT.clientSecret}`).toString("base64")}`);
+  }
+  const tokens = issuer.requests.length;
+  assert.equal(await call("oauth-2"), `call ${calls + 2}: oauth-2`);
+  assert.equal(issuer.requests.length, tokens, "the token is kept for the next run");
+
+  vault.revoke(vault.accepted.at(-1));
+  assert.equal(await call("oauth-3"), `call ${calls + 3}: oauth-3`);
+  assert.equal(issuer.requests.length, tokens + 1, "a refused token is replaced");
+  assert.equal(vault.calls.length, calls + 3, "each call reached the vault once");
+  assert.ok(vault.authorizations.every((a) => a.startsWith("Bearer ey")), "only the issuer's tokens, never the caller's");
+}
+
 /** The host's logs name the server that could not be listed, and hold no MCP token. */
 export function assertLogs(logs) {
+  assert.doesNotMatch(logs, new RegExp(VAULT_CLIENT.clientSecret));
+  assert.doesNotMatch(logs, /Bearer ey|Basic aGFu/);
   assert.match(logs, /down/);
   assert.match(logs, /listing failed/);
   assert.doesNotMatch(logs, new RegExp(COUNTER_TOKEN));
@@ -147,18 +185,20 @@ export function assertLogs(logs) {
  */
 export function describeMcpHost(title, { start, stop, timeout }) {
   describe(title, { timeout }, () => {
-    let everything, counter, model, server;
+    let everything, counter, model, server, issuer, vault;
 
     before(async () => {
       everything = await startEverything();
       counter = await startCounter({ token: COUNTER_TOKEN });
+      issuer = await startIssuer(VAULT_CLIENT);
+      vault = await startVault(issuer);
       model = await standIn([]);
-      server = await start(mcpEnv(model, { everything, counter, downPort: await freePort() }));
+      server = await start(mcpEnv(model, { everything, counter, downPort: await freePort(), vault, issuer }));
     });
 
     after(async () => {
       await stop();
-      await Promise.all([everything?.close(), counter?.close(), model?.close()]);
+      await Promise.all([everything?.close(), counter?.close(), vault?.close(), issuer?.close(), model?.close()]);
     });
 
     test("listing: the servers' tools are offered as {server}__{tool}; a call with arguments", async () => {
@@ -179,6 +219,10 @@ export function describeMcpHost(title, { start, stop, timeout }) {
 
     test("a server that forgot the session (404) is initialised again", async () => {
       await assertSessionRecovers(server, model, counter);
+    });
+
+    test("OAuth client credentials: a token for the server's audience, kept, replaced when refused", async () => {
+      await assertOAuthClientCredentials(server, model, { vault, issuer });
     });
 
     test("the logs name the server that is down and hold no MCP token", () => {

@@ -13,6 +13,8 @@ import { fileURLToPath } from "node:url";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { createRemoteJWKSet, jwtVerify } from "jose";
+import { OAuth2Server } from "oauth2-mock-server";
 import { waitFor } from "./devserver.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -47,8 +49,9 @@ export async function startEverything() {
 
 const COUNT_SCHEMA = { type: "object", properties: { label: { type: "string" } }, required: ["label"] };
 
-/** Our counting MCP server; `token`, when set, is the bearer it requires. */
-export async function startCounter({ token } = {}) {
+/** Our counting MCP server; `token`, when set, is the bearer it requires; `authorize`,
+ * when set, decides on each Authorization header instead (resolves true to let it in). */
+export async function startCounter({ token, authorize } = {}) {
   const calls = [];
   const authorizations = [];
   let initializations = 0;
@@ -72,6 +75,9 @@ export async function startCounter({ token } = {}) {
   const httpServer = http.createServer(async (req, res) => {
     authorizations.push(req.headers.authorization);
     if (token && req.headers.authorization !== `Bearer ${token}`) return res.writeHead(401).end();
+    if (authorize && !(await authorize(req.headers.authorization))) {
+      return res.writeHead(401, { "www-authenticate": 'Bearer error="invalid_token"' }).end();
+    }
     let body = "";
     for await (const piece of req) body += piece;
     const sessionId = req.headers["mcp-session-id"];
@@ -100,4 +106,60 @@ export async function startCounter({ token } = {}) {
     forgetSessions: () => sessions.clear(),
     close: () => new Promise((r) => { httpServer.closeAllConnections(); httpServer.close(r); }),
   };
+}
+
+/**
+ * An OAuth authorization server for the client credentials grant (oauth2-mock-server, its
+ * RS256 tokens and JWKS) that admits one client (`clientId`/`clientSecret`, HTTP Basic)
+ * and puts the requested `audience` (else `resource`) in the token's `aud`, as Auth0-style
+ * servers do. Records every token request.
+ */
+export async function startIssuer({ clientId, clientSecret }) {
+  const server = new OAuth2Server();
+  await server.issuer.keys.generate("RS256");
+  await server.start(0, "127.0.0.1");
+  const requests = [];
+  const basic = `Basic ${Buffer.from(`${encodeURIComponent(clientId)}:${encodeURIComponent(clientSecret)}`).toString("base64")}`;
+  server.service.on("beforeTokenSigning", (token, req) => {
+    token.payload.aud = req.body.audience ?? req.body.resource;
+    token.payload.sub = clientId;
+  });
+  server.service.on("beforeResponse", (response, req) => {
+    requests.push({ body: { ...req.body }, authorization: req.headers.authorization });
+    if (req.headers.authorization !== basic) {
+      response.statusCode = 401;
+      response.body = { error: "invalid_client", error_description: "unknown client or wrong secret" };
+    }
+  });
+  const url = server.issuer.url;
+  return {
+    url,
+    tokenUrl: `${url}/token`,
+    requests,
+    close: () => server.stop(),
+  };
+}
+
+/** A counting MCP server that lets in only bearer tokens of `issuer` meant for it (`aud`
+ * is its own URL), signed with the issuer's published keys; `revoke(token)` refuses one. */
+export async function startVault(issuer) {
+  const jwks = createRemoteJWKSet(new URL(`${issuer.url}/jwks`));
+  const revoked = new Set();
+  const accepted = [];
+  let url;
+  const counter = await startCounter({
+    authorize: async (authorization) => {
+      const token = /^Bearer (.+)$/.exec(authorization ?? "")?.[1];
+      if (!token || revoked.has(token)) return false;
+      try {
+        await jwtVerify(token, jwks, { issuer: issuer.url, audience: url });
+      } catch {
+        return false;
+      }
+      accepted.push(token);
+      return true;
+    },
+  });
+  url = counter.url;
+  return { ...counter, accepted, revoke: (token) => revoked.add(token) };
 }

@@ -3,13 +3,19 @@
 //! ```
 //! use std::sync::Arc;
 //! use handoff_core::ApprovalPolicy;
-//! use handoff_llm::mcp::{McpHttp, McpServer};
+//! use handoff_llm::mcp::{ClientCredentials, McpHttp, McpServer};
 //! use handoff_llm::{LlmAgent, ModelClient, Provider};
 //!
 //! fn agent(provider: Provider, models: Arc<dyn ModelClient>, mcp: Arc<dyn McpHttp>) -> LlmAgent {
 //!     LlmAgent::new("support", provider, models)
 //!         .mcp_http(mcp) // natively handoff::llm::UreqMcp, on Workers handoff::llm::FetchMcp
 //!         .mcp(McpServer::streamable_http("docs", "https://mcp.example.com/mcp").bearer("s3cr3t"))
+//!         .mcp(
+//!             McpServer::streamable_http("crm", "https://crm.example.com/mcp").client_credentials(
+//!                 ClientCredentials::new("https://auth.example.com/oauth/token", "agent", "s3cr3t")
+//!                     .audience("https://crm.example.com"),
+//!             ),
+//!         )
 //!         .mcp(
 //!             McpServer::streamable_http("billing", "https://billing.example.com/mcp")
 //!                 .tool_requiring_approval("refund", ApprovalPolicy::new().role("approver").not_requester()),
@@ -40,8 +46,14 @@
 //! | HTTP error, garbage, over 8 MiB | `{"error"}` | done (the server answered) |
 //! | timeout or broken answer after sending | nothing: the run fails | in doubt, re-driven under the same key |
 //!
-//! **Security.** Each server gets its own credential ([`McpServer::bearer`]); the
-//! caller's token is never forwarded. Hosts send through their outbound guard (https,
+//! **Security.** Each server gets its own credential: a bearer token
+//! ([`McpServer::bearer`]) or an access token from its authorization server
+//! ([`McpServer::client_credentials`]: OAuth client credentials with the server's URL as
+//! `resource` and the audience as `audience`, HTTP Basic client authentication, the token
+//! kept per instance until 30 s before it expires and replaced when the server answers
+//! 401, the refused request then sent once more); the caller's token is never forwarded.
+//! A token endpoint that fails is a call not sent. The token endpoint passes the same
+//! outbound guard as the server. Hosts send through their outbound guard (https,
 //! no private, loopback or link-local addresses unless loopback is allowed for tests,
 //! no redirects, no proxy, capped bodies). Tool descriptions and results are the
 //! server's text: they reach the model as tool descriptions and tool messages, never as
@@ -63,6 +75,7 @@
 mod http;
 pub mod jsonrpc;
 pub mod names;
+mod oauth;
 pub mod result;
 mod server;
 mod session;
@@ -70,6 +83,7 @@ mod tools;
 
 pub use http::{MAX_ANSWER_BYTES, McpHttp, McpHttpError, McpRequest, McpResponse};
 pub use names::offered_name;
+pub use oauth::{ClientCredentials, EXPIRY_MARGIN_MS};
 pub use result::{CallOutcome, MAX_RESULT_BYTES};
 pub use server::McpServer;
 pub use session::{ListedTool, McpConnection, McpError, PROTOCOL_VERSION};

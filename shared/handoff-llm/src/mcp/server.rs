@@ -3,12 +3,21 @@
 
 use handoff_core::ApprovalPolicy;
 
+use super::oauth::ClientCredentials;
+
+/// How this agent proves itself to a server: its own credential, never the caller's.
+#[derive(Clone)]
+pub(crate) enum Credential {
+    Bearer(String),
+    ClientCredentials(ClientCredentials),
+}
+
 /// A remote MCP server reached over Streamable HTTP.
 #[derive(Clone)]
 pub struct McpServer {
     pub(crate) name: String,
     pub(crate) url: String,
-    pub(crate) bearer: Option<String>,
+    pub(crate) credential: Option<Credential>,
     /// Every tool of the server waits for approval under this policy.
     pub(crate) approval: Option<ApprovalPolicy>,
     /// These tools (by their MCP name) wait for approval, overriding `approval`.
@@ -21,7 +30,14 @@ impl std::fmt::Debug for McpServer {
         f.debug_struct("McpServer")
             .field("name", &self.name)
             .field("url", &self.url)
-            .field("bearer", &self.bearer.as_ref().map(|_| "…"))
+            .field(
+                "credential",
+                &match &self.credential {
+                    None => "none",
+                    Some(Credential::Bearer(_)) => "bearer …",
+                    Some(Credential::ClientCredentials(_)) => "client credentials …",
+                },
+            )
             .finish_non_exhaustive()
     }
 }
@@ -33,7 +49,7 @@ impl McpServer {
         McpServer {
             name: name.to_owned(),
             url: url.to_owned(),
-            bearer: None,
+            credential: None,
             approval: None,
             tool_approvals: Vec::new(),
         }
@@ -43,7 +59,16 @@ impl McpServer {
     /// own: the caller's credential is never passed on (MCP forbids token pass-through).
     #[must_use]
     pub fn bearer(mut self, token: &str) -> Self {
-        self.bearer = Some(token.to_owned());
+        self.credential = Some(Credential::Bearer(token.to_owned()));
+        self
+    }
+
+    /// Authenticates with an access token from the server's authorization server, got
+    /// with this agent's own client id and secret (OAuth client credentials), for the
+    /// audience the credentials name (this server's URL by default).
+    #[must_use]
+    pub fn client_credentials(mut self, credentials: ClientCredentials) -> Self {
+        self.credential = Some(Credential::ClientCredentials(credentials));
         self
     }
 

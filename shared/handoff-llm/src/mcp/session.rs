@@ -13,8 +13,9 @@ use serde_json::{Value, json};
 
 use super::http::{McpHttp, McpHttpError, McpRequest, McpResponse};
 use super::jsonrpc;
+use super::oauth::{AccessToken, parse_token};
 use super::result::{CallOutcome, render};
-use super::server::McpServer;
+use super::server::{Credential, McpServer};
 
 /// The protocol version this client asks for (the server may answer with another it
 /// supports; that one goes into every later `MCP-Protocol-Version` header).
@@ -77,7 +78,16 @@ struct Session {
 struct State {
     session: Option<Session>,
     tools: Option<Vec<ListedTool>>,
+    /// The access token of a server reached with client credentials.
+    token: Option<AccessToken>,
     next_id: u64,
+}
+
+/// One request's clock and time limit.
+#[derive(Debug, Clone, Copy)]
+struct Budget {
+    now_ms: u64,
+    timeout_ms: u64,
 }
 
 /// A server, its session and its tools on this instance.
@@ -106,12 +116,15 @@ impl McpConnection {
     }
 
     /// The server's tools: cached after the first listing that succeeded, listed again
-    /// once the server said its list changed or a call was refused.
+    /// once the server said its list changed or a call was refused. `now_ms` is the
+    /// runtime's clock (access tokens expire), `timeout_ms` the limit per request.
     pub async fn tools(
         &self,
         http: &dyn McpHttp,
+        now_ms: u64,
         timeout_ms: u64,
     ) -> Result<Vec<ListedTool>, McpError> {
+        let budget = Budget { now_ms, timeout_ms };
         let cached = self.state().tools.clone();
         if let Some(tools) = cached {
             return Ok(tools);
@@ -123,7 +136,7 @@ impl McpConnection {
                 Some(cursor) => json!({ "cursor": cursor }),
                 None => json!({}),
             };
-            let page = self.rpc(http, "tools/list", params, timeout_ms).await?;
+            let page = self.rpc(http, "tools/list", params, budget).await?;
             let listed = page.get("tools").and_then(Value::as_array).ok_or_else(|| {
                 McpError::Unusable("tools/list answered without tools".to_owned())
             })?;
@@ -162,14 +175,16 @@ impl McpConnection {
         tool: &str,
         arguments: Value,
         idempotency_key: &str,
+        now_ms: u64,
         timeout_ms: u64,
     ) -> Result<CallOutcome, McpError> {
+        let budget = Budget { now_ms, timeout_ms };
         let params = json!({
             "name": tool,
             "arguments": arguments,
             "_meta": { "idempotencyKey": idempotency_key },
         });
-        let result = self.rpc(http, "tools/call", params, timeout_ms).await;
+        let result = self.rpc(http, "tools/call", params, budget).await;
         if let Err(McpError::Rpc(..)) = &result {
             // An unknown or disabled tool: the list this instance holds may be stale.
             self.state().tools = None;
@@ -184,7 +199,7 @@ impl McpConnection {
         http: &dyn McpHttp,
         method: &str,
         params: Value,
-        timeout_ms: u64,
+        budget: Budget,
     ) -> Result<Value, McpError> {
         let mut retried = false;
         loop {
@@ -192,11 +207,11 @@ impl McpConnection {
             let current = self.state().session.clone();
             let session = match current {
                 Some(session) => session,
-                None => self.initialize(http, timeout_ms).await?,
+                None => self.initialize(http, budget).await?,
             };
             let id = self.next_id();
             let body = jsonrpc::request(id, method, params.clone());
-            let response = self.post(http, Some(&session), body, timeout_ms).await?;
+            let response = self.post(http, Some(&session), body, budget).await?;
             let forgotten = session.id.is_some() && matches!(response.status, 404 | 400);
             if forgotten && !retried {
                 retried = true;
@@ -210,7 +225,7 @@ impl McpConnection {
         }
     }
 
-    async fn initialize(&self, http: &dyn McpHttp, timeout_ms: u64) -> Result<Session, McpError> {
+    async fn initialize(&self, http: &dyn McpHttp, budget: Budget) -> Result<Session, McpError> {
         let id = self.next_id();
         let params = json!({
             "protocolVersion": PROTOCOL_VERSION,
@@ -218,7 +233,7 @@ impl McpConnection {
             "clientInfo": { "name": "handoff", "version": env!("CARGO_PKG_VERSION") },
         });
         let body = jsonrpc::request(id, "initialize", params);
-        let response = self.post(http, None, body, timeout_ms).await?;
+        let response = self.post(http, None, body, budget).await?;
         let result = self.answer(&response, id)?;
         let session = Session {
             id: response.session_id.clone(),
@@ -229,9 +244,7 @@ impl McpConnection {
                 .to_owned(),
         };
         let initialized = jsonrpc::notification("notifications/initialized");
-        let ack = self
-            .post(http, Some(&session), initialized, timeout_ms)
-            .await?;
+        let ack = self.post(http, Some(&session), initialized, budget).await?;
         if !(200..300).contains(&ack.status) {
             return Err(McpError::Unusable(format!(
                 "notifications/initialized answered HTTP {}",
@@ -248,12 +261,34 @@ impl McpConnection {
         state.next_id
     }
 
+    /// One POST with the server's credential; a 401 to a client-credentials token
+    /// (revoked, expired early) gets a fresh token and the POST again, once: a request
+    /// refused for its credential was not processed.
     async fn post(
         &self,
         http: &dyn McpHttp,
         session: Option<&Session>,
         body: Vec<u8>,
-        timeout_ms: u64,
+        budget: Budget,
+    ) -> Result<McpResponse, McpError> {
+        let response = self.post_once(http, session, body.clone(), budget).await?;
+        let oauth = matches!(
+            self.server.credential,
+            Some(Credential::ClientCredentials(_))
+        );
+        if response.status == 401 && oauth {
+            self.state().token = None;
+            return self.post_once(http, session, body, budget).await;
+        }
+        Ok(response)
+    }
+
+    async fn post_once(
+        &self,
+        http: &dyn McpHttp,
+        session: Option<&Session>,
+        body: Vec<u8>,
+        budget: Budget,
     ) -> Result<McpResponse, McpError> {
         let mut headers = vec![
             ("content-type".to_owned(), "application/json".to_owned()),
@@ -262,7 +297,7 @@ impl McpConnection {
                 "application/json, text/event-stream".to_owned(),
             ),
         ];
-        if let Some(token) = &self.server.bearer {
+        if let Some(token) = self.access_token(http, budget).await? {
             headers.push(("authorization".to_owned(), format!("Bearer {token}")));
         }
         if let Some(session) = session {
@@ -275,9 +310,37 @@ impl McpConnection {
             url: self.server.url.clone(),
             headers,
             body,
-            timeout_ms,
+            timeout_ms: budget.timeout_ms,
         };
         Ok(http.post(request).await?)
+    }
+
+    /// The bearer token to send: the configured one, or a client-credentials token
+    /// (cached until shortly before it expires). A token endpoint that fails means the
+    /// MCP request was never sent, whatever happened to the token request.
+    async fn access_token(
+        &self,
+        http: &dyn McpHttp,
+        budget: Budget,
+    ) -> Result<Option<String>, McpError> {
+        let credentials = match &self.server.credential {
+            None => return Ok(None),
+            Some(Credential::Bearer(token)) => return Ok(Some(token.clone())),
+            Some(Credential::ClientCredentials(credentials)) => credentials,
+        };
+        let cached = self.state().token.clone();
+        if let Some(token) = cached.filter(|t| t.usable_at(budget.now_ms)) {
+            return Ok(Some(token.value));
+        }
+        let request = credentials.token_request(&self.server.url, budget.timeout_ms);
+        let not_sent = |why: String| McpError::NotSent(format!("no access token: {why}"));
+        let response = http
+            .post(request)
+            .await
+            .map_err(|e| not_sent(e.to_string()))?;
+        let token = parse_token(&response, budget.now_ms).map_err(not_sent)?;
+        self.state().token = Some(token.clone());
+        Ok(Some(token.value))
     }
 
     /// The result of request `id` in `response`.

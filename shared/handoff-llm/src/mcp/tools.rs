@@ -54,7 +54,7 @@ pub(crate) async fn offered(
     let listings = join_all(
         connections
             .iter()
-            .map(|c| async move { (c, c.tools(http.as_ref(), timeout).await) }),
+            .map(|c| async move { (c, c.tools(http.as_ref(), ctx.now_ms(), timeout).await) }),
     )
     .await;
     let mut offered: Vec<BackendTool> = Vec::new();
@@ -100,11 +100,12 @@ fn backend_tool(
         let (connection, http, runtime) = (connection.clone(), http.clone(), runtime.clone());
         let mcp_name = mcp_name.clone();
         async move {
-            let timeout = budget(runtime.now_ms(), deadline, CALL_TIMEOUT_MS).ok_or_else(|| {
+            let now_ms = runtime.now_ms();
+            let timeout = budget(now_ms, deadline, CALL_TIMEOUT_MS).ok_or_else(|| {
                 ToolError::NotExecuted("no time left in this run for the call".to_owned())
             })?;
             let outcome = connection
-                .call(http.as_ref(), &mcp_name, args, &key, timeout)
+                .call(http.as_ref(), &mcp_name, args, &key, now_ms, timeout)
                 .await;
             match outcome {
                 Ok(result) if result.is_error => Ok(json!({ "error": result.text })),
