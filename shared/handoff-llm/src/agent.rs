@@ -21,7 +21,7 @@
 use std::future::Future;
 use std::sync::Arc;
 
-use agui_protocol::{Interrupt, Tool, ToolCallId};
+use agui_protocol::{Interrupt, Metadata, Tool, ToolCallId};
 use async_trait::async_trait;
 use futures::StreamExt;
 use futures::future::BoxFuture;
@@ -95,6 +95,9 @@ pub struct BackendTool {
     handler: Handler,
     /// A string result is the tool message's text as is, not a JSON string (MCP tools).
     text_result: bool,
+    /// Stored with its approval interrupts (an MCP tool's server and name, so an approved
+    /// call runs even when the server cannot be listed at the answer).
+    interrupt_metadata: Option<Metadata>,
 }
 
 impl BackendTool {
@@ -115,6 +118,7 @@ impl BackendTool {
             approval: None,
             handler: Arc::new(move |args, key| Box::pin(handler(args, key))),
             text_result: false,
+            interrupt_metadata: None,
         }
     }
 
@@ -126,6 +130,12 @@ impl BackendTool {
     /// A string result goes out as the text itself (an MCP result already is text).
     pub(crate) fn text_result(mut self) -> Self {
         self.text_result = true;
+        self
+    }
+
+    /// Metadata its approval interrupts carry (stored with the pending interrupt).
+    pub(crate) fn interrupt_metadata(mut self, metadata: Metadata) -> Self {
+        self.interrupt_metadata = Some(metadata);
         self
     }
 
@@ -378,7 +388,21 @@ impl LlmAgent {
             else {
                 continue;
             };
-            let tool = tools.iter().find(|t| t.spec.name == name);
+            // An MCP tool whose server cannot be listed now is rebuilt from its interrupt.
+            let rebuilt = match tools.iter().any(|t| t.spec.name == name) {
+                true => None,
+                false => mcp::from_interrupt(
+                    &self.mcp,
+                    self.mcp_http.as_ref(),
+                    ctx,
+                    &decision.interrupt,
+                    &name,
+                ),
+            };
+            let tool = tools
+                .iter()
+                .find(|t| t.spec.name == name)
+                .or(rebuilt.as_ref());
             let content = match tool {
                 _ if decision.is_cancelled() => json!({ "status": "cancelled" }),
                 _ if !decision.approved() => {
@@ -451,7 +475,7 @@ impl Agent for LlmAgent {
                             }
                         };
                         if let Some(policy) = &tool.approval {
-                            interrupts.push(
+                            let mut interrupt =
                                 Interrupt::new(format!("int-{}", call.id), "tool_call")
                                     .with_message(format!(
                                         "Allow {} with {}?",
@@ -459,8 +483,11 @@ impl Agent for LlmAgent {
                                     ))
                                     .with_tool_call(call.id.clone())
                                     .with_response_schema(approval_schema(tool.parameters()))
-                                    .with_approval(&policy(&args)),
-                            );
+                                    .with_approval(&policy(&args));
+                            if let Some(metadata) = &tool.interrupt_metadata {
+                                interrupt = interrupt.with_metadata(metadata.clone());
+                            }
+                            interrupts.push(interrupt);
                         } else {
                             let result = self.execute(ctx, &call.id, tool, args).await?;
                             ctx.tool_result(&call.id, tool.content(&result));

@@ -49,12 +49,14 @@ fn call_turn(name: &str, args: &str) -> String {
         + "data: [DONE]\n\n"
 }
 
-/// An MCP server in process: one tool, `pay`; its first call acts and then loses its
-/// answer.
+/// An MCP server in process: one tool, `pay`; with `lose_first`, its first call acts and
+/// then loses its answer; with `listing_down`, `tools/list` never gets through.
 #[derive(Default)]
 struct Bank {
     /// Each `tools/call`: its arguments and `_meta.idempotencyKey`.
     calls: Mutex<Vec<(Value, String)>>,
+    lose_first: bool,
+    listing_down: bool,
 }
 
 #[async_trait]
@@ -78,6 +80,7 @@ impl McpHttp for Bank {
                 session_id: None,
                 body: Vec::new(),
             }),
+            "tools/list" if self.listing_down => Err(McpHttpError::NotSent("refused".into())),
             "tools/list" => answer(json!({ "tools": [{ "name": "pay", "description": "Pays",
                 "inputSchema": { "type": "object", "properties": { "cents": { "type": "integer" } } } }] })),
             "tools/call" => {
@@ -88,7 +91,7 @@ impl McpHttp for Bank {
                     .to_owned();
                 let mut calls = self.calls.lock().unwrap();
                 calls.push((params["arguments"].clone(), key));
-                if calls.len() == 1 {
+                if self.lose_first && calls.len() == 1 {
                     return Err(McpHttpError::InDoubt("timed out".into()));
                 }
                 answer(json!({ "content": [{ "type": "text", "text": "paid 700" }] }))
@@ -109,14 +112,8 @@ fn run(engine: &Engine, input: Value) -> Vec<Event> {
     })
 }
 
-#[test]
-fn an_mcp_call_in_doubt_is_re_driven_under_its_key_and_a_replay_calls_nothing() {
-    let model = Arc::new(Model::default());
-    model.turns.lock().unwrap().extend([
-        call_turn("bank__pay", r#"{"cents":700}"#),
-        text_turn("Paid."),
-    ]);
-    let bank = Arc::new(Bank::default());
+/// An engine (one instance) whose agent pays through `bank`, approval required, on `store`.
+fn payer(model: &Arc<Model>, bank: &Arc<Bank>, store: &Arc<MemoryStore>) -> Engine {
     let provider = Provider::OpenAi {
         base_url: "http://127.0.0.1:1/v1".into(),
         api_key: "k".into(),
@@ -133,7 +130,21 @@ fn an_mcp_call_in_doubt_is_re_driven_under_its_key_and_a_replay_calls_nothing() 
         SequentialIds::new("t"),
         NeverSleep,
     );
-    let engine = Engine::new(agent, Arc::new(MemoryStore::new()), runtime);
+    Engine::new(agent, store.clone(), runtime)
+}
+
+#[test]
+fn an_mcp_call_in_doubt_is_re_driven_under_its_key_and_a_replay_calls_nothing() {
+    let model = Arc::new(Model::default());
+    model.turns.lock().unwrap().extend([
+        call_turn("bank__pay", r#"{"cents":700}"#),
+        text_turn("Paid."),
+    ]);
+    let bank = Arc::new(Bank {
+        lose_first: true,
+        ..Bank::default()
+    });
+    let engine = payer(&model, &bank, &Arc::new(MemoryStore::new()));
 
     let first = run(
         &engine,
@@ -182,4 +193,46 @@ fn an_mcp_call_in_doubt_is_re_driven_under_its_key_and_a_replay_calls_nothing() 
     );
     assert_eq!(calls[0], calls[1], "same arguments, same idempotency key");
     assert_eq!(calls[0].0, json!({ "cents": 700 }));
+}
+
+#[test]
+fn an_approval_answered_while_the_server_cannot_be_listed_still_calls_once() {
+    let model = Arc::new(Model::default());
+    model.turns.lock().unwrap().extend([
+        call_turn("bank__pay", r#"{"cents":700}"#),
+        text_turn("Paid."),
+    ]);
+    let store = Arc::new(MemoryStore::new());
+    let listed = Arc::new(Bank::default());
+    let first = run(
+        &payer(&model, &listed, &store),
+        json!({ "threadId": "t1", "runId": "r1",
+        "messages": [{ "id": "m1", "role": "user", "content": "Pay 7" }] }),
+    );
+    let Some(Event::RunFinished(finished)) = first.last() else {
+        panic!("{first:?}")
+    };
+    let Some(RunFinishedOutcome::Interrupt { interrupts, .. }) = finished.outcome.clone() else {
+        panic!("expected an approval interrupt")
+    };
+    let named = interrupts[0].metadata.as_ref().and_then(|m| m.get("mcp"));
+    assert_eq!(named, Some(&json!({ "server": "bank", "tool": "pay" })));
+
+    // Another instance answers; its tools/list does not get through.
+    let unlisted = Arc::new(Bank {
+        listing_down: true,
+        ..Bank::default()
+    });
+    let approve = json!({ "threadId": "t1", "runId": "r2", "messages": [],
+        "resume": [{ "interruptId": interrupts[0].id, "status": "resolved", "payload": { "approved": true } }] });
+    let approved = run(&payer(&model, &unlisted, &store), approve);
+    let result = approved.iter().find_map(|e| match e {
+        Event::ToolCallResult(r) => Some(r.content.text()),
+        _ => None,
+    });
+    assert_eq!(result.as_deref(), Some("paid 700"), "{approved:?}");
+    let calls = unlisted.calls.lock().unwrap();
+    assert_eq!(calls.len(), 1, "the approved call ran once");
+    assert_eq!(calls[0].0, json!({ "cents": 700 }));
+    assert!(matches!(approved.last(), Some(Event::RunFinished(_))));
 }

@@ -34,7 +34,10 @@
 //!
 //! A model's call is a backend tool call: checked against the schema, a `tool_call`
 //! interrupt first when the server or tool requires approval, then `tools/call` inside
-//! `ctx.effect` under `tool-{toolCallId}` (also sent as `_meta.idempotencyKey`). Its
+//! `ctx.effect` under `tool-{toolCallId}` (also sent as `_meta.idempotencyKey`). The
+//! interrupt's `metadata.mcp` (`{"server", "tool"}`, stored with the pending interrupt)
+//! names the tool, so an approval answered on an instance that cannot list the server at
+//! that moment still makes the approved call instead of calling the tool unknown. Its
 //! `TOOL_CALL_RESULT` is the result's text ([`result::render`]: structured content as
 //! JSON text, else the text parts joined), cut at [`MAX_RESULT_BYTES`] with
 //! `[truncated: N bytes]`; an `isError` result is `{"error": text}`, as a backend tool's
@@ -87,5 +90,5 @@ pub use oauth::{ClientCredentials, EXPIRY_MARGIN_MS};
 pub use result::{CallOutcome, MAX_RESULT_BYTES};
 pub use server::McpServer;
 pub use session::{ListedTool, McpConnection, McpError, PROTOCOL_VERSION};
-pub(crate) use tools::offered;
-pub use tools::{CALL_TIMEOUT_MS, LIST_TIMEOUT_MS};
+pub use tools::{CALL_TIMEOUT_MS, LIST_TIMEOUT_MS, METADATA_KEY};
+pub(crate) use tools::{from_interrupt, offered};

@@ -6,6 +6,7 @@
 
 use std::sync::Arc;
 
+use agui_protocol::{Interrupt, Metadata};
 use futures::future::join_all;
 use handoff_core::{RunContext, Runtime};
 use serde_json::{Value, json};
@@ -86,6 +87,49 @@ pub(crate) async fn offered(
     offered
 }
 
+/// The interrupt metadata member naming an MCP tool: `{"server": …, "tool": …}` (the
+/// tool's MCP name; the offered name is not reversible once cut or hashed).
+pub const METADATA_KEY: &str = "mcp";
+
+/// The MCP tool an approval interrupt was raised for (its `metadata`, stored with the
+/// pending interrupt on the server), as a backend tool, for an answer that arrives while
+/// its server cannot be listed. The answer was checked already: the engine held
+/// `editedArgs` to the interrupt's `responseSchema` (the tool's schema then) and policy.
+pub(crate) fn from_interrupt(
+    connections: &[Arc<McpConnection>],
+    http: Option<&Arc<dyn McpHttp>>,
+    ctx: &RunContext,
+    interrupt: &Interrupt,
+    offered: &str,
+) -> Option<BackendTool> {
+    let named = interrupt.metadata.as_ref()?.get(METADATA_KEY)?;
+    let (server, tool) = (named.get("server")?.as_str()?, named.get("tool")?.as_str()?);
+    let connection = connections.iter().find(|c| c.server().name() == server)?;
+    // The offered name must still be this tool's (a renamed server is not this tool).
+    if offered_name(server, tool) != offered {
+        return None;
+    }
+    let input_schema = interrupt
+        .response_schema
+        .as_deref()
+        .and_then(|s| s.pointer("/properties/editedArgs"))
+        .cloned()
+        .unwrap_or_else(|| json!({ "type": "object" }));
+    let listed = ListedTool {
+        name: tool.to_owned(),
+        description: String::new(),
+        input_schema,
+    };
+    Some(backend_tool(
+        offered,
+        connection.clone(),
+        http?.clone(),
+        listed,
+        ctx.runtime().clone(),
+        ctx.deadline_ms(),
+    ))
+}
+
 fn backend_tool(
     name: &str,
     connection: Arc<McpConnection>,
@@ -95,6 +139,7 @@ fn backend_tool(
     deadline: Option<u64>,
 ) -> BackendTool {
     let approval = connection.server().approval_for(&tool.name);
+    let connection_name = connection.server().name().to_owned();
     let mcp_name = tool.name.clone();
     let handler = move |args: Value, key: String| {
         let (connection, http, runtime) = (connection.clone(), http.clone(), runtime.clone());
@@ -119,8 +164,14 @@ fn backend_tool(
             }
         }
     };
-    let backend =
-        BackendTool::new(name, &tool.description, tool.input_schema, handler).text_result();
+    let mut metadata = Metadata::new();
+    metadata.insert(
+        METADATA_KEY.to_owned(),
+        json!({ "server": connection_name, "tool": tool.name }),
+    );
+    let backend = BackendTool::new(name, &tool.description, tool.input_schema, handler)
+        .text_result()
+        .interrupt_metadata(metadata);
     match approval {
         Some(policy) => backend.requiring_approval(policy),
         None => backend,
