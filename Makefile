@@ -111,6 +111,10 @@ corpus:
 	@# The encoder corpus mix (issue 16): our SSE bytes, checked against @ag-ui/encoder's.
 	cargo run -q -p agui-protocol --example sse-corpus -- $(CURDIR)/target/agui-sse-corpus
 
+# The tests' Workers skip wasm-opt: npm's binaryen is wasm-opt compiled to JavaScript and
+# spends minutes of CPU per bundle on a size the local runtime does not limit. Deploys and
+# `make build-worker` keep it (WORKER_OPT= to test the optimised bundle).
+test-node: WORKER_OPT ?= --no-opt
 test-node: corpus build-worker build-starter-worker
 	@date +'%T test-node: corpus and Workers built'
 	cargo build -q -p dev-server -p agent-lambda -p a2a-webhook-lambda -p handoff-tests -p starter
@@ -153,8 +157,8 @@ check-wasm: setup
 
 build-worker: setup-worker
 	@date +'%T build-worker: start'
-	cd $(WORKER_DIR) && $(WORKER_ENV) worker-build --release
-	@echo "worker wasm: $$(stat -c %s $(WORKER_DIR)/build/index_bg.wasm) bytes, $$(gzip -9 -c $(WORKER_DIR)/build/index_bg.wasm | wc -c) gzipped (-9)"
+	cd $(WORKER_DIR) && $(WORKER_ENV) worker-build --release $(WORKER_OPT)
+	@echo "worker wasm: $$(stat -c %s $(WORKER_DIR)/build/index_bg.wasm) bytes, $$(gzip -9 -c $(WORKER_DIR)/build/index_bg.wasm | wc -c) gzipped (-9)$(if $(WORKER_OPT), (a test build: $(WORKER_OPT)),)"
 
 dev-worker: setup-worker
 	cd $(WORKER_DIR) && $(WORKER_ENV) $(CURDIR)/$(NODE_DIR)/node_modules/.bin/wrangler dev --local \
@@ -221,8 +225,8 @@ dev-starter-lambda: setup
 
 build-starter-worker: setup-worker
 	@date +'%T build-starter-worker: start'
-	cd $(STARTER_DIR) && $(WORKER_ENV) worker-build --release --no-default-features --features worker
-	@echo "starter wasm: $$(stat -c %s $(STARTER_DIR)/build/index_bg.wasm) bytes, $$(gzip -9 -c $(STARTER_DIR)/build/index_bg.wasm | wc -c) gzipped (-9)"
+	cd $(STARTER_DIR) && $(WORKER_ENV) worker-build --release $(WORKER_OPT) --no-default-features --features worker
+	@echo "starter wasm: $$(stat -c %s $(STARTER_DIR)/build/index_bg.wasm) bytes, $$(gzip -9 -c $(STARTER_DIR)/build/index_bg.wasm | wc -c) gzipped (-9)$(if $(WORKER_OPT), (a test build: $(WORKER_OPT)),)"
 
 dev-starter-worker: setup-worker
 	cd $(STARTER_DIR) && $(WORKER_ENV) $(CURDIR)/$(NODE_DIR)/node_modules/.bin/wrangler dev --local \

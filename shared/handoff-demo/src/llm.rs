@@ -104,8 +104,10 @@ pub fn choose(
             let mut agent = refund_agent(ledger, scripted.config(), runtime, provider, client());
             if !settings.servers.is_empty() {
                 agent = agent.mcp_http(mcp(settings.allow_loopback));
+                // Shared: the Worker builds this agent per request, and an isolate keeps
+                // its MCP sessions, tool lists and tokens across them.
                 for server in settings.servers {
-                    agent = agent.mcp(server);
+                    agent = agent.mcp_shared(server);
                 }
             }
             Demo::Llm(Box::new(agent))

@@ -236,6 +236,15 @@ impl LlmAgent {
         self.mcp.push(Arc::new(McpConnection::new(server)));
         self
     }
+    /// Like [`LlmAgent::mcp`] for an agent built per request (Workers): the server's
+    /// session, tool list and access token are kept by the process (the isolate) and
+    /// shared with every agent naming the same server, URL and credential
+    /// ([`McpConnection::shared`]).
+    #[must_use]
+    pub fn mcp_shared(mut self, server: McpServer) -> Self {
+        self.mcp.push(Arc::new(McpConnection::shared(server)));
+        self
+    }
     /// The host's client for MCP servers (`handoff::llm::UreqMcp` natively,
     /// `handoff::llm::FetchMcp` on Workers), which applies the outbound guard.
     #[must_use]

@@ -318,3 +318,25 @@ fn a_token_endpoint_that_fails_means_the_call_was_not_sent() {
         );
     }
 }
+
+#[test]
+fn shared_connections_keep_one_session_per_server_and_credential() {
+    let server = McpServer::streamable_http("shared-e", "http://e.test/mcp").bearer("one");
+    let mut answers = initialized(1, "s");
+    answers.push(json_answer(None, echo(2)));
+    answers.push(json_answer(None, echo(3)));
+    let http = Scripted::new(answers);
+    // Built per request, as on Workers: the second finds the first's session.
+    for _ in 0..2 {
+        let connection = McpConnection::shared(server.clone());
+        block_on(connection.call(&*http, "echo", json!({}), "k", 0, 1_000)).unwrap();
+    }
+    assert_eq!(http.sent().len(), 4, "one initialize for both");
+    // Another credential is another client of the server: its own session.
+    let other = McpConnection::shared(server.clone().bearer("two"));
+    let mut answers = initialized(1, "t");
+    answers.push(json_answer(None, echo(2)));
+    let http = Scripted::new(answers);
+    block_on(other.call(&*http, "echo", json!({}), "k", 0, 1_000)).unwrap();
+    assert_eq!(http.sent()[0].0["method"], "initialize");
+}

@@ -92,6 +92,20 @@ impl McpServer {
         &self.name
     }
 
+    /// What tells this server's state apart in a process: name, URL and credential (held
+    /// in memory only, never logged).
+    pub(crate) fn identity(&self) -> String {
+        let credential = match &self.credential {
+            None => String::new(),
+            Some(Credential::Bearer(token)) => format!("bearer {token}"),
+            Some(Credential::ClientCredentials(c)) => format!(
+                "client {} {} {} {:?} {:?}",
+                c.token_url, c.client_id, c.client_secret, c.audience, c.scope
+            ),
+        };
+        format!("{}\n{}\n{credential}", self.name, self.url)
+    }
+
     /// The approval policy of `tool` (its MCP name), if it needs one.
     pub fn approval_for(&self, tool: &str) -> Option<ApprovalPolicy> {
         self.tool_approvals

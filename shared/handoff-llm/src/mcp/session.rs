@@ -7,7 +7,8 @@
 //! again, once. A request the server refused that way was not processed, so sending it
 //! again cannot act twice.
 
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::collections::HashMap;
+use std::sync::{Arc, LazyLock, Mutex, MutexGuard, PoisonError};
 
 use serde_json::{Value, json};
 
@@ -94,16 +95,32 @@ struct Budget {
 #[derive(Debug)]
 pub struct McpConnection {
     server: McpServer,
-    state: Mutex<State>,
+    state: Arc<Mutex<State>>,
 }
 
+/// The state of every server connected with [`McpConnection::shared`] in this process (a
+/// Worker isolate), by server name, URL and credential.
+static SHARED: LazyLock<Mutex<HashMap<String, Arc<Mutex<State>>>>> = LazyLock::new(Mutex::default);
+
 impl McpConnection {
-    /// Not connected yet: the first request initialises.
+    /// Not connected yet: the first request initialises. The session, tool list and
+    /// access token live as long as this value.
     pub fn new(server: McpServer) -> Self {
         McpConnection {
             server,
-            state: Mutex::new(State::default()),
+            state: Arc::default(),
         }
+    }
+
+    /// Like [`McpConnection::new`], with the session, tool list and access token shared by
+    /// every connection to the same server (name, URL and credential) in this process:
+    /// for hosts that build their agent per request (Workers), so an instance keeps them
+    /// across requests.
+    pub fn shared(server: McpServer) -> Self {
+        let key = server.identity();
+        let mut shared = SHARED.lock().unwrap_or_else(PoisonError::into_inner);
+        let state = shared.entry(key).or_default().clone();
+        McpConnection { server, state }
     }
 
     /// The server's settings.
