@@ -147,6 +147,21 @@ impl BackendTool {
         }
     }
 
+    /// Sends `result` of call `call` as its tool message. A text-result tool (MCP) answers
+    /// with text on success and `{"error": text}` when it failed: that is the tool
+    /// message's `error` (and its content), not JSON for the model to read.
+    fn report(&self, ctx: &mut RunContext, call: &ToolCallId, result: &Value) {
+        let failed = result.get("error").and_then(Value::as_str);
+        match failed {
+            Some(error) if self.text_result => {
+                ctx.tool_error(call, error.to_owned(), error);
+            }
+            _ => {
+                ctx.tool_result(call, self.content(result));
+            }
+        }
+    }
+
     /// Each call waits for a human's approval (an interrupt) under `policy`: who may
     /// approve, and which arguments an `editedArgs` answer may change and how. The
     /// engine enforces it on every route before the answer is accepted; with
@@ -426,7 +441,7 @@ impl LlmAgent {
                     match checked_args(ctx, tool, &raw) {
                         Ok(args) => {
                             let result = self.execute(ctx, &call, tool, args).await?;
-                            ctx.tool_result(&call, tool.content(&result));
+                            tool.report(ctx, &call, &result);
                             continue;
                         }
                         Err(problem) => json!({ "error": problem }),
@@ -499,7 +514,7 @@ impl Agent for LlmAgent {
                             interrupts.push(interrupt);
                         } else {
                             let result = self.execute(ctx, &call.id, tool, args).await?;
-                            ctx.tool_result(&call.id, tool.content(&result));
+                            tool.report(ctx, &call.id, &result);
                         }
                     }
                     None if frontend.iter().any(|t| t.name == call.name) => client_calls = true,

@@ -42,7 +42,12 @@ pub fn request_body(
                 }
             }
             Message::Tool(m) => {
-                let result = json!({ "type": "tool_result", "tool_use_id": m.tool_call_id, "content": m.content.text() });
+                let mut result = json!({ "type": "tool_result", "tool_use_id": m.tool_call_id, "content": m.content.text() });
+                if let Some(error) = &m.error {
+                    // The tool failed: Anthropic's own flag, with the error as the content.
+                    result["is_error"] = json!(true);
+                    result["content"] = json!(error);
+                }
                 match turns.last_mut() {
                     Some(last) if last["role"] == "user" && last["content"].is_array() => {
                         if let Some(blocks) = last["content"].as_array_mut() {

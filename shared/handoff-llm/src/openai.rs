@@ -70,7 +70,9 @@ fn message(message: &Message) -> Option<Value> {
             out
         }
         Message::Tool(m) => {
-            json!({ "role": "tool", "tool_call_id": m.tool_call_id, "content": m.content.text() })
+            // Chat Completions has no error flag: a failed tool's message is its error.
+            let content = m.error.clone().unwrap_or_else(|| m.content.text());
+            json!({ "role": "tool", "tool_call_id": m.tool_call_id, "content": content })
         }
         _ => return None,
     })

@@ -76,3 +76,23 @@ fn anthropic_body_joins_system_prompts_and_groups_tool_results_in_one_user_turn(
     assert_eq!(results[1]["tool_use_id"], "tc-2");
     assert_eq!(body["tools"][0]["input_schema"]["type"], "object");
 }
+
+#[test]
+fn a_failed_tools_error_reaches_both_providers() {
+    let mut messages = history();
+    messages.push(
+        serde_json::from_value(json!({"id": "t3", "role": "tool", "toolCallId": "tc-2",
+            "content": "Invalid id", "error": "Invalid id"}))
+        .unwrap(),
+    );
+    let body = openai::request_body("gpt-x", None, &messages, &tools());
+    let told = body["messages"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(told["content"], "Invalid id");
+    let body = anthropic::request_body("claude-x", None, &messages, &tools(), 1024);
+    let turn = body["messages"].as_array().unwrap().last().unwrap().clone();
+    let result = turn["content"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(result["is_error"], true);
+    assert_eq!(result["content"], "Invalid id");
+    let ok = &turn["content"][0];
+    assert!(ok.get("is_error").is_none(), "{ok}");
+}

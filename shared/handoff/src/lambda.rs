@@ -7,6 +7,7 @@
 //! | variable | default |
 //! |---|---|
 //! | `HANDOFF_TABLE` | required: the DynamoDB table (`HANDOFF_CREATE_TABLE=true` creates it, for local development; `AWS_ENDPOINT_URL_DYNAMODB` points the SDK at moto) |
+//! | `AWS_CA_BUNDLE` | unset: DynamoDB's certificate is checked against the platform's root certificates; a path to a PEM file: its certificates are trusted too (an endpoint behind a private CA, a TLS-intercepting proxy). A file that cannot be read, or holds no certificate or one that cannot be parsed, refuses to start, naming `AWS_CA_BUNDLE` |
 //! | `HANDOFF_STORE` | DynamoDB; `memory` keeps state inside one instance, so it is refused unless `HANDOFF_ALLOW_LOCAL_STORE=true` (a single-instance test); `sqlite` is refused |
 //! | `HANDOFF_BODY_LIMIT` | 6,000,000 (Lambda's own request limit is 6 MB) |
 //! | `HANDOFF_KEEP_ALIVE_MS` | 15000 |
@@ -17,6 +18,12 @@
 //! | `RUST_LOG` | `info`; `level` and `target=level` directives (comma-separated) |
 //! | `HANDOFF_LOG` | `json`: JSON lines with the current spans' fields (run, thread, tenant); `text` |
 //! | `OTEL_EXPORTER_OTLP_ENDPOINT` | unset: no traces; set (feature `otel`): OTLP/HTTP export, flushed before each invocation ends, X-Ray's header the parent when sampled |
+//!
+//! Init opens the store's connection: after the store is built, [`Lambda::run`] reads one
+//! key that never exists (a DynamoDB `GetItem`, which the function's role already may
+//! do), so DNS, TCP and the TLS handshake happen during Init rather than in the first
+//! request. A failure there (or no answer within 2 s) is logged as a warning and never
+//! fails Init; the first request then connects as it would have.
 //!
 //! The invocation deadline becomes the engine's deadline: a run that would
 //! outlive the function is stopped a few seconds before, closes what it opened
@@ -105,13 +112,7 @@ pub async fn store_from_env() -> Result<Arc<dyn Store>, Error> {
         ));
     }
     let table = env("HANDOFF_TABLE").ok_or("HANDOFF_TABLE is not set")?;
-    // rustls on ring: the same crypto provider as the A2A client, so one TLS stack is linked.
-    // Root certificates load when the SDK first uses the client, not here.
-    let https = aws_smithy_http_client::Builder::new()
-        .tls_provider(aws_smithy_http_client::tls::Provider::Rustls(
-            aws_smithy_http_client::tls::rustls_provider::CryptoMode::Ring,
-        ))
-        .build_https();
+    let https = https_client(env, |path| std::fs::read(path))?;
     startup_mark("https client built");
     let client = aws_sdk_dynamodb::Client::from_conf(dynamodb_config(env, https)?);
     startup_mark("dynamodb client ready");
@@ -120,6 +121,76 @@ pub async fn store_from_env() -> Result<Arc<dyn Store>, Error> {
         DynamoStore::create_table(&client, &table).await?;
     }
     Ok(Arc::new(DynamoStore::new(client, table)))
+}
+
+/// The SDK's HTTPS client: rustls on ring, the same crypto provider as the A2A client, so one
+/// TLS stack is linked. It trusts the platform's root certificates and, when `AWS_CA_BUNDLE`
+/// names a PEM file, that file's certificates too. Root certificates load when the SDK first
+/// uses the client (the Init warm-up), not here; the bundle is read and checked here.
+fn https_client(
+    env: impl Fn(&str) -> Option<String>,
+    read: impl Fn(&str) -> std::io::Result<Vec<u8>>,
+) -> Result<aws_sdk_dynamodb::config::SharedHttpClient, String> {
+    use aws_smithy_http_client::tls;
+    let builder = aws_smithy_http_client::Builder::new().tls_provider(tls::Provider::Rustls(
+        tls::rustls_provider::CryptoMode::Ring,
+    ));
+    let Some(path) = env("AWS_CA_BUNDLE").filter(|path| !path.is_empty()) else {
+        return Ok(builder.build_https());
+    };
+    let pem = read(&path)
+        .map_err(|error| format!("AWS_CA_BUNDLE={path}: the CA bundle cannot be read ({error})"))?;
+    check_ca_bundle(&pem).map_err(|error| format!("AWS_CA_BUNDLE={path}: {error}"))?;
+    let trust = tls::TrustStore::default()
+        .with_native_roots(true)
+        .with_pem_certificate(pem);
+    let context = tls::TlsContext::builder()
+        .with_trust_store(trust)
+        .build()
+        .map_err(|error| format!("AWS_CA_BUNDLE={path}: {error}"))?;
+    Ok(builder.tls_context(context).build_https())
+}
+
+/// Checks a PEM bundle the way the SDK's rustls connector reads it when it first connects
+/// (where a section it cannot parse is a panic): every `CERTIFICATE` section must decode and
+/// be a usable trust anchor, and there must be at least one.
+fn check_ca_bundle(pem: &[u8]) -> Result<usize, String> {
+    use rustls::pki_types::CertificateDer;
+    use rustls::pki_types::pem::PemObject;
+    let mut roots = rustls::RootCertStore::empty();
+    for (n, cert) in CertificateDer::pem_slice_iter(pem).enumerate() {
+        let cert =
+            cert.map_err(|error| format!("certificate {} is not valid PEM: {error}", n + 1))?;
+        roots
+            .add(cert)
+            .map_err(|error| format!("certificate {} cannot be parsed: {error}", n + 1))?;
+    }
+    match roots.len() {
+        0 => Err("the file holds no PEM certificate".to_owned()),
+        n => Ok(n),
+    }
+}
+
+/// How long Init waits for the warm-up read before serving anyway.
+const WARM_UP_TIMEOUT_MS: u64 = 2_000;
+
+/// Reads one key that never exists, so the store's connection (DNS, TCP, TLS) is in the
+/// pool before the first invocation. Never fails: a store that does not answer is logged,
+/// and the first request connects as it would have.
+async fn warm_up(store: &dyn Store, now_ms: u64) {
+    let read = store.get_one("handoff:warm-up", "connection", now_ms);
+    let timeout = std::time::Duration::from_millis(WARM_UP_TIMEOUT_MS);
+    match tokio::time::timeout(timeout, read).await {
+        Ok(Ok(_)) => startup_mark("store connected"),
+        Ok(Err(error)) => tracing::warn!(
+            %error,
+            "the store's warm-up read failed; the first request connects instead"
+        ),
+        Err(_) => tracing::warn!(
+            timeout_ms = WARM_UP_TIMEOUT_MS,
+            "the store's warm-up read did not answer in time; the first request connects instead"
+        ),
+    }
 }
 
 /// The DynamoDB client's settings from what Lambda puts in every function's environment:
@@ -205,6 +276,8 @@ impl Lambda {
             None => store_from_env().await?,
         };
         let runtime = self.runtime.unwrap_or_else(runtime);
+        // Connect during Init, not in the first request (see the module docs).
+        warm_up(store.as_ref(), runtime.clock.now_ms()).await;
         let engine = self
             .options
             .engine(Host::Lambda, self.agent, store, runtime, env);
@@ -420,6 +493,94 @@ mod tests {
     fn an_unsigned_function_url_call_has_no_caller() {
         let request = lambda_http::request::from_str(&function_url_event("")).unwrap();
         assert_eq!(iam_caller(&request), None);
+    }
+
+    /// A self-signed CA certificate (EC P-256; its key was thrown away).
+    const TEST_CA: &str = "-----BEGIN CERTIFICATE-----\n\
+MIIBlDCCATugAwIBAgIUab0LwxFooho+eGJdFWBUxUdh46AwCgYIKoZIzj0EAwIw\n\
+HzEdMBsGA1UEAwwUaGFuZG9mZiB1bml0LXRlc3QgQ0EwIBcNMjYxMjA1MTI0NDIz\n\
+WhgPMjEyNjExMTExMjQ0MjNaMB8xHTAbBgNVBAMMFGhhbmRvZmYgdW5pdC10ZXN0\n\
+IENBMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEXM8IRUken0JFltDE2OSSAOcW\n\
+ffPsiwbY4FHzyHb+XvBjGk4sdFbv4rlhcpRZqToTS68IC2NG0LpFODjtU4jMOqNT\n\
+MFEwHQYDVR0OBBYEFN0Ulo7wyyKyIhFBvkHgx9vrsFRNMB8GA1UdIwQYMBaAFN0U\n\
+lo7wyyKyIhFBvkHgx9vrsFRNMA8GA1UdEwEB/wQFMAMBAf8wCgYIKoZIzj0EAwID\n\
+RwAwRAIgL9NxhwpScYu0oJdb3U5PCYesHI35keRR7LvwF2ujiSsCIGoj23V3Q1sG\n\
+Uev2DmSha6K2B/orvzrPRPSJXEsPxQ3g\n\
+-----END CERTIFICATE-----\n\
+";
+
+    #[test]
+    fn aws_ca_bundle_is_read_and_checked_before_the_function_starts() {
+        let read = |contents: &'static str| {
+            move |path: &str| match path {
+                "/bundle.pem" => Ok(contents.as_bytes().to_vec()),
+                _ => Err(std::io::Error::from(std::io::ErrorKind::NotFound)),
+            }
+        };
+        // Unset or empty: the platform's roots only, nothing read.
+        assert!(https_client(env(&[]), read("")).is_ok());
+        assert!(https_client(env(&[("AWS_CA_BUNDLE", "")]), read("")).is_ok());
+        let bundle = [("AWS_CA_BUNDLE", "/bundle.pem")];
+        assert!(https_client(env(&bundle), read(TEST_CA)).is_ok());
+        let two = format!("# a comment\n{TEST_CA}\n{TEST_CA}");
+        assert_eq!(
+            check_ca_bundle(two.as_bytes()),
+            Ok(2),
+            "comments between sections"
+        );
+
+        let missing = [("AWS_CA_BUNDLE", "/nowhere.pem")];
+        let err = https_client(env(&missing), read(TEST_CA)).unwrap_err();
+        assert!(err.starts_with("AWS_CA_BUNDLE=/nowhere.pem: "), "{err}");
+        assert!(err.contains("cannot be read"), "{err}");
+        for bad in [
+            "",
+            "not a certificate",
+            "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n",
+            "-----BEGIN CERTIFICATE-----\n!!!\n-----END CERTIFICATE-----\n",
+            "-----BEGIN CERTIFICATE-----\nMIIB\n",
+        ] {
+            let err = https_client(env(&bundle), read(bad)).unwrap_err();
+            assert!(
+                err.starts_with("AWS_CA_BUNDLE=/bundle.pem: "),
+                "{bad:?}: {err}"
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn the_warm_up_read_never_fails_init() {
+        struct Down;
+        #[async_trait::async_trait]
+        impl Store for Down {
+            async fn get(
+                &self,
+                _: &str,
+                _: &[&str],
+                _: u64,
+            ) -> Result<Vec<Option<handoff_core::Item>>, handoff_core::StoreError> {
+                Err(handoff_core::StoreError::Unavailable("down".to_owned()))
+            }
+            async fn commit(
+                &self,
+                _: &str,
+                _: Vec<handoff_core::store::Write>,
+                _: u64,
+            ) -> Result<(), handoff_core::StoreError> {
+                unreachable!("the warm-up only reads")
+            }
+            async fn list(
+                &self,
+                _: &str,
+                _: &str,
+                _: u64,
+            ) -> Result<Vec<String>, handoff_core::StoreError> {
+                unreachable!("the warm-up only reads")
+            }
+        }
+        warm_up(&Down, 0).await;
+        let memory = handoff_core::store::memory::MemoryStore::new();
+        warm_up(&memory, 0).await;
     }
 
     #[test]

@@ -1,17 +1,23 @@
-// Cold start of the Lambda function: process start -> first SSE byte of a new run.
+// Cold start of the Lambda function: process start -> first SSE byte of a new run, and the
+// warm request's time to first byte.
 //
 // Each round starts the release `bootstrap` as a fresh process against a minimal Lambda
 // Runtime API served here (next invocation, streaming response), with its DynamoDB store on
-// a real moto_server whose table already exists (as in AWS, where SAM owns it). The clock
-// starts just before spawn and stops at the first `data:` byte the function streams back.
+// a real moto_server whose table already exists (as in AWS, where SAM owns it). By default
+// DynamoDB is behind TLS, as in AWS: a local HTTPS proxy in front of moto whose certificate a
+// throwaway CA signed (tests/node/lib/tls.mjs), trusted through AWS_CA_BUNDLE (`--dynamo http`
+// for the plain-HTTP proxy). The clock starts just before spawn and stops at the first `data:`
+// byte the function streams back. Then the same process gets a second invocation (another new
+// run): its time from being handed the invocation to the first `data:` byte is the warm TTFB.
 //
 // The breakdown comes from the function's own startup milestones (`handoff::startup` debug
-// lines with wall-clock stamps: logs ready, HTTPS client built, AWS config loaded, serving), the
-// Runtime API (when the function first polls for an invocation) and a pass-through proxy in
-// front of moto that times every DynamoDB request, so the DynamoDB round trips can be taken
-// out of the total: what remains is the function's own cost.
+// lines with wall-clock stamps: logs ready, HTTPS client built, DynamoDB client ready, store
+// connected (the Init warm-up read), serving), the Runtime API (when the function first polls
+// for an invocation) and the proxy, which times every TCP connection, TLS handshake and
+// DynamoDB request, so the DynamoDB round trips can be taken out of the total: what remains
+// is the function's own cost.
 //
-//   node tests/node/bench/lambda-cold-start.mjs --bin target/lambda-x86_64/agent-lambda/bootstrap [--runs 15]
+//   node tests/node/bench/lambda-cold-start.mjs --bin target/lambda-x86_64/agent-lambda/bootstrap [--runs 15] [--dynamo tls|http]
 // (BENCH_TRACE=1 prints each round's raw timeline on stderr.)
 import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
@@ -19,10 +25,15 @@ import http from "node:http";
 import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
 import { startMoto, stopAll } from "../lib/lambda.mjs";
+import { makeTestCerts, startRecordingProxy } from "../lib/tls.mjs";
 
-const { values } = parseArgs({ options: { bin: { type: "string" }, runs: { type: "string", default: "15" } } });
+const { values } = parseArgs({
+  options: { bin: { type: "string" }, runs: { type: "string", default: "15" }, dynamo: { type: "string", default: "tls" } },
+});
 if (!values.bin) throw new Error("--bin <path to bootstrap> is required");
+if (!["tls", "http"].includes(values.dynamo)) throw new Error("--dynamo is tls or http");
 const RUNS = Number(values.runs);
+const TARGET_MS = 50;
 
 /** A Function URL (API Gateway v2) event for POST /agent starting a new run. */
 function invocation() {
@@ -56,24 +67,26 @@ function invocation() {
 }
 
 /**
- * One Runtime API for one round: serves one invocation, then holds further /next polls.
- * Resolves `firstByte` (ms since `t0`) at the first streamed `data:`, `done` when the stream ends.
+ * One Runtime API for one round: serves `count` invocations one after the other, then holds
+ * further /next polls. Per invocation: `handedAt` (ms since `t0` when its /next answer was
+ * written), `firstByte` (ms since `t0` at the first streamed `data:`) and `done` (the streamed
+ * body), the last two as promises.
  */
-function runtimeApi(t0) {
-  let firstByte;
-  let done;
-  const result = {
-    firstByte: new Promise((r) => (firstByte = r)),
-    done: new Promise((r) => (done = r)),
-    polledAt: undefined,
-  };
-  let served = false;
+function runtimeApi(t0, count) {
+  const invocations = Array.from({ length: count }, () => {
+    const entry = { handedAt: undefined };
+    entry.firstByte = new Promise((r) => (entry.resolveFirstByte = r));
+    entry.done = new Promise((r) => (entry.resolveDone = r));
+    return entry;
+  });
+  const byId = new Map();
+  let handed = 0;
   const server = http.createServer((req, res) => {
     if (req.method === "GET" && req.url.endsWith("/invocation/next")) {
-      if (served) return; // the round is over; the process is killed while it waits
-      served = true;
-      result.polledAt = performance.now() - t0;
+      if (handed === count) return; // the round is over; the process is killed while it waits
+      const entry = invocations[handed++];
       const id = randomUUID();
+      byId.set(id, entry);
       res.writeHead(200, {
         "content-type": "application/json",
         "lambda-runtime-aws-request-id": id,
@@ -81,57 +94,38 @@ function runtimeApi(t0) {
         "lambda-runtime-invoked-function-arn": "arn:aws:lambda:us-east-1:123456789012:function:agent-lambda",
       });
       res.end(JSON.stringify(invocation()));
+      entry.handedAt = performance.now() - t0;
       return;
     }
+    // /runtime/invocation/{id}/response (or /error), /runtime/init/error
+    const entry = byId.get(req.url.split("/").at(-2)) ?? invocations[0];
     let text = "";
     let seen = false;
     req.on("data", (chunk) => {
       text += chunk.toString("latin1");
       if (!seen && req.url.endsWith("/response") && text.includes("data:")) {
         seen = true;
-        firstByte(performance.now() - t0);
+        entry.resolveFirstByte(performance.now() - t0);
       }
     });
     req.on("end", () => {
       res.writeHead(202).end();
-      if (req.url.endsWith("/response")) done(text);
-      else done(`error: ${req.url} ${text}`);
+      if (req.url.endsWith("/response")) entry.resolveDone(text);
+      else entry.resolveDone(`error: ${req.url} ${text}`);
     });
   });
-  return { server, result };
-}
-
-/**
- * A pass-through proxy in front of moto that records [start, end] (ms since the round's t0) of
- * every DynamoDB request; `round.t0` is set per round.
- */
-function dynamoProxy(target) {
-  const url = new URL(target);
-  const state = { t0: 0, calls: [] };
-  const server = http.createServer((req, res) => {
-    const start = performance.now() - state.t0;
-    const upstream = http.request(
-      { host: url.hostname, port: url.port, method: req.method, path: req.url, headers: req.headers },
-      (up) => {
-        res.writeHead(up.statusCode, up.headers);
-        up.pipe(res);
-        up.on("end", () => state.calls.push({ start, end: performance.now() - state.t0, target: req.headers["x-amz-target"] }));
-      },
-    );
-    req.pipe(upstream);
-  });
-  return { server, state };
+  return { server, invocations };
 }
 
 function percentile(sorted, p) {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 }
 
-async function round(moto, proxy, table, create) {
+async function round(proxy, table, { create = false } = {}) {
   const t0 = performance.now();
-  proxy.state.t0 = t0;
-  proxy.state.calls = [];
-  const { server, result } = runtimeApi(t0);
+  proxy.connections.length = 0;
+  proxy.calls.length = 0;
+  const { server, invocations } = runtimeApi(t0, 2);
   await new Promise((r) => server.listen(0, "127.0.0.1", r));
   const env = {
     ...process.env,
@@ -143,6 +137,7 @@ async function round(moto, proxy, table, create) {
     AWS_SECRET_ACCESS_KEY: "test",
     AWS_REGION: "us-east-1",
     AWS_ENDPOINT_URL_DYNAMODB: proxy.endpoint,
+    ...(proxy.caPath ? { AWS_CA_BUNDLE: proxy.caPath } : {}),
     HANDOFF_TABLE: table,
     HANDOFF_AUTH: "none",
     RUST_LOG: "warn,handoff::startup=debug",
@@ -165,61 +160,85 @@ async function round(moto, proxy, table, create) {
   const failed = exited.then((code) => {
     throw new Error(`bootstrap exited with ${code} before answering`);
   });
-  const firstByte = await Promise.race([result.firstByte, failed]);
-  const body = await Promise.race([result.done, failed]);
+  const [cold, warm] = invocations;
+  const firstByte = await Promise.race([cold.firstByte, failed]);
+  const body = await Promise.race([cold.done, failed]);
+  const warmFirstByte = await Promise.race([warm.firstByte, failed]);
+  const warmBody = await Promise.race([warm.done, failed]);
   child.kill("SIGKILL");
   await exited;
   server.closeAllConnections();
   server.close();
-  if (!body.includes("RUN_FINISHED")) throw new Error(`the run did not finish:\n${body.slice(-2000)}`);
-  const calls = proxy.state.calls.filter((c) => c.end <= firstByte);
-  if (process.env.BENCH_TRACE) console.error(JSON.stringify({ spawnMs, marks, polledAt: result.polledAt, calls, firstByte }));
-  const dynamo = calls.reduce((sum, c) => sum + (c.end - c.start), 0);
+  for (const text of [body, warmBody]) {
+    if (!text.includes("RUN_FINISHED")) throw new Error(`the run did not finish:\n${text.slice(-2000)}`);
+  }
+  const rel = (ms) => ms - t0;
+  const calls = proxy.calls.map((c) => ({ ...c, start: rel(c.start), end: rel(c.end) }));
+  const connections = proxy.connections.map((c) => ({ ...c, at: rel(c.at), secureAt: c.secureAt === undefined ? undefined : rel(c.secureAt) }));
+  const before = calls.filter((c) => c.end <= firstByte);
+  const inRun = before.filter((c) => c.start >= cold.handedAt);
+  if (process.env.BENCH_TRACE) console.error(JSON.stringify({ spawnMs, marks, handedAt: cold.handedAt, connections, calls, firstByte, warmHandedAt: warm.handedAt, warmFirstByte }));
+  const sum = (list) => list.reduce((total, c) => total + (c.end - c.start), 0);
+  const dynamo = sum(before);
   const since = (a, b) => (a === undefined || b === undefined ? NaN : b - a);
+  const handshakes = connections.filter((c) => c.at < firstByte);
   return {
     total: firstByte - spawnMs,
     excludingDynamo: firstByte - spawnMs - dynamo,
+    warmTtfb: warmFirstByte - warm.handedAt,
+    coldTtfb: firstByte - cold.handedAt,
     processInit: since(spawnMs, marks["logs ready"]),
     tlsSetup: since(marks["logs ready"], marks["https client built"]),
     awsConfig: since(marks["https client built"], marks["dynamodb client ready"]),
-    appSetup: since(marks["dynamodb client ready"], marks["serving"]),
-    runtimePoll: since(marks["serving"], result.polledAt),
-    toFirstStoreCall: since(result.polledAt, calls[0]?.start),
+    warmUp: since(marks["dynamodb client ready"], marks["store connected"]),
+    handshake: handshakes.length ? since(handshakes[0].at, handshakes[0].secureAt ?? handshakes[0].at) : NaN,
+    appSetup: since(marks["store connected"] ?? marks["dynamodb client ready"], marks["serving"]),
+    runtimePoll: since(marks["serving"], cold.handedAt),
+    toFirstStoreCall: since(cold.handedAt, inRun[0]?.start),
     dynamo,
-    dynamoCalls: calls.length,
-    rest: since(calls[0]?.start, firstByte) - dynamo,
+    dynamoCalls: before.length,
+    connectionsInRun: connections.filter((c) => c.at >= cold.handedAt && c.at < firstByte).length,
+    rest: since(inRun[0]?.start, firstByte) - sum(inRun),
   };
 }
 
 const moto = await startMoto();
-const { server: proxyServer, state } = dynamoProxy(moto.endpoint);
-await new Promise((r) => proxyServer.listen(0, "127.0.0.1", r));
-const proxy = { endpoint: `http://127.0.0.1:${proxyServer.address().port}`, state };
+const certs = values.dynamo === "tls" ? makeTestCerts() : undefined;
+const proxy = await startRecordingProxy(moto.endpoint, { certs });
+proxy.caPath = certs?.caPath;
 try {
   const table = `bench_${Date.now()}`;
   // Not measured: creates the table and wakes moto's lazily loaded DynamoDB backend.
-  await round(moto, proxy, table, true);
+  await round(proxy, table, { create: true });
   const samples = [];
-  for (let i = 0; i < RUNS; i++) samples.push(await round(moto, proxy, table, false));
-  const median = (key) => percentile([...samples.map((s) => s[key])].sort((a, b) => a - b), 50);
-  const sorted = samples.map((s) => s.total).sort((a, b) => a - b);
+  for (let i = 0; i < RUNS; i++) samples.push(await round(proxy, table));
+  const sortedBy = (key) => samples.map((s) => s[key]).sort((a, b) => a - b);
+  const median = (key) => percentile(sortedBy(key), 50);
   const fmt = (ms) => `${ms.toFixed(1)} ms`;
-  console.log(`lambda cold start (process start -> first SSE byte of a new run, moto, ${RUNS} runs): p50 ${fmt(percentile(sorted, 50))}, max ${fmt(sorted.at(-1))}, min ${fmt(sorted[0])}`);
+  const dynamo = values.dynamo === "tls" ? "DynamoDB (moto) behind TLS" : "DynamoDB (moto) over plain HTTP";
+  const total = sortedBy("total");
+  const warm = sortedBy("warmTtfb");
+  console.log(`lambda cold start (process start -> first SSE byte of a new run, ${dynamo}, ${RUNS} runs): p50 ${fmt(percentile(total, 50))}, max ${fmt(total.at(-1))}, min ${fmt(total[0])}`);
+  console.log(`  target p50 <= ${TARGET_MS} ms: ${percentile(total, 50) <= TARGET_MS ? "met" : "NOT met"}; max <= ${TARGET_MS} ms: ${total.at(-1) <= TARGET_MS ? "met" : "NOT met"}`);
+  console.log(`  warm request (second invocation, same process) invocation -> first SSE byte: p50 ${fmt(percentile(warm, 50))}, max ${fmt(warm.at(-1))}`);
+  console.log(`  first request (after Init) invocation -> first SSE byte: p50 ${fmt(median("coldTtfb"))}; new connections during it: p50 ${median("connectionsInRun")}`);
   console.log(`  p50 excluding DynamoDB round trips: ${fmt(median("excludingDynamo"))}`);
   console.log("  breakdown (medians of each stage, so they need not add up exactly):");
   const rows = [
     ["processInit", "process init (spawn -> main, logs ready)"],
-    ["tlsSetup", "TLS setup (rustls/ring HTTPS client built)"],
+    ["tlsSetup", "HTTPS client built (rustls/ring, AWS_CA_BUNDLE read)"],
     ["awsConfig", "DynamoDB client configured (region, credentials from the env)"],
-    ["appSetup", "agent, store client and router setup"],
-    ["runtimePoll", "serving -> first Runtime API poll"],
-    ["toFirstStoreCall", "invocation -> first DynamoDB request (signing, connect)"],
-    ["dynamo", `DynamoDB round trips before the first byte (${median("dynamoCalls")} calls, moto)`],
-    ["rest", "engine and agent work between store calls, to first byte"],
+    ["warmUp", "Init warm-up read (connect, TLS handshake, GetItem)"],
+    ["handshake", "  of which TCP accept -> TLS handshake done (proxy side)"],
+    ["appSetup", "agent and router setup"],
+    ["runtimePoll", "serving -> first invocation handed over"],
+    ["toFirstStoreCall", "invocation -> first DynamoDB request of the run"],
+    ["dynamo", `DynamoDB round trips before the first byte (${median("dynamoCalls")} calls incl. Init's, moto)`],
+    ["rest", "engine and agent work between the run's store calls, to first byte"],
   ];
-  for (const [key, label] of rows) console.log(`    ${label.padEnd(64)} ${fmt(median(key))}`);
+  for (const [key, label] of rows) console.log(`    ${label.padEnd(68)} ${fmt(median(key))}`);
 } finally {
-  proxyServer.closeAllConnections();
-  proxyServer.close();
+  await proxy.close();
+  certs?.remove();
   await stopAll();
 }

@@ -80,12 +80,19 @@ export async function assertStructured(server, model) {
   assert.deepEqual(JSON.parse(resultOf(run.events).content), { temperature: 36, conditions: "Light rain / drizzle", humidity: 82 });
 }
 
-/** An `isError` result is the tool message's error; the run goes on to the model's answer. */
+/** An `isError` result is the tool message's error (its text is also the result's content,
+ * and a MESSAGES_SNAPSHOT carries the message with `error`, which TOOL_CALL_RESULT cannot);
+ * the run goes on to the model's answer. */
 export async function assertErrorResult(server, model) {
   const args = { resourceType: "Text", resourceId: -1 };
   const run = await converse(server, model, [openai.tools([["everything__get-resource-reference", JSON.stringify(args)]]), openai.text("That resource does not exist.")], "Resource -1?");
-  const { error } = JSON.parse(resultOf(run.events).content);
-  assert.match(error, /Invalid resourceId: -1/);
+  const result = resultOf(run.events);
+  assert.match(result.content, /Invalid resourceId: -1/);
+  const snapshot = run.events.find((e) => e.type === "MESSAGES_SNAPSHOT");
+  const message = snapshot?.messages.find((m) => m.id === result.messageId);
+  assert.equal(message?.role, "tool", JSON.stringify(snapshot));
+  assert.equal(message.error, result.content, "the tool message's error");
+  assert.equal(message.content, result.content);
   assert.match(run.sent[1].body.messages.at(-1).content, /Invalid resourceId/, "the model hears the error");
   assert.ok(run.events.some((e) => e.type === "TEXT_MESSAGE_CONTENT"), "the run went on");
 }

@@ -1,12 +1,15 @@
 //! Typed helpers so agent code never writes event JSON by hand.
 
 use agui_protocol::event::{
-    ActivityDelta, ActivitySnapshot, Custom, ReasoningEnd, ReasoningMessageContent,
-    ReasoningMessageEnd, ReasoningMessageStart, ReasoningStart, StateDelta, StateSnapshot,
-    StepFinished, StepStarted, SubagentFinished, SubagentStarted, TextMessageContent,
-    TextMessageEnd, TextMessageStart, ToolCallArgs, ToolCallEnd, ToolCallResult, ToolCallStart,
+    ActivityDelta, ActivitySnapshot, Custom, MessagesSnapshot, ReasoningEnd,
+    ReasoningMessageContent, ReasoningMessageEnd, ReasoningMessageStart, ReasoningStart,
+    StateDelta, StateSnapshot, StepFinished, StepStarted, SubagentFinished, SubagentStarted,
+    TextMessageContent, TextMessageEnd, TextMessageStart, ToolCallArgs, ToolCallEnd,
+    ToolCallResult, ToolCallStart,
 };
-use agui_protocol::{Content, MessageId, PatchOp, SubagentOutcome, SubagentRunId, ToolCallId};
+use agui_protocol::{
+    Content, Message, MessageId, PatchOp, SubagentOutcome, SubagentRunId, ToolCallId,
+};
 use serde_json::{Map, Value};
 
 use super::RunContext;
@@ -77,6 +80,30 @@ impl RunContext {
     pub fn tool_result(&mut self, id: &ToolCallId, content: impl Into<Content>) -> MessageId {
         let message_id = MessageId::new(self.new_id("msg"));
         self.emit(ToolCallResult::new(message_id.clone(), id.clone(), content));
+        message_id
+    }
+
+    /// The result of a backend-executed call that failed (e.g. an MCP `isError` result):
+    /// `TOOL_CALL_RESULT` with `content`, then the tool message's `error`. AG-UI 1.0's
+    /// `TOOL_CALL_RESULT` has no `error` field, so a `MESSAGES_SNAPSHOT` follows with the
+    /// message's `error` set: the client's copy of the conversation (which it resends)
+    /// stays the one the thread stores. Returns the tool message id.
+    pub fn tool_error(
+        &mut self,
+        id: &ToolCallId,
+        content: impl Into<Content>,
+        error: &str,
+    ) -> MessageId {
+        let message_id = self.tool_result(id, content);
+        let mut messages = self.messages().to_vec();
+        let failed = messages.iter_mut().rev().find_map(|m| match m {
+            Message::Tool(tool) if tool.id == message_id => Some(tool),
+            _ => None,
+        });
+        if let Some(tool) = failed {
+            tool.error = Some(error.to_owned());
+        }
+        self.emit(MessagesSnapshot::new(messages));
         message_id
     }
 

@@ -40,13 +40,16 @@
 //! that moment still makes the approved call instead of calling the tool unknown. Its
 //! `TOOL_CALL_RESULT` is the result's text ([`result::render`]: structured content as
 //! JSON text, else the text parts joined), cut at [`MAX_RESULT_BYTES`] with
-//! `[truncated: N bytes]`; an `isError` result is `{"error": text}`, as a backend tool's
-//! error. What a failure means for exactly-once:
+//! `[truncated: N bytes]`. An `isError` result, and any failure the model hears about
+//! (below), is the tool message's `error` ([`handoff_core::RunContext::tool_error`]: its
+//! text as the content too, then a `MESSAGES_SNAPSHOT` carrying `error`, which
+//! `TOOL_CALL_RESULT` has no field for); Anthropic gets `is_error`. What a failure means
+//! for exactly-once:
 //!
 //! | failure | the model hears | effect |
 //! |---|---|---|
-//! | refused URL, connection refused, JSON-RPC error | `{"error"}` | not executed |
-//! | HTTP error, garbage, over 8 MiB | `{"error"}` | done (the server answered) |
+//! | refused URL, connection refused, JSON-RPC error | the error | not executed |
+//! | HTTP error, garbage, over 8 MiB | the error | done (the server answered) |
 //! | timeout or broken answer after sending | nothing: the run fails | in doubt, re-driven under the same key |
 //!
 //! **Security.** Each server gets its own credential: a bearer token
