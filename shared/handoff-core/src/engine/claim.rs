@@ -8,7 +8,7 @@ use agui_protocol::{Event, Message, ResumeEntry, RunAgentInput, RunId};
 use serde_json::Value;
 
 use super::claimed::Claimed;
-use super::hash::{input_hash, resume_hash};
+use super::hash::{input_hash, resume_hash, same_input};
 use super::validate::{check_readiness, validate_resume};
 use super::{Inner, RunOptions};
 use super::{history, lease, leftovers};
@@ -71,7 +71,7 @@ pub(crate) async fn claim(
         let mut resume_condition = Condition::Absent;
         if let Some(item) = &items[1] {
             let run: RunRecord = records::decode(item)?;
-            if run.input_hash != hash {
+            if !same_input(&run.input_hash, &hash, input) {
                 // A resume may reuse the id of the run whose interrupts it answers
                 // (CopilotKit does): a new run under that id, whose record replaces the
                 // interrupted run's. Anything else reusing an id is a client bug.
