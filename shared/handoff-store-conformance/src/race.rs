@@ -286,8 +286,13 @@ pub async fn assert_exactly_once(
         .as_ref()
         .expect("the interrupt names its tool call");
     let key = format!("{thread_id}/refund-{call}");
-    assert_eq!(executed(), vec![key.clone()], "executions of the refund");
     let problems = tally.problems.join("\n---\n");
+    // The failed responses say why an execution repeated (e.g. a store that failed mid-effect).
+    assert_eq!(
+        executed(),
+        vec![key.clone()],
+        "executions of the refund ({tally}):\n{problems}"
+    );
     assert_eq!(tally.invalid, 0, "invalid streams ({tally}):\n{problems}");
     assert_eq!(
         tally.other, 0,
