@@ -288,12 +288,15 @@ impl McpConnection {
         body: Vec<u8>,
         budget: Budget,
     ) -> Result<McpResponse, McpError> {
-        let response = self.post_once(http, session, body.clone(), budget).await?;
         let oauth = matches!(
             self.server.credential,
             Some(Credential::ClientCredentials(_))
         );
-        if response.status == 401 && oauth {
+        if !oauth {
+            return self.post_once(http, session, body, budget).await;
+        }
+        let response = self.post_once(http, session, body.clone(), budget).await?;
+        if response.status == 401 {
             self.state().token = None;
             return self.post_once(http, session, body, budget).await;
         }
