@@ -56,7 +56,7 @@ help:
 	@echo "make console     bundle the web console (shared/handoff-console/web -> assets/, esbuild); commit the result"
 	@echo "make check-wasm  cargo check the Workers crates for wasm32-unknown-unknown"
 	@echo "make bench       criterion benches (encoding), store cost per turn as a thread grows, and the issue-16 load test (Node reference vs memory vs SQLite, one pinned core, 16 clients)"
-	@echo "make bench-lambda  Lambda bootstrap sizes (demo arm64 + x86_64, starter arm64) and cold start (process start -> first SSE byte, moto)"
+	@echo "make bench-lambda  Lambda bootstrap sizes (demo arm64 + x86_64, starter arm64), cold start (process start -> first SSE byte, moto behind TLS) and the warm request's TTFB"
 	@echo "make build-worker  worker-build --release (wasm-opt from npm binaryen); prints the wasm size raw and gzip"
 	@echo "make dev-worker  wrangler dev --local on 127.0.0.1:8787 (offline, telemetry off)"
 	@echo "make build-lambda  cargo lambda build --release --arm64 (bootstrap for provided.al2023)"

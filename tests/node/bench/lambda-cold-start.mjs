@@ -34,6 +34,8 @@ if (!values.bin) throw new Error("--bin <path to bootstrap> is required");
 if (!["tls", "http"].includes(values.dynamo)) throw new Error("--dynamo is tls or http");
 const RUNS = Number(values.runs);
 const TARGET_MS = 50;
+/** The Function URL's host the invocations carry. */
+const HOST = "bench.lambda-url.us-east-1.on.aws";
 
 /** A Function URL (API Gateway v2) event for POST /agent starting a new run. */
 function invocation() {
@@ -42,7 +44,7 @@ function invocation() {
     runId: `run-${randomUUID()}`,
     messages: [{ id: `m-${randomUUID()}`, role: "user", content: "Refund order B1001" }],
   });
-  const host = "bench.lambda-url.us-east-1.on.aws";
+  const host = HOST;
   return {
     version: "2.0",
     routeKey: "$default",
@@ -75,13 +77,15 @@ function invocation() {
 function runtimeApi(t0, count) {
   const invocations = Array.from({ length: count }, () => {
     const entry = { handedAt: undefined };
-    entry.firstByte = new Promise((r) => (entry.resolveFirstByte = r));
+    entry.firstByte = new Promise((resolve, reject) => Object.assign(entry, { resolveFirstByte: resolve, rejectFirstByte: reject }));
+    entry.firstByte.catch(() => {}); // awaited in order; a rejection before that is not unhandled
     entry.done = new Promise((r) => (entry.resolveDone = r));
     return entry;
   });
   const byId = new Map();
   let handed = 0;
   const server = http.createServer((req, res) => {
+    if (process.env.BENCH_TRACE) console.error(`runtime api: ${req.method} ${req.url} at ${(performance.now() - t0).toFixed(1)} ms`);
     if (req.method === "GET" && req.url.endsWith("/invocation/next")) {
       if (handed === count) return; // the round is over; the process is killed while it waits
       const entry = invocations[handed++];
@@ -110,6 +114,7 @@ function runtimeApi(t0, count) {
     });
     req.on("end", () => {
       res.writeHead(202).end();
+      if (!seen) entry.rejectFirstByte(new Error(`no SSE in the function's answer to ${req.url}:\n${text.slice(-2000)}`));
       if (req.url.endsWith("/response")) entry.resolveDone(text);
       else entry.resolveDone(`error: ${req.url} ${text}`);
     });
@@ -140,21 +145,32 @@ async function round(proxy, table, { create = false } = {}) {
     ...(proxy.caPath ? { AWS_CA_BUNDLE: proxy.caPath } : {}),
     HANDOFF_TABLE: table,
     HANDOFF_AUTH: "none",
+    // Without authentication the function answers only the hosts it is told about.
+    HANDOFF_ALLOWED_HOSTS: HOST,
     RUST_LOG: "warn,handoff::startup=debug",
     ...(create ? { HANDOFF_CREATE_TABLE: "true" } : {}),
   };
   const start = performance.now();
-  const child = spawn(values.bin, [], { env, stdio: ["ignore", "pipe", "inherit"] });
-  // Startup milestones: wall-clock stamps turned into ms since t0.
+  const child = spawn(values.bin, [], { env, stdio: ["ignore", "pipe", "pipe"] });
+  // Startup milestones (the logs are on stderr): wall-clock stamps turned into ms since t0.
+  // Every other line is passed on.
   const marks = {};
-  createInterface({ input: child.stdout }).on("line", (line) => {
+  const onLine = (line) => {
     try {
-      const { fields } = JSON.parse(line);
-      if (fields?.stage && fields.unix_us) marks[fields.stage] = fields.unix_us / 1000 - performance.timeOrigin - t0;
+      // The fields are top-level in today's JSON lines (under `fields` in older ones).
+      const parsed = JSON.parse(line);
+      const fields = parsed.fields ?? parsed;
+      if (fields?.stage && fields.unix_us) {
+        marks[fields.stage] = fields.unix_us / 1000 - performance.timeOrigin - t0;
+        return;
+      }
     } catch {
       // not a log line
     }
-  });
+    process.stderr.write(`${line}\n`);
+  };
+  createInterface({ input: child.stdout }).on("line", onLine);
+  createInterface({ input: child.stderr }).on("line", onLine);
   const exited = new Promise((r) => child.once("exit", r));
   const spawnMs = start - t0;
   const failed = exited.then((code) => {

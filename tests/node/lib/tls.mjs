@@ -71,7 +71,11 @@ export async function startRecordingProxy(target, { certs } = {}) {
     const forward = http.request(
       { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers },
       (up) => {
-        res.writeHead(up.statusCode, up.headers);
+        // Hop-by-hop headers stay on the upstream hop: moto's development server answers
+        // `Connection: close`, which passed on would make the client reconnect (and, over TLS,
+        // handshake) for every request, where DynamoDB keeps the connection.
+        const { connection: _connection, "keep-alive": _keepAlive, ...headers } = up.headers;
+        res.writeHead(up.statusCode, headers);
         up.pipe(res);
         up.on("end", () =>
           calls.push({ connection, start, end: performance.now(), target: String(req.headers["x-amz-target"] ?? "").split(".").pop() }),
