@@ -128,7 +128,7 @@ fn the_run_log_is_stored_compacted_and_replays_exactly_as_it_streamed() {
         let (record, log) = h.run_record("t", "r1").await.expect("run record");
         assert_eq!(record.status, RunStatus::Succeeded);
         assert_eq!(record.started_at_ms, T0);
-        assert!(record.input_hash.starts_with("v2:") && record.input_hash.len() == 67);
+        assert!(record.input_hash.starts_with("v3:") && record.input_hash.len() == 67);
         assert_eq!(log, live, "the replay differs from the live stream");
         assert_valid_stream(&log, &input);
     });

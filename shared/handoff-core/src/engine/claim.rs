@@ -8,6 +8,7 @@ use agui_protocol::{Event, Message, ResumeEntry, RunAgentInput, RunId};
 use serde_json::Value;
 
 use super::claimed::Claimed;
+use super::digest::Chain;
 use super::hash::{input_hash, resume_hash, same_input};
 use super::validate::{check_readiness, validate_resume};
 use super::{Inner, RunOptions};
@@ -40,7 +41,10 @@ pub(crate) async fn claim(
     let partition_name = principal.partition(&input.thread_id)?;
     check_input_ids(input)?;
     let partition = partition_name.as_str();
-    let hash = input_hash(input);
+    // Each message written and hashed once: the input's hash and the run's check for a
+    // resent history share this chain.
+    let chain = Chain::of(&input.messages);
+    let hash = input_hash(input, &chain);
     let entries = input.resume_entries();
     let resume = (!entries.is_empty()).then(|| resume_key(&resume_hash(partition, entries)));
     let run_item_key = run_key(&input.run_id);
@@ -307,6 +311,7 @@ pub(crate) async fn claim(
                     decisions,
                     resume_key: resume,
                     input_hash: hash,
+                    input_chain: chain,
                     started_at_ms: now,
                     state,
                     preloaded,

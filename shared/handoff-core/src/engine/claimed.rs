@@ -6,6 +6,7 @@ use std::collections::HashSet;
 use agui_protocol::{Message, RunId};
 use serde_json::Value;
 
+use super::digest::Chain;
 use crate::decision::Decision;
 use crate::principal::Owner;
 use crate::records::ThreadRecord;
@@ -27,6 +28,8 @@ pub(crate) struct Claimed {
     pub(crate) decisions: Vec<Decision>,
     pub(crate) resume_key: Option<String>,
     pub(crate) input_hash: String,
+    /// The digest chain of the input's messages (see `digest`).
+    pub(crate) input_chain: Chain,
     pub(crate) started_at_ms: u64,
     /// The state the run starts from; moved into its context when it starts.
     pub(crate) state: Value,

@@ -24,19 +24,52 @@ pub(crate) fn extend<'a>(
     digest: [u8; 32],
     messages: impl IntoIterator<Item = &'a Message>,
 ) -> [u8; 32] {
-    let mut digest = digest;
     let mut json = Vec::with_capacity(512);
-    for message in messages {
-        json.clear();
-        // Messages always serialize; an error would only make this digest miss.
-        let _ = serde_json::to_writer(&mut json, message);
-        let mut hasher = Sha256::new();
-        hasher.update(digest);
-        hasher.update((json.len() as u64).to_be_bytes());
-        hasher.update(&json);
-        digest = hasher.finalize().into();
+    messages
+        .into_iter()
+        .fold(digest, |digest, message| step(digest, message, &mut json))
+}
+
+/// The chain over a run's input messages, once per run: `links[k]` is the digest of the
+/// first `k` messages. The claim hashes the input with its last link, and the run finds
+/// the stored prefix among them, so each message is written and hashed once per run.
+pub(crate) struct Chain {
+    links: Vec<[u8; 32]>,
+}
+
+impl Chain {
+    pub(crate) fn of(messages: &[Message]) -> Self {
+        let mut links = Vec::with_capacity(messages.len() + 1);
+        links.push(EMPTY);
+        let mut json = Vec::with_capacity(512);
+        for message in messages {
+            let last = links[links.len() - 1];
+            links.push(step(last, message, &mut json));
+        }
+        Self { links }
     }
-    digest
+
+    /// The digest of all the messages.
+    pub(crate) fn whole(&self) -> [u8; 32] {
+        self.links[self.links.len() - 1]
+    }
+
+    /// The digest of the first `count` messages.
+    pub(crate) fn prefix(&self, count: usize) -> Option<[u8; 32]> {
+        self.links.get(count).copied()
+    }
+}
+
+/// One link: `SHA-256(digest ‖ len ‖ JSON(message))`, `json` a reused buffer.
+fn step(digest: [u8; 32], message: &Message, json: &mut Vec<u8>) -> [u8; 32] {
+    json.clear();
+    // Messages always serialize; an error would only make this digest miss.
+    let _ = serde_json::to_writer(&mut *json, message);
+    let mut hasher = Sha256::new();
+    hasher.update(digest);
+    hasher.update((json.len() as u64).to_be_bytes());
+    hasher.update(&*json);
+    hasher.finalize().into()
 }
 
 /// The hex form kept in the head.
@@ -59,17 +92,18 @@ pub(crate) fn advance(head: &mut ThreadRecord, added: &[impl Borrow<Message>]) {
     head.history_digest = base.map(|d| to_hex(extend(d, added.iter().map(Borrow::borrow))));
 }
 
-/// How many leading messages of `input` are the thread's stored history, when the head's
-/// digest proves it (`None`: read the pages).
-pub(crate) fn recognised_prefix(thread: &ThreadRecord, input: &[Message]) -> Option<usize> {
+/// How many leading messages of the run's input (whose [`Chain`] is `input`) are the
+/// thread's stored history, when the head's digest proves it (`None`: read the pages).
+pub(crate) fn recognised_prefix(thread: &ThreadRecord, input: &Chain) -> Option<usize> {
     let expected = thread.history_digest.as_deref()?;
     // History written inline by old releases is not covered by the digest.
     if !thread.messages.is_empty() {
         return None;
     }
     let count = usize::try_from(thread.message_count).ok()?;
-    let prefix = input.get(..count)?;
-    (to_hex(extend(EMPTY, prefix)) == expected).then_some(count)
+    let mut digest = [0u8; 32];
+    hex::decode_to_slice(expected, &mut digest).ok()?;
+    (input.prefix(count)? == digest).then_some(count)
 }
 
 #[cfg(test)]
@@ -93,20 +127,24 @@ mod tests {
         let thread = thread_of(&stored);
         let mut input = stored.clone();
         input.push(Message::user("m2", "Thanks"));
-        assert_eq!(recognised_prefix(&thread, &input), Some(2));
+        assert_eq!(recognised_prefix(&thread, &Chain::of(&input)), Some(2));
 
         let mut edited = input.clone();
         edited[1] = Message::assistant("a1", "Done!");
-        assert_eq!(recognised_prefix(&thread, &edited), None);
+        assert_eq!(recognised_prefix(&thread, &Chain::of(&edited)), None);
         let mut reordered = input.clone();
         reordered.swap(0, 1);
-        assert_eq!(recognised_prefix(&thread, &reordered), None);
-        assert_eq!(recognised_prefix(&thread, &input[..1]), None, "too short");
+        assert_eq!(recognised_prefix(&thread, &Chain::of(&reordered)), None);
+        assert_eq!(
+            recognised_prefix(&thread, &Chain::of(&input[..1])),
+            None,
+            "too short"
+        );
         let legacy = ThreadRecord {
             history_digest: None,
             ..thread.clone()
         };
-        assert_eq!(recognised_prefix(&legacy, &input), None);
+        assert_eq!(recognised_prefix(&legacy, &Chain::of(&input)), None);
     }
 
     #[test]
@@ -122,5 +160,12 @@ mod tests {
         );
         // The length prefix keeps message boundaries apart.
         assert_ne!(extend(EMPTY, &all[..2]), extend(EMPTY, &all[1..]));
+        // A chain's links are the digests of its prefixes.
+        let chain = Chain::of(&all);
+        for count in 0..=all.len() {
+            assert_eq!(chain.prefix(count), Some(extend(EMPTY, &all[..count])));
+        }
+        assert_eq!(chain.whole(), extend(EMPTY, &all));
+        assert_eq!(chain.prefix(all.len() + 1), None);
     }
 }

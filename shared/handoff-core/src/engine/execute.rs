@@ -188,7 +188,7 @@ async fn read_history(
 ) -> Result<(), CoreError> {
     let mut messages = match claimed.preloaded.take() {
         Some(stored) => stored,
-        None => match digest::recognised_prefix(&claimed.thread, &ctx.input().messages) {
+        None => match digest::recognised_prefix(&claimed.thread, &claimed.input_chain) {
             // The client resent the stored history, byte for byte: no page is read.
             Some(count) => ctx.input().messages[..count].to_vec(),
             None => {

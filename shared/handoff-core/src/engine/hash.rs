@@ -1,25 +1,30 @@
 //! Canonical hashes that identify a request body and a resume answer.
 
-use agui_protocol::{Context, Message, ResumeEntry, RunAgentInput, RunId, ThreadId, Tool};
+use agui_protocol::{Context, ResumeEntry, RunAgentInput, RunId, ThreadId, Tool};
 use serde::Serialize;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-/// Marks the current form of [`input_hash`]; a stored hash without it is [`legacy_input_hash`].
+use super::digest::Chain;
+
+/// Marks the current form of [`input_hash`].
+const V3: &str = "v3:";
+/// Marks the previous form ([`v2_input_hash`]); a stored hash with neither mark is
+/// [`legacy_input_hash`].
 const V2: &str = "v2:";
 
 /// The input as it is hashed: every member but `protocolVersion` (the version a client
 /// declares does not change what it asks for), in a fixed order.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-struct Hashed<'a> {
+struct Hashed<'a, M> {
     thread_id: &'a ThreadId,
     run_id: &'a RunId,
     #[serde(skip_serializing_if = "Option::is_none")]
     parent_run_id: Option<&'a RunId>,
     #[serde(skip_serializing_if = "Option::is_none")]
     state: Option<&'a Value>,
-    messages: &'a [Message],
+    messages: M,
     #[serde(skip_serializing_if = "Option::is_none")]
     tools: Option<&'a [Tool]>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -30,35 +35,50 @@ struct Hashed<'a> {
     resume: Option<&'a [ResumeEntry]>,
 }
 
-/// `v2:` and the SHA-256 of the input's JSON as the typed input writes it: fields in
-/// declaration order, JSON objects inside (`state`, arguments…) key-sorted (serde_json's
-/// map), so two bodies that parse to the same input hash alike, whatever their key order.
-/// Written straight from the parsed input: building a sorted `Value` tree first (the
-/// legacy form) cost more than parsing the body (1.6× at 150 messages).
-pub(crate) fn input_hash(input: &RunAgentInput) -> String {
-    let hashed = Hashed {
+/// `v3:` and the SHA-256 of the input's JSON as the typed input writes it (fields in
+/// declaration order, JSON objects inside — `state`, arguments… — key-sorted by serde_json's
+/// map, so two bodies that parse to the same input hash alike, whatever their key order),
+/// with `messages` standing for the hex digest of their [`Chain`]: the chain the run needs
+/// anyway to recognise a resent history, so each message is written and hashed once per
+/// run instead of twice (issue 38: a long conversation's turn cost).
+pub(crate) fn input_hash(input: &RunAgentInput, messages: &Chain) -> String {
+    let digest = super::digest::to_hex(messages.whole());
+    format!("{V3}{}", sha256_of_json(&hashed(input, digest.as_str())))
+}
+
+fn hashed<M>(input: &RunAgentInput, messages: M) -> Hashed<'_, M> {
+    Hashed {
         thread_id: &input.thread_id,
         run_id: &input.run_id,
         parent_run_id: input.parent_run_id.as_ref(),
         state: input.state.as_ref(),
-        messages: &input.messages,
+        messages,
         tools: input.tools.as_deref(),
         context: input.context.as_deref(),
         forwarded_props: input.forwarded_props.as_ref(),
         resume: input.resume.as_deref(),
-    };
-    format!("{V2}{}", sha256_of_json(&hashed))
+    }
 }
 
 /// Whether `stored` (a run record's hash) is the hash of `input`, whose current hash is
-/// `current`. Records written before `v2:` hold the legacy form: a retry across the upgrade
-/// still replays.
+/// `current`. Records of earlier releases hold an earlier form, computed only for them: a
+/// retry across an upgrade still replays.
 pub(crate) fn same_input(stored: &str, current: &str, input: &RunAgentInput) -> bool {
-    if stored.starts_with(V2) {
+    if stored.starts_with(V3) {
         stored == current
+    } else if stored.starts_with(V2) {
+        stored == v2_input_hash(input)
     } else {
         stored == legacy_input_hash(input)
     }
+}
+
+/// What run records held before `v3:`: the whole input written out, messages included.
+fn v2_input_hash(input: &RunAgentInput) -> String {
+    format!(
+        "{V2}{}",
+        sha256_of_json(&hashed(input, input.messages.as_slice()))
+    )
 }
 
 /// SHA-256 of the input's JSON as a key-sorted `Value` (without `protocolVersion`): what
@@ -106,7 +126,16 @@ mod tests {
     use serde_json::json;
     use sha2::{Digest, Sha256};
 
-    use super::{input_hash, legacy_input_hash, resume_hash, same_input, sha256_of_json};
+    use agui_protocol::RunAgentInput;
+
+    use super::{
+        Chain, input_hash, legacy_input_hash, resume_hash, same_input, sha256_of_json,
+        v2_input_hash,
+    };
+
+    fn hash(input: &RunAgentInput) -> String {
+        input_hash(input, &Chain::of(&input.messages))
+    }
 
     #[test]
     fn is_the_digest_of_the_compact_json_text() {
@@ -130,7 +159,11 @@ mod tests {
         )
         .unwrap();
         assert_eq!(
-            input_hash(&input),
+            hash(&input),
+            "v3:de2038fbb20818a2e49abcf973dd34e12b3f2c1076523af443c7c4d6d5606bc3"
+        );
+        assert_eq!(
+            v2_input_hash(&input),
             "v2:00e0f3f6d0c2c6e904d84ecf9866b77636712c437e6ce825539e5f0bb5bafd17"
         );
         assert_eq!(
@@ -144,8 +177,8 @@ mod tests {
     }
 
     /// The same request written with other key orders, other whitespace, another declared
-    /// protocol version hashes alike; a changed value does not. A record from before `v2:`
-    /// still matches its request.
+    /// protocol version hashes alike; a changed value does not. A record from before `v3:`
+    /// (`v2:` or legacy) still matches its request.
     #[test]
     fn bodies_that_parse_alike_hash_alike() {
         let a = parse_input(
@@ -161,22 +194,21 @@ mod tests {
                 "state":{"a":{"x":[1],"y":2},"b":1}, "runId":"r","threadId":"t"}"#,
         )
         .unwrap();
-        assert_eq!(input_hash(&a), input_hash(&b));
+        assert_eq!(hash(&a), hash(&b));
         let mut changed = b.clone();
         changed.state = Some(json!({"a": {"x": [1], "y": 3}, "b": 1}));
-        assert_ne!(input_hash(&a), input_hash(&changed));
-        assert!(same_input(&input_hash(&a), &input_hash(&b), &b));
-        assert!(same_input(&legacy_input_hash(&a), &input_hash(&b), &b));
+        assert_ne!(hash(&a), hash(&changed));
+        let mut fewer = b.clone();
+        fewer.messages.pop();
+        assert_ne!(hash(&a), hash(&fewer), "the messages are part of the hash");
+        assert!(same_input(&hash(&a), &hash(&b), &b));
+        assert!(same_input(&legacy_input_hash(&a), &hash(&b), &b));
         assert!(!same_input(
             &legacy_input_hash(&a),
-            &input_hash(&changed),
+            &hash(&changed),
             &changed
         ));
-        assert!(!same_input(
-            &input_hash(&a),
-            &input_hash(&changed),
-            &changed
-        ));
+        assert!(!same_input(&hash(&a), &hash(&changed), &changed));
     }
 
     /// Several answers hash as `[threadId, [[id, status, payload], …]]` sorted by id, an
