@@ -1,8 +1,8 @@
 //! The memory store's listings: per scope, its entries in listing order.
 //!
-//! An entry leaves when its item is written without one or deleted. Items that expire,
-//! or leave with a partition the budget drops, are not told about: a page skips (and
-//! forgets) entries whose item is no longer live.
+//! An entry leaves when its item is written without one, deleted, swept as expired or
+//! dropped with its partition by the budget. An item that expires unseen (reads treat it
+//! as absent before a sweep takes it) is skipped by a page, which forgets it.
 
 use std::cmp::Reverse;
 use std::collections::{BTreeSet, HashMap};

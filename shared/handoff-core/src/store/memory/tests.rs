@@ -380,3 +380,39 @@ fn expired_listing_entries_are_forgotten() {
     );
     assert_eq!(store.listing_count(), 0, "a page forgets what it skipped");
 }
+
+/// Listing entries leave with their items: a thread the budget drops, and an item a
+/// sweep finds expired, take theirs along, so the listings stay as bounded as the items
+/// (before, `make bench`'s pairs grew the dev server to 99 MiB: nobody pages a listing there).
+#[test]
+fn listings_shrink_with_the_budget_and_the_sweep() {
+    use crate::store::IndexEntry;
+    let listed = |key: &str, expires: Option<u64>| {
+        Write::put(key, Condition::Always, vec![b'x'; 300], expires).indexed(IndexEntry {
+            scope: "owner".into(),
+            rank: 1,
+        })
+    };
+    let store = MemoryStore::with_max_bytes(20_000);
+    block_on(async {
+        for n in 0..1_000 {
+            let writes = vec![listed("head", Some(1_000_000)), put_bytes("run", 500)];
+            store.commit(&format!("t{n}"), writes, 0).await.unwrap();
+        }
+        let kept = store.partition_count();
+        assert_eq!(store.listing_count(), kept, "one entry per thread kept");
+
+        // Expired, then swept by a later commit: unlisted without a page passing them.
+        let store = MemoryStore::new();
+        // Fewer than one commit's sweep takes.
+        for n in 0..8 {
+            let writes = vec![listed("head", Some(10)), put_bytes("run", 10)];
+            store.commit(&format!("e{n}"), writes, 0).await.unwrap();
+        }
+        store
+            .commit("late", vec![put_bytes("run", 10)], 20)
+            .await
+            .unwrap();
+        assert_eq!(store.listing_count(), 0);
+    });
+}
