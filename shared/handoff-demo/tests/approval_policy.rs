@@ -138,6 +138,21 @@ impl Desk {
         self.run(who, input).await
     }
 
+    /// bob's answer `payload` to `interrupt` on thread `t`, refused as an edit the policy
+    /// does not allow.
+    async fn refused_edit(&self, run: &str, interrupt: &Interrupt, payload: Value) -> CoreError {
+        let err = self
+            .answer(bob(), "t", run, approve(interrupt, payload))
+            .await
+            .expect_err("the edit is refused");
+        assert_eq!(
+            (err.code(), err.http_status()),
+            ("RESUME_PAYLOAD_INVALID", 422),
+            "{err}"
+        );
+        err
+    }
+
     async fn refunds(&self, order: &str) -> u64 {
         self.ledger.account(order, T0).await.unwrap().refunds
     }
@@ -179,15 +194,7 @@ fn refused_then_approved(llm: bool) {
         // An approver moving the refund to another order, for 99,999,999 cents.
         let edited =
             json!({"approved": true, "editedArgs": {"orderId": "Z9", "amountCents": 99_999_999}});
-        let err = desk
-            .answer(bob(), "t", "r-edit", approve(&interrupt, edited))
-            .await
-            .expect_err("the edit is refused");
-        assert_eq!(
-            (err.code(), err.http_status()),
-            ("RESUME_PAYLOAD_INVALID", 422),
-            "{err}"
-        );
+        let err = desk.refused_edit("r-edit", &interrupt, edited).await;
         assert!(
             err.to_string().contains("editedArgs"),
             "names the rule: {err}"
@@ -300,15 +307,7 @@ fn the_policy_alone_bounds_edits_and_the_schema_is_the_same_for_every_order() {
             ),
         ] {
             let answer = json!({"approved": true, "editedArgs": edit});
-            let err = desk
-                .answer(bob(), "t", run, approve(&interrupt, answer))
-                .await
-                .expect_err("the edit is refused");
-            assert_eq!(
-                (err.code(), err.http_status()),
-                ("RESUME_PAYLOAD_INVALID", 422),
-                "{err}"
-            );
+            desk.refused_edit(run, &interrupt, answer).await;
         }
         assert_eq!(desk.refunds(ORDER).await, 0);
         let view = desk.engine.thread(&alice(), "t").await.unwrap().unwrap();
