@@ -88,7 +88,7 @@ function runOne(res, threadId, runId, body) {
       properties: {
         approved: { type: "boolean" },
         editedArgs: {
-          properties: { amountCents: { minimum: 1, type: "integer" }, currency: { type: "string" }, orderId: { type: "string" } },
+          properties: { amountCents: { maximum: order.amountCents, minimum: 1, type: "integer" }, currency: { const: "USD" }, orderId: { const: orderId } },
           type: "object",
         },
       },
