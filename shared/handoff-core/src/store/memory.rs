@@ -133,8 +133,8 @@ impl Partition {
             .filter(|item| is_live(item.expires_at_ms, now_ms))
     }
 
-    /// Drops the expired items and learns when the next one expires.
-    /// Drops the items expired at `now_ms`, telling `gone` each one's key.
+    /// Drops the items expired at `now_ms`, telling `gone` each one's key, and learns when
+    /// the next one expires.
     fn drop_expired(&mut self, now_ms: u64, mut gone: impl FnMut(&str)) {
         let mut freed = 0;
         let mut next_expiry = None;
