@@ -89,12 +89,12 @@ describe("Workers: refund flow with the official client", { timeout: TIMEOUT }, 
 
   test("answers are checked against responseSchema by the platform's validator: 422 before anything, then the right answer works", async () => {
     const ctx = await officialRefundInterrupt(worker, "W1006");
-    // editedArgs may only lower this order's amount: a larger one breaks the schema's maximum.
+    // The schema's amountCents is an integer of at least 1: a fraction breaks it.
     const bad = await postJson(`${worker.url}/agent`, {
       threadId: ctx.threadId,
       runId: uid("run-bad"),
       messages: [],
-      resume: [{ interruptId: ctx.interrupt.id, status: "resolved", payload: { approved: true, editedArgs: { orderId: "W1006", amountCents: 999_999_999, currency: "EUR" } } }],
+      resume: [{ interruptId: ctx.interrupt.id, status: "resolved", payload: { approved: true, editedArgs: { orderId: "W1006", amountCents: 12.5, currency: "USD" } } }],
     });
     assert.equal(bad.status, 422, bad.text);
     assert.equal(bad.json.code, "RESUME_PAYLOAD_INVALID", bad.text);

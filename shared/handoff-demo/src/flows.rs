@@ -90,17 +90,19 @@ pub(crate) async fn propose_refund(
             order.order_id
         ))
         .with_tool_call(call)
-        .with_response_schema(refund_response_schema(order))
+        .with_response_schema(refund_response_schema())
         .with_expires_at(expires)
         .with_approval(&crate::refund_policy(&agent.config, order.amount_cents));
     Ok(Finish::interrupt(interrupt))
 }
 
-/// The approval's `responseSchema`: `editedArgs` may only lower the amount of
-/// this order's refund (same order and currency, 0 < amount <= paid), so the
-/// engine refuses a wider edit with 422 before anything is written.
+/// The approval's `responseSchema`: the shape of an answer (`approved`, and `editedArgs`
+/// with the refund's argument types). It is the same for every refund, so a host compiles
+/// it once; how far an edit may go (same order, a lower amount) is [`crate::refund_policy`]'s,
+/// which the engine enforces on every route. A schema bounded by each order's data cost a
+/// schema compilation per answer: about a tenth of a refund pair's CPU (issue 38).
 /// `editedArgs` replaces the arguments; missing fields are refused in the run.
-pub(crate) fn refund_response_schema(order: &Order) -> Value {
+pub(crate) fn refund_response_schema() -> Value {
     json!({
         "type": "object",
         "properties": {
@@ -108,9 +110,9 @@ pub(crate) fn refund_response_schema(order: &Order) -> Value {
             "editedArgs": {
                 "type": "object",
                 "properties": {
-                    "orderId": {"const": order.order_id},
-                    "amountCents": {"type": "integer", "minimum": 1, "maximum": order.amount_cents},
-                    "currency": {"const": order.currency}
+                    "orderId": {"type": "string"},
+                    "amountCents": {"type": "integer", "minimum": 1},
+                    "currency": {"type": "string"}
                 }
             }
         },

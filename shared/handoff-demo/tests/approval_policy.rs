@@ -274,3 +274,43 @@ fn an_approver_may_lower_the_amount_of_the_same_order() {
         });
     }
 }
+
+/// The scripted refund's `responseSchema` only types an answer; how far an edit may go is
+/// the policy's alone (the schema stopped bounding each order's amount, so one compiled
+/// validator serves every refund). Raising the amount of the same order, or changing its
+/// currency, is still refused with 422 and nothing written.
+#[test]
+fn the_policy_alone_bounds_edits_and_the_schema_is_the_same_for_every_order() {
+    block_on(async {
+        let desk = desk(false);
+        let interrupt = desk.ask("t").await;
+        let other = RunAgentInput::new(
+            "t2",
+            "r-ask",
+            vec![Message::user("m1", "Refund order C2048")],
+        );
+        desk.run(alice(), other).await.expect("the request runs");
+        let view = desk.engine.thread(&alice(), "t2").await.unwrap().unwrap();
+        assert_eq!(
+            view.pending_interrupts[0].response_schema, interrupt.response_schema,
+            "one schema for refunds of any order"
+        );
+
+        for (edit, run) in [
+            (
+                json!({"orderId": ORDER, "amountCents": 12_801, "currency": "USD"}),
+                "r-up",
+            ),
+            (
+                json!({"orderId": ORDER, "amountCents": 100, "currency": "EUR"}),
+                "r-eur",
+            ),
+        ] {
+            let answer = json!({"approved": true, "editedArgs": edit});
+            desk.refused_edit(run, &interrupt, answer).await;
+        }
+        assert_eq!(desk.refunds(ORDER).await, 0);
+        let view = desk.engine.thread(&alice(), "t").await.unwrap().unwrap();
+        assert_eq!(view.pending_interrupts.len(), 1, "nothing was written");
+    });
+}

@@ -139,19 +139,26 @@ export function describeError(err, endpoint) {
   return { code: "", text: msg || "Something went wrong." };
 }
 
-/** A scalar argument of a tool call found in the message history (for form hints). */
-export function toolArgValue(messages, toolCallId, key) {
-  if (!toolCallId || key === undefined) return undefined;
+/** The arguments of a tool call found in the message history, or undefined. */
+export function toolCallArgs(messages, toolCallId) {
+  if (!toolCallId) return undefined;
   for (const m of messages || []) {
     const call = (m.toolCalls || []).find((c) => c.id === toolCallId);
     if (!call) continue;
     try {
       const args = JSON.parse(call.function?.arguments || "{}");
-      const v = args && typeof args === "object" ? args[key] : undefined;
-      return v === null || typeof v === "object" ? undefined : v;
+      return args && typeof args === "object" && !Array.isArray(args) ? args : undefined;
     } catch {
       return undefined;
     }
   }
   return undefined;
+}
+
+/** A scalar argument of a tool call found in the message history (for form hints). */
+export function toolArgValue(messages, toolCallId, key) {
+  if (key === undefined) return undefined;
+  const args = toolCallArgs(messages, toolCallId);
+  const v = args ? args[key] : undefined;
+  return v === null || typeof v === "object" ? undefined : v;
 }

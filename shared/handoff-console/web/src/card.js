@@ -3,6 +3,7 @@
 import { Validator } from "@cfworker/json-schema";
 import { h, uid } from "./dom.js";
 import { buildSchemaForm, hasApprovedFlag } from "./schema-form.js";
+import { approvalPolicy, withApprovalBounds } from "./approval-bounds.js";
 
 export function formatCountdown(expiresAt, now = Date.now()) {
   const t = Date.parse(expiresAt);
@@ -15,12 +16,16 @@ export function formatCountdown(expiresAt, now = Date.now()) {
 }
 
 export class ApprovalCard {
-  /** `onAnswer(card, answer)` receives {interruptId, status, payload?}. */
-  constructor(interrupt, { onAnswer, hint }) {
+  /**
+   * `onAnswer(card, answer)` receives {interruptId, status, payload?}; `args` are the
+   * arguments of the tool call the interrupt is about (bounds from its approval policy).
+   */
+  constructor(interrupt, { onAnswer, hint, args }) {
     this.interrupt = interrupt;
     this.onAnswer = onAnswer;
     this.answer = null;
-    const schema = interrupt.responseSchema && typeof interrupt.responseSchema === "object" ? interrupt.responseSchema : null;
+    const declared = interrupt.responseSchema && typeof interrupt.responseSchema === "object" ? interrupt.responseSchema : null;
+    const schema = declared ? withApprovalBounds(declared, approvalPolicy(interrupt), args) : null;
     this.schema = schema;
     this.approvedFlag = schema ? hasApprovedFlag(schema) : false;
     this.validator = schema ? new Validator(schema, "2020-12", false) : null;

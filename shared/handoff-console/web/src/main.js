@@ -1,5 +1,5 @@
 // Handoff console: wires the URL, the connection settings, the AG-UI agent and the panels.
-import { createAgent, createFollowAgent, describeError, fetchThread, forAgent, toolArgValue, uuid } from "./agent.js";
+import { createAgent, createFollowAgent, describeError, fetchThread, forAgent, toolArgValue, toolCallArgs, uuid } from "./agent.js";
 import { Sidebar } from "./sidebar.js";
 import { subscriber } from "./run.js";
 import { Conversation } from "./conversation.js";
@@ -32,7 +32,7 @@ let pollTimer = null;
 const conversation = new Conversation($("conversation"));
 const statePanel = new StatePanel($("state"));
 const tasksPanel = new TasksPanel($("tasks"));
-const approvals = new Approvals($("approvals"), { onResume: (answers) => resume(answers), hint: argHint });
+const approvals = new Approvals($("approvals"), { onResume: (answers) => resume(answers), hint: argHint, args: callArgs });
 const sidebar = new Sidebar($("sidebar"), cfg, {
   open: (threadId) => openThread(threadId),
   newThread: () => switchThread(newThreadId(), { push: true }),
@@ -45,6 +45,11 @@ const sidebar = new Sidebar($("sidebar"), cfg, {
 /** Example values for the form: the arguments of the tool call the interrupt is about. */
 function argHint(interrupt, path) {
   return toolArgValue(agent ? agent.messages : [], interrupt.toolCallId, path[path.length - 1]);
+}
+
+/** The proposed arguments of the tool call the interrupt is about (the policy's bounds). */
+function callArgs(interrupt) {
+  return toolCallArgs(agent ? agent.messages : [], interrupt.toolCallId);
 }
 
 function showError(text) {

@@ -3,11 +3,15 @@ import { h, pretty } from "./dom.js";
 import { ApprovalCard } from "./card.js";
 
 export class Approvals {
-  /** `onResume(resume)` gets the answers once every card has one. `hint(interrupt, path)`. */
-  constructor(container, { onResume, hint }) {
+  /**
+   * `onResume(resume)` gets the answers once every card has one. `hint(interrupt, path)`;
+   * `args(interrupt)`: the arguments of the tool call it is about.
+   */
+  constructor(container, { onResume, hint, args }) {
     this.container = container;
     this.onResume = onResume;
     this.hint = hint;
+    this.args = args;
     this.cards = new Map();
     this.busy = false;
   }
@@ -32,6 +36,7 @@ export class Approvals {
       const card = new ApprovalCard(it, {
         onAnswer: () => this.answered(),
         hint: (path) => this.hint(it, path),
+        args: this.args ? this.args(it) : undefined,
       });
       card.setBusy(this.busy);
       this.cards.set(it.id, card);
