@@ -33,6 +33,21 @@ fn question(turn: usize) -> String {
     format!("Turn {turn}: what can you help me with today? I am just looking around for now.")
 }
 
+/// The server's CPU clock once it stopped moving (two readings 1 ms apart agree; 50 ms at
+/// most): the tail of a turn's work after its last byte is still that turn's.
+fn settled_cpu_ns(pid: u32) -> u64 {
+    let mut last = cpu_ns(pid);
+    for _ in 0..50 {
+        std::thread::sleep(std::time::Duration::from_millis(1));
+        let now = cpu_ns(pid);
+        if now == last {
+            break;
+        }
+        last = now;
+    }
+    last
+}
+
 pub(crate) fn drive(
     url: &str,
     pid: u32,
@@ -54,6 +69,8 @@ pub(crate) fn drive(
                 let mut messages: Vec<Value> = Vec::new();
                 let mut state = json!({});
                 for turn in 1..=turns {
+                    // Ready (the coordinator reads the CPU clock), then go.
+                    barrier.wait();
                     barrier.wait();
                     messages.push(json!({ "id": format!("u{turn}"), "role": "user", "content": question(turn) }));
                     let body = bodies::run(shape, &thread, &format!("r{turn}"), &messages, &state);
@@ -74,14 +91,18 @@ pub(crate) fn drive(
         .collect();
     let mut cpu = Vec::with_capacity(turns);
     for _ in 0..turns {
+        // Read while every client waits, so none of the turn's work comes before it.
         barrier.wait();
-        let before = cpu_ns(pid);
+        let before = settled_cpu_ns(pid);
         barrier.wait();
-        cpu.push(cpu_ns(pid).saturating_sub(before));
+        barrier.wait();
+        // The server may still be finishing (dropping a run, a log line) after the last byte.
+        cpu.push(settled_cpu_ns(pid).saturating_sub(before));
     }
     for worker in workers {
         worker.join().expect("conversation thread");
     }
+
     let (errors, first_error) = std::mem::take(&mut *failures.lock().expect("failures"));
     Turns {
         cpu_ns: cpu,

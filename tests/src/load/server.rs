@@ -135,18 +135,20 @@ pub(crate) fn cpu_ticks(pid: u32) -> (u64, u64) {
     (field(14).unwrap_or(0), field(15).unwrap_or(0))
 }
 
-/// CPU time of a process in nanoseconds, summed over its live threads
-/// (`/proc/<pid>/task/*/schedstat`): precise enough for one turn of a few clients, where
-/// clock ticks (10 ms) are not. Threads that have exited no longer count.
+/// CPU time of a process in nanoseconds, all its threads included, exited ones too: its
+/// CPU-time clock (`clock_getcpuclockid`), which the kernel brings up to date when read.
+/// Per-thread `schedstat` lagged by up to a scheduler tick for a thread that had just run,
+/// so a conversation turn (a few ms) was read with part of its CPU or with the last turn's.
 pub(crate) fn cpu_ns(pid: u32) -> u64 {
-    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
-        return 0;
-    };
-    tasks
-        .flatten()
-        .filter_map(|task| std::fs::read_to_string(task.path().join("schedstat")).ok())
-        .filter_map(|stat| stat.split_whitespace().next()?.parse::<u64>().ok())
-        .sum()
+    let clock = i32::try_from(pid)
+        .ok()
+        .and_then(|pid| nix::time::clock_getcpuclockid(nix::unistd::Pid::from_raw(pid)).ok());
+    clock
+        .and_then(|clock| nix::time::clock_gettime(clock).ok())
+        .map_or(0, |t| {
+            u64::try_from(t.tv_sec()).unwrap_or(0) * 1_000_000_000
+                + u64::try_from(t.tv_nsec()).unwrap_or(0)
+        })
 }
 
 /// Peak resident set (`VmHWM`), in KiB.
