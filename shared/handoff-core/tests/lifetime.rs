@@ -284,7 +284,11 @@ fn a_renewal_renews_the_marker_with_the_pages() {
             h.item("t", &page_key(0)).await.unwrap().expires_at_ms,
             renewed
         );
-        assert_eq!(h.item("t", MARK_KEY).await.unwrap().expires_at_ms, renewed);
+        // Renewed with them, with its margin (a tenth of their lifetime) past them.
+        assert_eq!(
+            h.item("t", MARK_KEY).await.unwrap().expires_at_ms,
+            renewed.map(|at| at + HISTORY_TTL / 10)
+        );
     });
 }
 
@@ -377,5 +381,41 @@ fn a_fork_records_when_its_pages_expire() {
         let page0 = h.item("f", &page_key(0)).await.unwrap();
         assert_eq!(page0.expires_at_ms, Some(h.now() + HISTORY_TTL));
         assert_eq!(head(&h, "f").await.pages_expire_at_ms, page0.expires_at_ms);
+    });
+}
+
+/// Before, every finish that wrote a page rewrote the marker (a store write per turn, on
+/// DynamoDB a write unit each). The marker is written with a margin past its pages, so a
+/// busy thread rewrites it once per margin (a tenth of the pages' lifetime, at most a day),
+/// and it still outlives every page.
+#[test]
+fn a_busy_thread_rewrites_its_marker_once_per_margin() {
+    block_on(async {
+        let h = Harness::new(Chatty);
+        let mark_version = || async { h.item("t", MARK_KEY).await.expect("a marker").version };
+        for turn in 1..=10 {
+            h.run(&user_input("t", &format!("r{turn}"), "hi")).await;
+            h.advance(60_000);
+        }
+        assert_eq!(
+            mark_version().await,
+            1,
+            "written with the thread, not per turn"
+        );
+        // A day later (the margin with the default lifetimes), the next turn renews it.
+        h.advance(DAY);
+        h.run(&user_input("t", "r11", "hi")).await;
+        assert_eq!(mark_version().await, 2);
+        h.run(&user_input("t", "r12", "hi")).await;
+        assert_eq!(mark_version().await, 2);
+
+        let now = h.now();
+        let mark_expires = h.item("t", MARK_KEY).await.unwrap().expires_at_ms.unwrap();
+        let pages = h.store.scan("t", PAGE_PREFIX, now).await.unwrap();
+        assert_eq!(pages.len(), 12);
+        for page in &pages {
+            let at = page.expires_at_ms.unwrap();
+            assert!(at <= mark_expires, "{} outlives the marker: {at}", page.key);
+        }
     });
 }

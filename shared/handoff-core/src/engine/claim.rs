@@ -56,8 +56,11 @@ pub(crate) async fn claim(
         // The marker rides along: with no head, it means an expired thread left records.
         keys.push(MARK_KEY);
         let mut items = inner.store.get(partition, &keys, now).await?;
-        let marked = items.pop().flatten().is_some();
-        if items[0].is_none() && marked {
+        let mark = items.pop().flatten();
+        let mut mark_until = mark
+            .as_ref()
+            .map_or(0, |mark| mark.expires_at_ms.unwrap_or(u64::MAX));
+        if items[0].is_none() && mark.is_some() {
             leftovers::clear(inner, partition, now).await?;
             continue;
         }
@@ -283,6 +286,7 @@ pub(crate) async fn claim(
         writes.extend(migrated);
         if matches!(condition, Condition::Absent) {
             writes.push(leftovers::mark(inner, now));
+            mark_until = leftovers::mark_expiry(inner, now);
         }
         if let Some(key) = &resume {
             let answer = ResumeRecord {
@@ -317,6 +321,7 @@ pub(crate) async fn claim(
                     preloaded,
                     stored_ids: HashSet::new(),
                     after_running,
+                    mark_until,
                 })));
             }
             // Someone else moved first: read again and decide with fresh facts.

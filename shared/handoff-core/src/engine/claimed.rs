@@ -40,4 +40,7 @@ pub(crate) struct Claimed {
     pub(crate) stored_ids: HashSet<String>,
     /// Sent while another run streamed (double-texting): merged after that run's reply.
     pub(crate) after_running: bool,
+    /// When the thread's marker expires as the claim saw or wrote it (0: none, `u64::MAX`:
+    /// never); the finish rewrites it only when its pages would outlive it.
+    pub(crate) mark_until: u64,
 }

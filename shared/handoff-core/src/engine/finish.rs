@@ -377,7 +377,7 @@ async fn commit_finish(
         &claimed.thread,
         now,
     ));
-    if page.is_some() {
+    if page.is_some() && !super::leftovers::mark_lasts(inner, claimed.mark_until, now) {
         // The history outlives the head: so must the marker that says it is there.
         writes.push(super::leftovers::mark(inner, now));
     }

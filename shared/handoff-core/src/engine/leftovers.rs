@@ -8,8 +8,9 @@
 //! snapshots or effect results would show through under the reused id.
 //!
 //! Every thread keeps a tiny marker (`mark`) that outlives its other records: written when
-//! the thread is created and renewed by every finish that writes or renews history (see
-//! `renew`), with the history's lifetime. The claim reads it in the same round trip as
+//! the thread is created, with the history's lifetime plus a margin, and renewed by a
+//! finish whose new page it would not outlive and by every renewal of the pages (see
+//! `renew`). The claim reads it in the same round trip as
 //! the head, so it learns of leftovers for free; clearing happens only when the head is
 //! gone and the marker is not, in batches that each check the head is still absent, so a
 //! new head written by another instance in the meantime is never cleared away.
@@ -20,11 +21,32 @@ use crate::records::audit::is_audit_key;
 use crate::records::{MARK_KEY, THREAD_KEY};
 use crate::store::{Condition, StoreError, Write};
 
-/// The marker's write: it lasts as long as the history pages written (or renewed) now.
+/// The marker's write: it outlives the history pages written (or renewed) now, by a margin
+/// (a tenth of their lifetime, at most a day) so that a busy thread's finishes need not
+/// all rewrite it: see [`mark_lasts`].
 pub(crate) fn mark(inner: &Inner, now: u64) -> Write {
-    let ttl = super::history::page_ttl(inner);
-    Write::put(MARK_KEY, Condition::Always, b"{}".to_vec(), Some(now + ttl))
+    Write::put(
+        MARK_KEY,
+        Condition::Always,
+        b"{}".to_vec(),
+        Some(mark_expiry(inner, now)),
+    )
 }
+
+/// When a marker written at `now` expires.
+pub(crate) fn mark_expiry(inner: &Inner, now: u64) -> u64 {
+    let ttl = super::history::page_ttl(inner);
+    now.saturating_add(ttl)
+        .saturating_add((ttl / 10).min(DAY_MS))
+}
+
+/// Whether a marker that lasts until `mark_until` (0: none) outlives pages written at `now`,
+/// so a finish need not write it again: a turn rewrites it at most once per margin.
+pub(crate) fn mark_lasts(inner: &Inner, mark_until: u64, now: u64) -> bool {
+    mark_until >= now.saturating_add(super::history::page_ttl(inner))
+}
+
+const DAY_MS: u64 = 24 * 60 * 60 * 1000;
 
 /// Deletes per commit (with the head check, within every store's transaction limits).
 const BATCH: usize = 64;

@@ -9,7 +9,7 @@
 //! | `effect#{key}` | [`EffectRecord`]: started / done, fence, result | around the side effect |
 //! | `live#{runId}@{startedAtMs}#{n:06}` | [`LiveBatch`]: the events a running run emitted since its last batch | every `live_flush_ms` while the run runs (once each, must be absent); read by reconnecting clients until the run record is final |
 //! | `stop#{runId}` | [`StopRequest`]: who asked a running run to stop | by `POST …/stop`; read by the run's stop poll |
-//! | `mark` | `{}`: outlives every other record of the thread | with a new thread, and by every finish that writes or renews pages |
+//! | `mark` | `{}`: outlives every other record of the thread (by a margin: a tenth of the pages' lifetime, at most a day) | with a new thread, by a finish that writes a page it would not outlive, and by every renewal of the pages |
 //! | `approvals` | `{}`, listed in the tenant's approvals inbox at the newest pending interrupt's time | by every finish that leaves interrupts pending; deleted by the finish that leaves none |
 //! | `profile` | [`ThreadProfile`]: the name and archived flag its owner set | by `PATCH /threads/{id}` (never by a run, so renaming never fences a running run out) |
 
