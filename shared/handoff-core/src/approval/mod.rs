@@ -151,14 +151,13 @@ impl ApprovalPolicy {
             return Ok(None);
         };
         if let Some(value) = metadata.get(APPROVAL) {
-            return serde_json::from_value(value.clone())
-                .map(Some)
-                .map_err(|e| {
-                    format!(
-                        "interrupt {}: {APPROVAL} is not a policy: {e}",
-                        interrupt.id
-                    )
-                });
+            // Read in place: the value is not cloned to be consumed.
+            return ApprovalPolicy::deserialize(value).map(Some).map_err(|e| {
+                format!(
+                    "interrupt {}: {APPROVAL} is not a policy: {e}",
+                    interrupt.id
+                )
+            });
         }
         let Some(role) = metadata.get(REQUIRED_ROLE).and_then(Value::as_str) else {
             return Ok(None);

@@ -14,8 +14,9 @@ type Position = (Reverse<u64>, String, String);
 
 #[derive(Debug, Default)]
 pub(super) struct Listings {
-    /// Each listed item's entry, by (partition, key).
-    entries: HashMap<(String, String), IndexEntry>,
+    /// Each listed item's entry, by partition, then key (looked up by `&str`: most writes
+    /// list nothing, and checking that allocates nothing).
+    entries: HashMap<String, HashMap<String, IndexEntry>>,
     /// Each scope's items in listing order.
     scopes: HashMap<String, BTreeSet<Position>>,
 }
@@ -23,25 +24,32 @@ pub(super) struct Listings {
 impl Listings {
     /// Lists `key` of `partition` under `entry`, or nowhere.
     pub(super) fn set(&mut self, partition: &str, key: &str, entry: Option<IndexEntry>) {
-        let id = (partition.to_owned(), key.to_owned());
-        if let Some(old) = self.entries.get(&id) {
-            if entry.as_ref() == Some(old) {
-                return;
-            }
-            let old = old.clone();
+        let old = self.entries.get(partition).and_then(|keys| keys.get(key));
+        if entry.as_ref() == old {
+            return;
+        }
+        if let Some(old) = old.cloned() {
             self.unlist(&old, partition, key);
         }
         match entry {
             Some(entry) => {
                 self.scopes.entry(entry.scope.clone()).or_default().insert((
                     Reverse(entry.rank),
-                    id.0.clone(),
-                    id.1.clone(),
+                    partition.to_owned(),
+                    key.to_owned(),
                 ));
-                self.entries.insert(id, entry);
+                self.entries
+                    .entry(partition.to_owned())
+                    .or_default()
+                    .insert(key.to_owned(), entry);
             }
             None => {
-                self.entries.remove(&id);
+                if let Some(keys) = self.entries.get_mut(partition) {
+                    keys.remove(key);
+                    if keys.is_empty() {
+                        self.entries.remove(partition);
+                    }
+                }
             }
         }
     }
@@ -97,6 +105,6 @@ impl Listings {
 
     #[cfg(test)]
     pub(super) fn len(&self) -> usize {
-        self.entries.len()
+        self.entries.values().map(HashMap::len).sum()
     }
 }
