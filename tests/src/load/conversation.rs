@@ -102,7 +102,6 @@ pub(crate) fn drive(
     for worker in workers {
         worker.join().expect("conversation thread");
     }
-
     let (errors, first_error) = std::mem::take(&mut *failures.lock().expect("failures"));
     Turns {
         cpu_ns: cpu,

@@ -251,9 +251,7 @@ impl Inner {
     /// of `make bench` pairs, against a 16 MiB budget).
     fn remove_partition(&mut self, name: &str) {
         if let Some(partition) = self.partitions.remove(name) {
-            for item in partition.items.iter() {
-                self.listings.set(name, &item.key, None);
-            }
+            self.listings.forget_partition(name);
             self.budgeted_bytes -= partition.budgeted(name);
             self.by_last_write.remove(&partition.last_write);
             if let Some(at) = partition.next_expiry {

@@ -54,6 +54,13 @@ impl Listings {
         }
     }
 
+    /// Forgets every entry of `partition` (dropped whole by the budget).
+    pub(super) fn forget_partition(&mut self, partition: &str) {
+        for (key, entry) in self.entries.remove(partition).unwrap_or_default() {
+            self.unlist(&entry, partition, &key);
+        }
+    }
+
     fn unlist(&mut self, entry: &IndexEntry, partition: &str, key: &str) {
         if let Some(set) = self.scopes.get_mut(&entry.scope) {
             set.remove(&(Reverse(entry.rank), partition.to_owned(), key.to_owned()));

@@ -44,10 +44,6 @@ impl Items {
             .take_while(move |item| item.key.starts_with(prefix))
     }
 
-    pub(super) fn iter(&self) -> impl Iterator<Item = &Item> {
-        self.0.iter()
-    }
-
     #[cfg(test)]
     pub(super) fn len(&self) -> usize {
         self.0.len()
