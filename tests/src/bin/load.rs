@@ -8,7 +8,8 @@
 //!
 //! `load [--bin-dir DIR] [--node-server FILE] [--clients 16] [--seconds 20] [--warmup 3]
 //! [--rounds 3] [--servers node,memory,sqlite,sqlite-normal,floor] [--client official|minimal]
-//! [--conversation N]` (issue 38: `make bench` runs `--client official --conversation 50`).
+//! [--conversation N] [--print-turns]` (issue 38: `make bench` runs `--client official
+//! --conversation 50`; `--print-turns` also prints every turn's CPU, round by round).
 //! `--client official` (the default) sends what `@ag-ui/client`'s `HttpAgent` sends: the
 //! whole history it holds on every run (the resume carries run 1's snapshot: the user's
 //! message, the assistant's messages and tool calls, the tool result), its state, a front-end
@@ -67,6 +68,8 @@ struct Args {
     shape: bodies::Shape,
     /// Turns per conversation in conversation mode (`--conversation N`; 0: off).
     conversation: usize,
+    /// Prints every turn's CPU of every conversation round (`--print-turns`).
+    print_turns: bool,
 }
 
 fn args() -> Args {
@@ -82,6 +85,7 @@ fn args() -> Args {
             .to_vec(),
         shape: bodies::Shape::Official,
         conversation: 0,
+        print_turns: false,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -97,6 +101,7 @@ fn args() -> Args {
             "--servers" => parsed.servers = value().split(',').map(str::to_owned).collect(),
             "--client" => parsed.shape = bodies::Shape::parse(&value()),
             "--conversation" => parsed.conversation = number(value()) as usize,
+            "--print-turns" => parsed.print_turns = true,
             other => panic!("unknown argument {other}"),
         }
     }
@@ -409,6 +414,11 @@ fn conversations<'a>(
                     "  {tag} round {round}: {} failed turn(s); first: {short}",
                     set.errors
                 );
+            }
+            if args.print_turns {
+                let per_client = |ns: &u64| ns / 1000 / args.clients.max(1) as u64;
+                let turns_us: Vec<u64> = set.cpu_ns.iter().map(per_client).collect();
+                println!("  {tag} round {round}, CPU µs of each turn: {turns_us:?}");
             }
             per_server[i].push(set);
         }

@@ -86,6 +86,10 @@ pub(crate) fn drive(
                     }
                     barrier.wait();
                 }
+                // Connections stay open until the last turn's CPU is read: closing them is
+                // the server's work, but no turn's.
+                barrier.wait();
+                drop(agent);
             })
         })
         .collect();
@@ -99,6 +103,7 @@ pub(crate) fn drive(
         // The server may still be finishing (dropping a run, a log line) after the last byte.
         cpu.push(settled_cpu_ns(pid).saturating_sub(before));
     }
+    barrier.wait();
     for worker in workers {
         worker.join().expect("conversation thread");
     }
