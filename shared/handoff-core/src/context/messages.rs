@@ -1,5 +1,7 @@
 //! Folds emitted events into the conversation history the engine persists.
 
+use std::collections::HashSet;
+
 use agui_protocol::event::TextRole;
 use agui_protocol::message::{
     ActivityMessage, AssistantMessage, ReasoningMessage, TextOnlyMessage, ToolMessage, UserMessage,
@@ -7,19 +9,45 @@ use agui_protocol::message::{
 use agui_protocol::{Content, Event, Message, ToolCall};
 use serde_json::Value;
 
+use crate::engine::Ids;
+
 /// The history, updated event by event.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct MessageLog {
     messages: Vec<Message>,
+    /// How many leading messages the thread already stores (events append after them and
+    /// never reorder them, so they stay the prefix until a snapshot replaces the history).
+    stored: usize,
+    /// The stored ids, kept once a `MESSAGES_SNAPSHOT` replaced the history.
+    stored_ids_after_snapshot: Option<HashSet<String>>,
 }
 
 impl MessageLog {
-    pub(crate) fn new(messages: Vec<Message>) -> Self {
-        Self { messages }
+    /// A history whose first `stored` messages the thread already stores.
+    pub(crate) fn new(messages: Vec<Message>, stored: usize) -> Self {
+        Self {
+            stored: stored.min(messages.len()),
+            messages,
+            stored_ids_after_snapshot: None,
+        }
     }
 
     pub(crate) fn messages(&self) -> &[Message] {
         &self.messages
+    }
+
+    /// The messages the thread does not store yet (by id), in order: what the finish pages.
+    pub(crate) fn added(&self) -> Vec<&Message> {
+        if let Some(stored) = &self.stored_ids_after_snapshot {
+            return self
+                .messages
+                .iter()
+                .filter(|m| !stored.contains(m.id().as_str()))
+                .collect();
+        }
+        let (stored, tail) = self.messages.split_at(self.stored);
+        let stored = Ids::of(stored, tail.len());
+        tail.iter().filter(|m| !stored.contains(m.id())).collect()
     }
 
     fn find(&mut self, id: &str) -> Option<&mut Message> {
@@ -164,7 +192,14 @@ impl MessageLog {
                     m.activity_type = e.activity_type.clone();
                 }
             }
-            Event::MessagesSnapshot(e) => self.messages = e.messages.clone(),
+            Event::MessagesSnapshot(e) => {
+                if self.stored_ids_after_snapshot.is_none() {
+                    let stored = self.messages[..self.stored].iter();
+                    let ids = stored.map(|m| m.id().to_string()).collect();
+                    self.stored_ids_after_snapshot = Some(ids);
+                }
+                self.messages = e.messages.clone();
+            }
             _ => {}
         }
     }
@@ -184,7 +219,9 @@ fn append(text: &mut String, delta: &str) {
 
 #[cfg(test)]
 mod tests {
-    use agui_protocol::event::{TextMessageContent, TextMessageStart, ToolCallArgs, ToolCallStart};
+    use agui_protocol::event::{
+        MessagesSnapshot, TextMessageContent, TextMessageStart, ToolCallArgs, ToolCallStart,
+    };
     use agui_protocol::{Event, Message};
 
     use super::{FIRST_TEXT_CAPACITY, MessageLog};
@@ -211,5 +248,49 @@ mod tests {
             .arguments;
         assert_eq!(*arguments, text);
         assert_eq!(arguments.capacity(), FIRST_TEXT_CAPACITY);
+    }
+
+    fn ids(messages: Vec<&Message>) -> Vec<&str> {
+        messages.into_iter().map(|m| m.id().as_str()).collect()
+    }
+
+    #[test]
+    fn added_is_what_follows_the_stored_prefix_under_an_id_it_does_not_hold() {
+        let history = vec![
+            Message::user("u1", "Refund A1"),
+            Message::assistant("a1", "Done"),
+            Message::user("u2", "Thanks"),
+        ];
+        let mut log = MessageLog::new(history, 2);
+        log.apply(&TextMessageStart::new("a2").into());
+        // A tool result the agent files under a stored id is the stored message's.
+        log.apply(&Event::from(agui_protocol::event::ToolCallResult::new(
+            "a1", "c1", "late",
+        )));
+        assert_eq!(ids(log.added()), ["u2", "a2"]);
+        // Ten more (past the scans' limit, so the stored ids go into a set): same rule.
+        for n in 0..10 {
+            log.apply(&TextMessageStart::new(format!("x{n}")).into());
+        }
+        log.apply(&Event::from(agui_protocol::event::ToolCallResult::new(
+            "u1", "c2", "late",
+        )));
+        assert_eq!(log.added().len(), 12);
+        assert!(!ids(log.added()).contains(&"u1"));
+    }
+
+    #[test]
+    fn after_a_snapshot_the_stored_ids_still_decide_what_is_added() {
+        let history = vec![Message::user("u1", "Hi"), Message::assistant("a1", "Hello")];
+        let mut log = MessageLog::new(history, 2);
+        let replaced = vec![
+            Message::assistant("a1", "Hello (edited)"),
+            Message::user("u2", "New"),
+        ];
+        log.apply(&MessagesSnapshot::new(replaced).into());
+        assert_eq!(ids(log.added()), ["u2"]);
+        // A second snapshot keeps the first one's notion of what is stored.
+        log.apply(&MessagesSnapshot::new(vec![Message::user("u1", "Hi")]).into());
+        assert!(log.added().is_empty());
     }
 }

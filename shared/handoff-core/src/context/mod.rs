@@ -99,7 +99,7 @@ impl RunContext {
             effects: EffectLedger::default(),
             effect_ttl_ms: parts.effect_ttl_ms,
             state: parts.state,
-            messages: MessageLog::new(parts.messages),
+            messages: MessageLog::new(parts.messages, 0),
             decisions: parts.decisions,
             validator: parts.validator,
             deadline_ms: parts.deadline_ms,
@@ -297,8 +297,14 @@ impl RunContext {
         &self.fence
     }
 
-    /// Installs the history the engine read for this run.
-    pub(crate) fn set_history(&mut self, messages: Vec<Message>) {
-        self.messages = MessageLog::new(messages);
+    /// Installs the history the engine read for this run: its first `stored` messages are
+    /// the thread's, the rest what the run's input adds.
+    pub(crate) fn set_history(&mut self, messages: Vec<Message>, stored: usize) {
+        self.messages = MessageLog::new(messages, stored);
+    }
+
+    /// The messages of the history the thread does not store yet.
+    pub(crate) fn added_messages(&self) -> Vec<&Message> {
+        self.messages.added()
     }
 }

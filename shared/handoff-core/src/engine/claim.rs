@@ -1,8 +1,6 @@
 //! Reading, validating and claiming a thread for a run: one consistent read and
 //! one conditional commit in the common case.
 
-use std::collections::HashSet;
-
 use agui_protocol::event::{RunFinished, RunStarted};
 use agui_protocol::{Event, Message, ResumeEntry, RunAgentInput, RunId};
 use serde_json::Value;
@@ -319,7 +317,6 @@ pub(crate) async fn claim(
                     started_at_ms: now,
                     state,
                     preloaded,
-                    stored_ids: HashSet::new(),
                     after_running,
                     mark_until,
                 })));
@@ -362,7 +359,11 @@ fn check_input_ids(input: &RunAgentInput) -> Result<(), CoreError> {
         check_id("resume[].interruptId", &entry.interrupt_id)?;
     }
     // History ids are the client's; only what could split a key is refused.
-    let control = |name: &str, id: &str| match id.chars().any(char::is_control) {
+    // Printable ASCII (most ids) needs no decoding to be free of control characters.
+    let has_control = |id: &str| {
+        !id.bytes().all(|b| (b' '..=b'~').contains(&b)) && id.chars().any(char::is_control)
+    };
+    let control = |name: &str, id: &str| match has_control(id) {
         true => Err(CoreError::InvalidInput(format!(
             "{name} must not contain control characters"
         ))),

@@ -1,8 +1,6 @@
 //! A run the claim admitted: what execution, lease renewal and the finish share. Its own
 //! module, so the later stages depend on it and not on the claim that builds it.
 
-use std::collections::HashSet;
-
 use agui_protocol::{Message, RunId};
 use serde_json::Value;
 
@@ -35,9 +33,6 @@ pub(crate) struct Claimed {
     pub(crate) state: Value,
     /// The stored history when the claim had to read it (see `history::needs_check`).
     pub(crate) preloaded: Option<Vec<Message>>,
-    /// Ids of the stored history (filled when the run reads it); the finish pages what
-    /// the run added beyond them.
-    pub(crate) stored_ids: HashSet<String>,
     /// Sent while another run streamed (double-texting): merged after that run's reply.
     pub(crate) after_running: bool,
     /// When the thread's marker expires as the claim saw or wrote it (0: none, `u64::MAX`:

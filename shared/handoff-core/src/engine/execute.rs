@@ -186,17 +186,19 @@ async fn read_history(
     ctx: &mut RunContext,
     claimed: &mut Claimed,
 ) -> Result<(), CoreError> {
-    let mut messages = match claimed.preloaded.take() {
-        Some(stored) => stored,
-        None => match digest::recognised_prefix(&claimed.thread, &claimed.input_chain) {
-            // The client resent the stored history, byte for byte: no page is read.
-            Some(count) => ctx.input().messages[..count].to_vec(),
-            None => {
-                let thread = &claimed.thread;
-                let now = inner.runtime.now_ms();
-                history::load(inner, ctx.partition(), thread, thread.pages, now).await?
-            }
-        },
+    let recognised = match claimed.preloaded {
+        Some(_) => None,
+        None => digest::recognised_prefix(&claimed.thread, &claimed.input_chain),
+    };
+    let mut messages = match (claimed.preloaded.take(), recognised) {
+        (Some(stored), _) => stored,
+        // The client resent the stored history, byte for byte: no page is read.
+        (None, Some(count)) => ctx.input().messages[..count].to_vec(),
+        (None, None) => {
+            let thread = &claimed.thread;
+            let now = inner.runtime.now_ms();
+            history::load(inner, ctx.partition(), thread, thread.pages, now).await?
+        }
     };
     if claimed.thread.history_digest.is_none() && claimed.thread.messages.is_empty() {
         // Stored before digests: the history just read starts the chain its next page
@@ -204,12 +206,16 @@ async fn read_history(
         let chained = digest::extend(digest::EMPTY, &messages);
         claimed.thread.history_digest = Some(digest::to_hex(chained));
     }
-    claimed.stored_ids = messages.iter().map(|m| m.id().to_string()).collect();
+    let stored = messages.len();
     if !ctx.is_resume() {
-        let added = history::merge(&messages, &ctx.input().messages, claimed.after_running)?;
+        let input = &ctx.input().messages;
+        let added = match recognised {
+            Some(count) => history::merge_recognised(input, count),
+            None => history::merge(&messages, input, claimed.after_running)?,
+        };
         messages.extend(added);
     }
-    ctx.set_history(messages);
+    ctx.set_history(messages, stored);
     Ok(())
 }
 

@@ -305,7 +305,7 @@ async fn commit_finish(
     let now = inner.runtime.now_ms();
     let consume_answer = ending == Ending::Consumed;
     let page = if consume_answer {
-        let added = history::added(&claimed.stored_ids, ctx.messages());
+        let added = ctx.added_messages();
         let answers = audit(ctx, claimed);
         // A fork at these messages starts from the state as it stood after this run.
         let state = (thread.state != claimed.thread.state).then(|| thread.state.clone());

@@ -113,8 +113,8 @@ pub(crate) fn merge(
     input: &[Message],
     after_running: bool,
 ) -> Result<Vec<Message>, CoreError> {
-    let stored_ids: HashSet<&str> = stored.iter().map(|m| m.id().as_str()).collect();
-    let overlaps = input.iter().any(|m| stored_ids.contains(m.id().as_str()));
+    let stored_ids = Ids::of(stored, input.len());
+    let overlaps = input.iter().any(|m| stored_ids.contains(m.id()));
     if let Some(last) = stored.last().filter(|_| overlaps && !after_running)
         && !input.iter().any(|m| m.id() == last.id())
     {
@@ -123,20 +123,53 @@ pub(crate) fn merge(
             last.id()
         )));
     }
-    let mut seen = HashSet::new();
-    Ok(input
-        .iter()
-        .filter(|m| !stored_ids.contains(m.id().as_str()) && seen.insert(m.id().as_str()))
-        .cloned()
-        .collect())
+    Ok(new_in(&stored_ids, input))
 }
 
-/// The messages of `current` that are not in the stored history (what a run added).
-pub(crate) fn added<'a>(stored_ids: &HashSet<String>, current: &'a [Message]) -> Vec<&'a Message> {
-    current
+/// [`merge`] of an input whose first `count` messages are, byte for byte, the thread's
+/// stored history (the digest proved it): only the messages after them are looked at.
+pub(crate) fn merge_recognised(input: &[Message], count: usize) -> Vec<Message> {
+    let (stored, rest) = input.split_at(count.min(input.len()));
+    new_in(&Ids::of(stored, rest.len()), rest)
+}
+
+/// The messages of `input` whose ids are not `stored`, each id once (its first occurrence).
+fn new_in(stored: &Ids<'_>, input: &[Message]) -> Vec<Message> {
+    let mut seen = HashSet::new();
+    input
         .iter()
-        .filter(|m| !stored_ids.contains(m.id().as_str()))
+        .filter(|m| !stored.contains(m.id()) && seen.insert(m.id().as_str()))
+        .cloned()
         .collect()
+}
+
+/// The ids of some messages, for membership tests: a scan while only a few tests will be
+/// made (a turn usually adds one or two messages to a long history, and hashing every
+/// stored id would cost more than the scans), a set otherwise.
+pub(crate) enum Ids<'a> {
+    Scan(&'a [Message]),
+    Set(HashSet<&'a str>),
+}
+
+impl<'a> Ids<'a> {
+    /// Scans below this many lookups.
+    const SCAN_LOOKUPS: usize = 8;
+
+    /// The ids of `messages`, to be looked up about `lookups` times.
+    pub(crate) fn of(messages: &'a [Message], lookups: usize) -> Self {
+        if lookups < Self::SCAN_LOOKUPS {
+            Ids::Scan(messages)
+        } else {
+            Ids::Set(messages.iter().map(|m| m.id().as_str()).collect())
+        }
+    }
+
+    pub(crate) fn contains(&self, id: &str) -> bool {
+        match self {
+            Ids::Scan(messages) => messages.iter().any(|m| m.id().as_str() == id),
+            Ids::Set(ids) => ids.contains(id),
+        }
+    }
 }
 
 /// Appends `added` (and the audit of the answers the run applied) to `head` as its next
@@ -210,4 +243,45 @@ pub(crate) async fn hydrate(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use agui_protocol::Message;
+    use proptest::prelude::*;
+
+    use super::{Ids, merge, merge_recognised};
+
+    fn message(id: u8) -> Message {
+        Message::user(format!("m{id}"), "text")
+    }
+
+    proptest! {
+        /// An input that starts with the stored history merges the same whether the digest
+        /// recognised the prefix or the whole history was read and compared.
+        #[test]
+        fn a_recognised_prefix_merges_as_the_stored_history_does(
+            stored in proptest::collection::vec(0u8..40, 0..30),
+            rest in proptest::collection::vec(0u8..40, 0..20),
+        ) {
+            let stored: Vec<Message> = stored.into_iter().map(message).collect();
+            let mut input = stored.clone();
+            input.extend(rest.into_iter().map(message));
+            let read = merge(&stored, &input, false).expect("the input holds the whole history");
+            prop_assert_eq!(merge_recognised(&input, stored.len()), read);
+        }
+
+        #[test]
+        fn scanned_and_hashed_ids_agree(
+            held in proptest::collection::vec(0u8..40, 0..30),
+            asked in 0u8..50,
+        ) {
+            let held: Vec<Message> = held.into_iter().map(message).collect();
+            let id = format!("m{asked}");
+            let (scan, set) = (Ids::of(&held, 1), Ids::of(&held, 100));
+            prop_assert!(matches!(scan, Ids::Scan(_)) && matches!(set, Ids::Set(_)));
+            prop_assert_eq!(scan.contains(&id), set.contains(&id));
+            prop_assert_eq!(scan.contains(&id), held.iter().any(|m| m.id().as_str() == id));
+        }
+    }
 }

@@ -49,6 +49,7 @@ pub use audit::{AUDITOR_ROLE, AuditPage, AuditQuery, AuditVerdict};
 pub use compact::{compact, compact_with_cuts, expand};
 pub use double_text::DoubleText;
 pub use fork::ForkRequest;
+pub(crate) use history::Ids;
 pub use live::FrameStream;
 pub use stop::StopOutcome;
 pub use threads::{
