@@ -195,10 +195,12 @@ fn pair_bodies(
     order: &str,
     shape: Shape,
 ) -> Result<(Duration, String, String), String> {
-    let mut messages = vec![
-        serde_json::json!({ "id": "m1", "role": "user", "content": format!("Refund order {order}") }),
-    ];
-    let mut state = serde_json::json!({});
+    let mut messages = vec![bodies::message(
+        "m1",
+        "user",
+        &format!("Refund order {order}"),
+    )];
+    let mut state = "{}".to_owned();
     let run1 = bodies::run(shape, thread, "r1", &messages, &state);
     let (ttfb, stream) = post(agent, &format!("{url}/agent"), &run1)?;
     let outcome = finished(&stream, "interrupt")?;

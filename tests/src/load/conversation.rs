@@ -5,8 +5,6 @@
 
 use std::sync::{Arc, Barrier, Mutex};
 
-use serde_json::{Value, json};
-
 use super::bodies::{self, Shape};
 use super::client::{agent, finished, post};
 use super::server::cpu_ns;
@@ -66,19 +64,24 @@ pub(crate) fn drive(
             let thread = format!("conv-{}-{tag}-{client}", std::process::id());
             std::thread::spawn(move || {
                 let agent = agent();
-                let mut messages: Vec<Value> = Vec::new();
-                let mut state = json!({});
+                let mut messages = Vec::new();
+                let mut state = "{}".to_owned();
                 for turn in 1..=turns {
                     // Ready (the coordinator reads the CPU clock), then go.
                     barrier.wait();
                     barrier.wait();
-                    messages.push(json!({ "id": format!("u{turn}"), "role": "user", "content": question(turn) }));
+                    messages.push(bodies::message(
+                        &format!("u{turn}"),
+                        "user",
+                        &question(turn),
+                    ));
                     let body = bodies::run(shape, &thread, &format!("r{turn}"), &messages, &state);
-                    let outcome = post(&agent, &format!("{url}/agent"), &body).and_then(|(_, stream)| {
-                        finished(&stream, "success")?;
-                        bodies::apply_stream(&stream, &mut messages, &mut state);
-                        Ok(())
-                    });
+                    let outcome =
+                        post(&agent, &format!("{url}/agent"), &body).and_then(|(_, stream)| {
+                            finished(&stream, "success")?;
+                            bodies::apply_stream(&stream, &mut messages, &mut state);
+                            Ok(())
+                        });
                     if let Err(error) = outcome {
                         let mut failures = failures.lock().expect("failures");
                         failures.0 += 1;
