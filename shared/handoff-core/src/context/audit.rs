@@ -14,7 +14,7 @@ use crate::records::audit::{
     audit_scope, payload_hash,
 };
 use crate::records::{decode, encode};
-use crate::store::{Condition, IndexEntry, Write};
+use crate::store::{Condition, IndexEntry, Item, Write};
 
 /// The chain's head as this run knows it: `None` until read; then its version (0: no
 /// chain yet) and contents.
@@ -22,6 +22,17 @@ use crate::store::{Condition, IndexEntry, Write};
 pub(crate) struct AuditCursor {
     head: Option<(u64, Option<AuditHead>)>,
     replayed: Vec<AuditEntry>,
+}
+
+/// The head a run starts from, from the audit head item as read (`None` when it cannot be
+/// decoded: the run then reads it itself, and fails there as before).
+pub(crate) fn audit_head_read(item: Option<&Item>) -> Option<(u64, Option<AuditHead>)> {
+    match item {
+        None => Some((0, None)),
+        Some(item) => decode::<AuditHead>(item)
+            .ok()
+            .map(|head| (item.version, Some(head))),
+    }
 }
 
 /// The writes that append entries, and the head they leave (applied once committed).
@@ -143,6 +154,12 @@ impl RunContext {
             writes,
             head: (version, head),
         })
+    }
+
+    /// The chain's head as read with the claim: every later append of this run (which holds
+    /// the thread, so no one else appends) builds on it without reading it again.
+    pub(crate) fn knows_audit_head(&mut self, head: (u64, Option<AuditHead>)) {
+        self.audit.head = Some(head);
     }
 
     /// Records that an append's commit landed.

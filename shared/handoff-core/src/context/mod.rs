@@ -1,6 +1,7 @@
 //! What an agent sees and does during a run.
 
 mod audit;
+pub(crate) use audit::audit_head_read;
 mod effect;
 mod emit;
 pub(crate) mod fence;

@@ -13,8 +13,10 @@ use super::{Inner, RunOptions};
 use super::{history, lease, leftovers};
 use crate::access::Access;
 use crate::approval;
+use crate::context::audit_head_read;
 use crate::error::CoreError;
 use crate::principal::{Owner, Principal};
+use crate::records::audit::AUDIT_HEAD_KEY;
 use crate::records::{
     self, LastRun, Lease, MARK_KEY, ResumeRecord, RunRecord, RunStatus, THREAD_KEY, ThreadRecord,
     ThreadStatus, resume_key, run_key,
@@ -51,10 +53,19 @@ pub(crate) async fn claim(
         let now = inner.runtime.now_ms();
         let mut keys = vec![THREAD_KEY, run_item_key.as_str()];
         keys.extend(resume.as_deref());
+        // A resume appends to the thread's audit chain (the answers, the effects): its head
+        // rides along, so the run does not read it on its own.
+        if resume.is_some() {
+            keys.push(AUDIT_HEAD_KEY);
+        }
         // The marker rides along: with no head, it means an expired thread left records.
         keys.push(MARK_KEY);
         let mut items = inner.store.get(partition, &keys, now).await?;
         let mark = items.pop().flatten();
+        let audit_head = match resume {
+            Some(_) => audit_head_read(items.pop().flatten().as_ref()),
+            None => None,
+        };
         let mut mark_until = mark
             .as_ref()
             .map_or(0, |mark| mark.expires_at_ms.unwrap_or(u64::MAX));
@@ -319,6 +330,7 @@ pub(crate) async fn claim(
                     preloaded,
                     after_running,
                     mark_until,
+                    audit_head,
                 })));
             }
             // Someone else moved first: read again and decide with fresh facts.

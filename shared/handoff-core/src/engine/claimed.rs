@@ -4,6 +4,8 @@
 use agui_protocol::{Message, RunId};
 use serde_json::Value;
 
+use crate::records::audit::AuditHead;
+
 use super::digest::Chain;
 use crate::decision::Decision;
 use crate::principal::Owner;
@@ -38,4 +40,7 @@ pub(crate) struct Claimed {
     /// When the thread's marker expires as the claim saw or wrote it (0: none, `u64::MAX`:
     /// never); the finish rewrites it only when its pages would outlive it.
     pub(crate) mark_until: u64,
+    /// A resume's audit chain head as the claim read it (see `context::audit_head_read`);
+    /// moved into the run's context when it starts.
+    pub(crate) audit_head: Option<(u64, Option<AuditHead>)>,
 }

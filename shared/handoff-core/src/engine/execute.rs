@@ -59,6 +59,9 @@ pub(crate) fn spawn_run(
             deadline_ms: options.deadline_ms,
             budget: inner.config.token_budget,
         });
+        if let Some(head) = claimed.audit_head.take() {
+            ctx.knows_audit_head(head);
+        }
         execute(&inner, &mut ctx, options, &mut claimed).await;
         telemetry::record_end(&run_span, &ctx, started_ms, &facts);
     }
