@@ -4,12 +4,11 @@
 use agui_protocol::{Message, RunId};
 use serde_json::Value;
 
-use crate::records::audit::AuditHead;
-
 use super::digest::Chain;
 use crate::decision::Decision;
 use crate::principal::Owner;
 use crate::records::ThreadRecord;
+use crate::records::audit::AuditHead;
 
 /// A claimed run, ready to execute.
 pub(crate) struct Claimed {

@@ -189,19 +189,20 @@ async fn read_history(
     ctx: &mut RunContext,
     claimed: &mut Claimed,
 ) -> Result<(), CoreError> {
-    let recognised = match claimed.preloaded {
-        Some(_) => None,
-        None => digest::recognised_prefix(&claimed.thread, &claimed.input_chain),
-    };
-    let mut messages = match (claimed.preloaded.take(), recognised) {
-        (Some(stored), _) => stored,
-        // The client resent the stored history, byte for byte: no page is read.
-        (None, Some(count)) => ctx.input().messages[..count].to_vec(),
-        (None, None) => {
-            let thread = &claimed.thread;
-            let now = inner.runtime.now_ms();
-            history::load(inner, ctx.partition(), thread, thread.pages, now).await?
-        }
+    // `recognised`: how many leading input messages are the stored history, when the digest
+    // proved it.
+    let (mut messages, recognised) = match claimed.preloaded.take() {
+        Some(stored) => (stored, None),
+        None => match digest::recognised_prefix(&claimed.thread, &claimed.input_chain) {
+            // The client resent the stored history, byte for byte: no page is read.
+            Some(count) => (ctx.input().messages[..count].to_vec(), Some(count)),
+            None => {
+                let thread = &claimed.thread;
+                let now = inner.runtime.now_ms();
+                let stored = history::load(inner, ctx.partition(), thread, thread.pages, now);
+                (stored.await?, None)
+            }
+        },
     };
     if claimed.thread.history_digest.is_none() && claimed.thread.messages.is_empty() {
         // Stored before digests: the history just read starts the chain its next page
