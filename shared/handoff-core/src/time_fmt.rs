@@ -1,7 +1,10 @@
 //! ISO 8601 / RFC 3339 conversions for `expiresAt`, with the `time` crate.
 
+use std::num::NonZeroU8;
+
 use time::OffsetDateTime;
-use time::format_description::well_known::Rfc3339;
+use time::format_description::well_known::iso8601::{Config, EncodedConfig, TimePrecision};
+use time::format_description::well_known::{Iso8601, Rfc3339};
 
 /// Formats Unix milliseconds as RFC 3339 UTC with exactly three fractional digits
 /// (`2026-11-29T13:05:00.000Z`, as JavaScript's `toISOString` writes it). Clients compare
@@ -9,20 +12,18 @@ use time::format_description::well_known::Rfc3339;
 /// `…:12.3Z` sorted after `…:12.31Z`.
 pub fn format_ms(millis: u64) -> String {
     let nanos = i128::from(millis) * 1_000_000;
-    match OffsetDateTime::from_unix_timestamp_nanos(nanos) {
-        Ok(t) if (0..=9999).contains(&t.year()) => format!(
-            "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",
-            t.year(),
-            u8::from(t.month()),
-            t.day(),
-            t.hour(),
-            t.minute(),
-            t.second(),
-            t.millisecond()
-        ),
-        _ => "9999-12-31T23:59:59.999Z".to_owned(),
-    }
+    OffsetDateTime::from_unix_timestamp_nanos(nanos)
+        .ok()
+        .and_then(|t| t.format(&Iso8601::<MILLISECONDS>).ok())
+        .unwrap_or_else(|| "9999-12-31T23:59:59.999Z".to_owned())
 }
+
+/// ISO 8601's extended calendar form, seconds to three decimals, UTC as `Z`.
+const MILLISECONDS: EncodedConfig = Config::DEFAULT
+    .set_time_precision(TimePrecision::Second {
+        decimal_digits: NonZeroU8::new(3),
+    })
+    .encode();
 
 /// Parses an RFC 3339 instant into Unix milliseconds; `None` when unparseable
 /// (such an interrupt never expires, as in the official client).
