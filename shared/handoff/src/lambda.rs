@@ -6,7 +6,7 @@
 //!
 //! | variable | default |
 //! |---|---|
-//! | `HANDOFF_TABLE` | required: the DynamoDB table (`HANDOFF_CREATE_TABLE=true` creates it, for local development; `AWS_ENDPOINT_URL_DYNAMODB` points the SDK at moto) |
+//! | `HANDOFF_TABLE` | required: the DynamoDB table (`HANDOFF_CREATE_TABLE=true` creates it in a debug build, for local development, and fails Init in a release build; `AWS_ENDPOINT_URL_DYNAMODB` points the SDK at moto) |
 //! | `AWS_CA_BUNDLE` | unset: DynamoDB's certificate is checked against the platform's root certificates; a path to a PEM file: its certificates are trusted too (an endpoint behind a private CA, a TLS-intercepting proxy). A file that cannot be read, or holds no certificate or one that cannot be parsed, refuses to start, naming `AWS_CA_BUNDLE` |
 //! | `HANDOFF_STORE` | DynamoDB; `memory` keeps state inside one instance, so it is refused unless `HANDOFF_ALLOW_LOCAL_STORE=true` (a single-instance test); `sqlite` is refused |
 //! | `HANDOFF_BODY_LIMIT` | 6,000,000 (Lambda's own request limit is 6 MB) |
@@ -116,11 +116,36 @@ pub async fn store_from_env() -> Result<Arc<dyn Store>, Error> {
     startup_mark("https client built");
     let client = aws_sdk_dynamodb::Client::from_conf(dynamodb_config(env, https)?);
     startup_mark("dynamodb client ready");
-    // Local development only (`make dev-lambda`): in AWS the SAM template owns the table.
     if env("HANDOFF_CREATE_TABLE").as_deref() == Some("true") {
-        DynamoStore::create_table(&client, &table).await?;
+        create_local_table(&client, &table).await?;
     }
     Ok(Arc::new(DynamoStore::new(client, table)))
+}
+
+/// `HANDOFF_CREATE_TABLE=true` in a debug build (`cargo lambda watch`, `make dev-lambda`):
+/// creates the table, for local development against moto.
+#[cfg(debug_assertions)]
+async fn create_local_table(client: &aws_sdk_dynamodb::Client, table: &str) -> Result<(), Error> {
+    Ok(DynamoStore::create_table(client, table).await?)
+}
+
+/// A release build (what deploys) does not create tables: in AWS the SAM template owns the
+/// table, and leaving `CreateTable`, `UpdateTable` and their table descriptions out keeps
+/// about 100 KB (gzipped) of SDK code out of every bootstrap. Asking for it fails Init with
+/// a clear error rather than serving against a table that may not exist.
+#[cfg(not(debug_assertions))]
+async fn create_local_table(_: &aws_sdk_dynamodb::Client, table: &str) -> Result<(), Error> {
+    Err(local_table_refused(table).into())
+}
+
+/// Why a release build refuses `HANDOFF_CREATE_TABLE=true`.
+#[cfg_attr(debug_assertions, allow(dead_code))]
+fn local_table_refused(table: &str) -> String {
+    format!(
+        "HANDOFF_CREATE_TABLE=true: release builds do not create tables (that is for local \
+         development, in debug builds such as `cargo lambda watch`); create `{table}` with \
+         infra/template.yaml or infra/dynamodb-table.json, or unset HANDOFF_CREATE_TABLE"
+    )
 }
 
 /// The SDK's HTTPS client: rustls on ring, the same crypto provider as the A2A client, so one
