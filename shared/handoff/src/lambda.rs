@@ -135,17 +135,12 @@ async fn create_local_table(client: &aws_sdk_dynamodb::Client, table: &str) -> R
 /// a clear error rather than serving against a table that may not exist.
 #[cfg(not(debug_assertions))]
 async fn create_local_table(_: &aws_sdk_dynamodb::Client, table: &str) -> Result<(), Error> {
-    Err(local_table_refused(table).into())
-}
-
-/// Why a release build refuses `HANDOFF_CREATE_TABLE=true`.
-#[cfg_attr(debug_assertions, allow(dead_code))]
-fn local_table_refused(table: &str) -> String {
-    format!(
+    Err(format!(
         "HANDOFF_CREATE_TABLE=true: release builds do not create tables (that is for local \
          development, in debug builds such as `cargo lambda watch`); create `{table}` with \
          infra/template.yaml or infra/dynamodb-table.json, or unset HANDOFF_CREATE_TABLE"
     )
+    .into())
 }
 
 /// The SDK's HTTPS client: rustls on ring, the same crypto provider as the A2A client, so one
