@@ -10,8 +10,8 @@
 //! Environment: `HANDOFF_TABLE` (required; the store is chosen as for the agent function, see
 //! `handoff::lambda::store_from_env`), `HANDOFF_A2A_*` receiver settings (see
 //! `handoff_a2a::ReceiverConfig`), `HANDOFF_A2A_ALLOW_LOOPBACK` (key-set fetches to loopback,
-//! tests only), `RUST_LOG`. `AWS_ENDPOINT_URL_DYNAMODB` and `HANDOFF_CREATE_TABLE=true` (debug builds)
-//! point it at a local moto_server, as for the agent function.
+//! tests only), `RUST_LOG`. `AWS_ENDPOINT_URL_DYNAMODB` and `HANDOFF_CREATE_TABLE=true`
+//! (debug builds) point it at a local moto_server, as for the agent function.
 
 use axum::routing::get;
 use handoff::a2a::receiver_from_env;
