@@ -54,6 +54,35 @@ fn an_approved_resume_runs_the_effect_once_and_finishes() {
     });
 }
 
+/// A first attempt writes its "started" record under `Absent` without reading the key first
+/// (on DynamoDB a read is a round trip); the in-doubt and replay paths, which do read it,
+/// are in `leases.rs`.
+#[test]
+fn a_first_effect_is_recorded_without_reading_its_record_first() {
+    block_on(async {
+        let probe = Probe::new();
+        let h = Harness::new(RefundAgent::new(probe.clone()));
+        let raised = interrupted(&h, "t").await;
+        let before = h.store.keys_read().len();
+        let events = h
+            .run(&resume_input("t", "r2", vec![approve(&raised[0])]))
+            .await;
+        assert_eq!(outcome(&events), &RunFinishedOutcome::success());
+        assert_eq!(probe.calls(), 1);
+        let read: Vec<_> = h.store.keys_read().split_off(before);
+        assert!(
+            !read.iter().any(|key| key.starts_with("effect#")),
+            "the resume read its effect record: {read:?}"
+        );
+        let call = raised[0].tool_call_id.as_ref().unwrap();
+        let record = h.item("t", &format!("effect#refund-{call}")).await;
+        assert!(
+            record.is_some_and(|item| item.version == 2),
+            "started, then done"
+        );
+    });
+}
+
 #[test]
 fn a_resume_on_a_thread_that_does_not_exist_is_thread_not_found() {
     block_on(async {

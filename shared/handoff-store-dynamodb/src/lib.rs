@@ -114,9 +114,10 @@
 //! | `GET /threads/{id}` | – | – | 1 `GetItem` (head) + 1 `Query` (history pages) |
 //! | `GET …/runs/{runId}/events` | – | – | 1 `GetItem`; + 1 `Query` of the history pages for an interrupted run (its `MESSAGES_SNAPSHOT` is stored by reference) |
 //!
-//! The demo refund's own calls, inside the resume: `ctx.effect` reads its effect record
-//! (1 `GetItem`) and brackets the side effect with two fenced `TransactWriteItems`; the ledger
-//! update is 1 `GetItem` + 1 `PutItem`. A duplicate resume costs one read because the
+//! The demo refund's own calls, inside the resume: `ctx.effect` brackets the side effect with
+//! two fenced `TransactWriteItems`, the first writing its "started" record under `Absent`
+//! without reading it first (only a replay or an attempt in doubt, whose first write fails,
+//! then reads it: 1 `GetItem`); the ledger update is 1 `GetItem` + 1 `PutItem`. A duplicate resume costs one read because the
 //! finish commit stores a copy of the run record in the resume record (the run log is written
 //! twice, in one transaction; large ones go to chunks like any value). Values over the inline
 //! limit add the chunk requests listed above.

@@ -165,6 +165,13 @@ async fn engine_operations_cost_the_documented_round_trips() {
         resume.events
     );
     eprintln!("resume run: {:?}", resume.total);
+    // Its reads: the claim's, the history pages, and the demo ledger's readiness check and
+    // update. `ctx.effect` writes its "started" record under `Absent` without reading it.
+    assert_eq!(
+        reads(&resume.total),
+        counts(&[("GetItem", 2), ("Query", 1), ("TransactGetItems", 1)]),
+        "every read of the demo refund's resume"
+    );
 
     // The same answer again under a new runId: a replay from one consistent read.
     let duplicate = measure(&store, &engine, approve("t1", "r3", &raised[0])).await;

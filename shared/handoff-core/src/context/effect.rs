@@ -96,60 +96,18 @@ impl RunContext {
         F: FnOnce(String) -> Fut + Send,
         Fut: Future<Output = Result<T, E>> + Send,
     {
-        let thread = self.partition.clone();
         let item_key = effect_key(key);
         let idempotency_key = self.idempotency_key(key);
-        let now = self.now_ms();
-        let read = self.store.get(&thread, &[&item_key], now).await;
-        let existing = match read {
-            Ok(mut items) => items.pop().flatten(),
-            Err(e) => return Err(self.fail(CoreError::Store(e))),
-        };
-        let (condition, attempts) = match &existing {
-            Some(item) => {
-                let record: EffectRecord = records::decode(item).map_err(|e| self.fail(e))?;
-                if record.done {
-                    settled("replayed");
-                    tracing::Span::current().record("handoff.effect.replayed", true);
-                    if self.audits_effects() {
-                        self.note_replayed_effect(key);
-                    }
-                    let value = record.result.unwrap_or(Value::Null);
-                    self.effects.set(key, EffectState::Done(value.clone()));
-                    return serde_json::from_value(value).map_err(AgentError::from);
-                }
-                // Started by a run whose lease is gone: in doubt, call again with the same key.
-                tracing::warn!(
-                    key,
-                    previous_fence = record.fence,
-                    "effect in doubt; retrying with the same idempotency key"
-                );
-                (Condition::Version(item.version), record.attempts)
+        let (started_version, attempts, fence) = match self.start_effect(key, &item_key).await? {
+            Started::Now {
+                version,
+                attempts,
+                fence,
+            } => (version, attempts, fence),
+            Started::Before(value) => {
+                return serde_json::from_value(value).map_err(AgentError::from);
             }
-            None => (Condition::Absent, 0),
         };
-        let started_version = match condition {
-            Condition::Version(v) => v + 1,
-            _ => 1,
-        };
-        let ttl = Some(now + self.effect_ttl_ms);
-        // From here until its outcome is recorded the effect counts as possibly executed:
-        // a commit dropped mid-flight (deadline) may still land.
-        self.effects.set(key, EffectState::InDoubt);
-        let fence = *self.fence.lock().await;
-        let started = EffectRecord {
-            done: false,
-            fence,
-            attempts: attempts + 1,
-            result: None,
-        };
-        self.fenced_commit(vec![Write::put(
-            &item_key,
-            condition,
-            records::encode(&started),
-            ttl,
-        )])
-        .await?;
 
         let outcome = call(idempotency_key).await;
         let now = self.now_ms();
@@ -207,6 +165,109 @@ impl RunContext {
         }
     }
 
+    /// Records that effect `key` is starting, or finds that it already ran.
+    ///
+    /// Most effects run for the first time, so the "started" record is first written under
+    /// `Absent` without reading the key: one store call, not two (a DynamoDB round trip per
+    /// effect). Only when a record is already there (a replayed resume, a call left in doubt)
+    /// is it read, and the attempt goes on from what it says.
+    async fn start_effect(&mut self, key: &str, item_key: &str) -> Result<Started, AgentError> {
+        let known = self.effects.state(key).cloned();
+        match self
+            .write_started(key, item_key, Condition::Absent, 0)
+            .await
+        {
+            // Nothing was written: the run knows what it knew before.
+            Err(StoreError::ConditionFailed { index: 1 }) => match known {
+                Some(state) => self.effects.set(key, state),
+                None => self.effects.forget(key),
+            },
+            outcome => return self.started(outcome, 1, 0),
+        }
+        let now = self.now_ms();
+        let existing = match self.store.get(&self.partition, &[item_key], now).await {
+            Ok(mut items) => items.pop().flatten(),
+            Err(e) => return Err(self.fail(CoreError::Store(e))),
+        };
+        let (condition, attempts) = match &existing {
+            Some(item) => {
+                let record: EffectRecord = records::decode(item).map_err(|e| self.fail(e))?;
+                if record.done {
+                    settled("replayed");
+                    tracing::Span::current().record("handoff.effect.replayed", true);
+                    if self.audits_effects() {
+                        self.note_replayed_effect(key);
+                    }
+                    let value = record.result.unwrap_or(Value::Null);
+                    self.effects.set(key, EffectState::Done(value.clone()));
+                    return Ok(Started::Before(value));
+                }
+                // Started by a run whose lease is gone: in doubt, call again with the same key.
+                tracing::warn!(
+                    key,
+                    previous_fence = record.fence,
+                    "effect in doubt; retrying with the same idempotency key"
+                );
+                (Condition::Version(item.version), record.attempts)
+            }
+            // Expired (or deleted) since the first write found it.
+            None => (Condition::Absent, 0),
+        };
+        let version = match condition {
+            Condition::Version(v) => v + 1,
+            _ => 1,
+        };
+        let outcome = self.write_started(key, item_key, condition, attempts).await;
+        self.started(outcome, version, attempts)
+    }
+
+    /// Writes the "started" record (attempt `attempts + 1`) under `condition`, fenced by
+    /// the run's lease; the answer is the store's, with the lease check at index 0.
+    async fn write_started(
+        &mut self,
+        key: &str,
+        item_key: &str,
+        condition: Condition,
+        attempts: u32,
+    ) -> Result<u64, StoreError> {
+        let ttl = Some(self.now_ms() + self.effect_ttl_ms);
+        // From here until its outcome is recorded the effect counts as possibly executed:
+        // a commit dropped mid-flight (deadline) may still land.
+        self.effects.set(key, EffectState::InDoubt);
+        let fence = self.fence.clone();
+        let fence = fence.lock().await;
+        let started = EffectRecord {
+            done: false,
+            fence: *fence,
+            attempts: attempts + 1,
+            result: None,
+        };
+        let batch = vec![
+            Write::check(THREAD_KEY, Condition::Version(*fence)),
+            Write::put(item_key, condition, records::encode(&started), ttl),
+        ];
+        self.store
+            .commit(&self.partition, batch, self.now_ms())
+            .await
+            .map(|()| *fence)
+    }
+
+    fn started(
+        &mut self,
+        outcome: Result<u64, StoreError>,
+        version: u64,
+        attempts: u32,
+    ) -> Result<Started, AgentError> {
+        match outcome {
+            Ok(fence) => Ok(Started::Now {
+                version,
+                attempts,
+                fence,
+            }),
+            Err(e) => Err(self.commit_failed(e)),
+        }
+    }
+
     /// The key a downstream sees for effect `key` (see
     /// [`crate::principal::idempotency_key`]: injective across tenants and threads).
     fn idempotency_key(&self, key: &str) -> String {
@@ -222,15 +283,19 @@ impl RunContext {
         batch.extend(writes);
         let committed = self.store.commit(&thread, batch, self.now_ms()).await;
         drop(fence);
-        match committed {
-            Ok(()) => Ok(()),
-            Err(StoreError::ConditionFailed { index: 0 }) => Err(self.fail(CoreError::LeaseLost)),
-            Err(e @ StoreError::ConditionFailed { .. }) => {
+        committed.map_err(|e| self.commit_failed(e))
+    }
+
+    /// What a failed fenced commit means for the run.
+    fn commit_failed(&mut self, error: StoreError) -> AgentError {
+        match error {
+            StoreError::ConditionFailed { index: 0 } => self.fail(CoreError::LeaseLost),
+            e @ StoreError::ConditionFailed { .. } => {
                 // Someone else wrote this effect: only a run holding the lease can, so ours is gone.
                 tracing::warn!(error = %e, "effect record changed under a live lease");
-                Err(self.fail(CoreError::LeaseLost))
+                self.fail(CoreError::LeaseLost)
             }
-            Err(e) => Err(self.fail(CoreError::Store(e))),
+            e => self.fail(CoreError::Store(e)),
         }
     }
 
@@ -240,6 +305,18 @@ impl RunContext {
         self.fatal.get_or_insert(error);
         AgentError(message)
     }
+}
+
+/// How [`RunContext::start_effect`] left an effect.
+enum Started {
+    /// This attempt's "started" record is stored at `version`, written under `fence`.
+    Now {
+        version: u64,
+        attempts: u32,
+        fence: u64,
+    },
+    /// It completed before: its recorded result.
+    Before(Value),
 }
 
 /// Records how the current effect span ended.

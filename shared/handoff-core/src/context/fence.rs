@@ -44,6 +44,10 @@ impl EffectLedger {
             None => self.0.push((key.to_owned(), state)),
         }
     }
+    /// What the run knows of `key` so far.
+    pub(crate) fn state(&self, key: &str) -> Option<&EffectState> {
+        self.0.iter().find(|(k, _)| k == key).map(|(_, s)| s)
+    }
     /// The call failed and its record was removed: it did not happen.
     pub(crate) fn forget(&mut self, key: &str) {
         self.0.retain(|(k, _)| k != key);

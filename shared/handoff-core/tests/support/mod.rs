@@ -179,6 +179,7 @@ pub struct FaultStore {
     failed: AtomicUsize,
     conflicts: AtomicUsize,
     yielding: AtomicBool,
+    keys_read: Mutex<Vec<String>>,
 }
 
 impl FaultStore {
@@ -232,6 +233,10 @@ impl FaultStore {
     pub fn conflicts(&self) -> usize {
         self.conflicts.load(Ordering::SeqCst)
     }
+    /// Every key read with `get` so far, in order.
+    pub fn keys_read(&self) -> Vec<String> {
+        lock(&self.keys_read).clone()
+    }
     /// Commits failed by a rule so far.
     pub fn injected_failures(&self) -> usize {
         self.failed.load(Ordering::SeqCst)
@@ -261,6 +266,7 @@ impl Store for FaultStore {
         now_ms: u64,
     ) -> Result<Vec<Option<Item>>, StoreError> {
         self.maybe_yield().await;
+        lock(&self.keys_read).extend(keys.iter().map(|k| (*k).to_owned()));
         self.inner.get(partition, keys, now_ms).await
     }
     async fn commit(
