@@ -152,19 +152,38 @@ pub async fn expired_lease_can_be_taken_over<S: Store>(store: &S) {
     );
 }
 
-/// An effect executes exactly once per key: for each of three keys, [`CONCURRENCY`] callers race
-/// to create `effect#k` with `Absent`; only a caller whose creation committed runs the "side
-/// effect" (an external counter) and then records the result with `Version(1)`. Every counter
-/// ends at 1 and every loser finds the winner's record.
+/// An effect executes exactly once per key, in the engine's shape: for each of three keys,
+/// [`CONCURRENCY`] callers race to create `effect#k` with `Absent`, each fenced by a check of the
+/// thread record (batch index 0) and without reading the key first; only a caller whose
+/// creation committed runs the "side effect" (an external counter) and then records the result
+/// with `Version(1)`. A loser's commit fails at index 1, the put (the engine tells a lost lease
+/// from an existing record by that index), and it finds the winner's record. Every counter
+/// ends at 1.
 pub async fn effect_executes_exactly_once<S: Store>(store: &S) {
     const KEYS: usize = 3;
     let ns = Namespace::new("effect_executes_exactly_once");
     let p = ns.partition("thread");
     let now = BASE_MS;
     let executed: Vec<AtomicUsize> = (0..KEYS).map(|_| AtomicUsize::new(0)).collect();
+    ok(
+        store
+            .commit(
+                &p,
+                vec![Write::put(
+                    "thread",
+                    Condition::Absent,
+                    b"{}".to_vec(),
+                    None,
+                )],
+                now,
+            )
+            .await,
+        "create the thread",
+    );
+    let fenced = |write: Write| vec![Write::check("thread", Condition::Version(1)), write];
     let outcomes = join_all((0..KEYS * CONCURRENCY).map(|n| {
         let (k, i) = (n % KEYS, n / KEYS);
-        let (p, executed) = (&p, &executed);
+        let (p, executed, fenced) = (&p, &executed, &fenced);
         async move {
             let key = format!("effect#{k}");
             yield_now().await;
@@ -174,7 +193,7 @@ pub async fn effect_executes_exactly_once<S: Store>(store: &S) {
             match store
                 .commit(
                     p,
-                    vec![Write::put(key.as_str(), Condition::Absent, started, None)],
+                    fenced(Write::put(key.as_str(), Condition::Absent, started, None)),
                     now,
                 )
                 .await
@@ -189,13 +208,13 @@ pub async fn effect_executes_exactly_once<S: Store>(store: &S) {
                     let recorded = store
                         .commit(
                             p,
-                            vec![Write::put(key.as_str(), Condition::Version(1), done, None)],
+                            fenced(Write::put(key.as_str(), Condition::Version(1), done, None)),
                             now,
                         )
                         .await;
                     Some((k, i, recorded))
                 }
-                Err(StoreError::ConditionFailed { index: 0 }) => {
+                Err(StoreError::ConditionFailed { index: 1 }) => {
                     let item = get_one(store, p, &key, now)
                         .await
                         .unwrap_or_else(|| panic!("caller {i} lost {key} but finds no record"));
