@@ -6,7 +6,7 @@ use futures::future::join_all;
 use handoff_core::store::{Condition, Store, StoreError, Write};
 use serde_json::{Value, json};
 
-use crate::support::{Namespace, expect_item, failed_at, get_one, list, ok, yield_now};
+use crate::support::{Namespace, create, expect_item, failed_at, get_one, list, ok, yield_now};
 use crate::{BASE_MS, CONCURRENCY};
 
 /// Create-if-absent is exclusive: [`CONCURRENCY`] callers race `Condition::Absent` on one key,
@@ -175,21 +175,7 @@ pub async fn concurrent_compare_and_set_loses_no_update<S: Store>(store: &S) {
     let p = ns.partition("thread");
     let now = BASE_MS;
     let initial = json!({ "counter": 0, "by": [] });
-    ok(
-        store
-            .commit(
-                &p,
-                vec![Write::put(
-                    "thread",
-                    Condition::Absent,
-                    initial.to_string().into_bytes(),
-                    None,
-                )],
-                now,
-            )
-            .await,
-        "setup",
-    );
+    create(store, &p, "thread", initial.to_string().into_bytes(), now).await;
     let conflicts = AtomicUsize::new(0);
     join_all((0..CONCURRENCY).map(|i| {
         let (p, conflicts) = (&p, &conflicts);

@@ -7,7 +7,7 @@ use futures::future::join_all;
 use handoff_core::store::{Condition, Store, StoreError, Write};
 use serde_json::{Value, json};
 
-use crate::support::{Namespace, expect_item, failed_at, get_one, list, ok, yield_now};
+use crate::support::{Namespace, create, expect_item, failed_at, get_one, list, ok, yield_now};
 use crate::{BASE_MS, CONCURRENCY};
 
 /// An expired lease can be taken over and the old holder's fenced commit then fails, in the
@@ -30,21 +30,7 @@ pub async fn expired_lease_can_be_taken_over<S: Store>(store: &S) {
         ]
     };
 
-    ok(
-        store
-            .commit(
-                &p,
-                vec![Write::put(
-                    "thread",
-                    Condition::Absent,
-                    thread(None, 0),
-                    None,
-                )],
-                t0,
-            )
-            .await,
-        "create the thread",
-    );
+    create(store, &p, "thread", thread(None, 0), t0).await;
     ok(
         store
             .commit(
@@ -165,21 +151,7 @@ pub async fn effect_executes_exactly_once<S: Store>(store: &S) {
     let p = ns.partition("thread");
     let now = BASE_MS;
     let executed: Vec<AtomicUsize> = (0..KEYS).map(|_| AtomicUsize::new(0)).collect();
-    ok(
-        store
-            .commit(
-                &p,
-                vec![Write::put(
-                    "thread",
-                    Condition::Absent,
-                    b"{}".to_vec(),
-                    None,
-                )],
-                now,
-            )
-            .await,
-        "create the thread",
-    );
+    create(store, &p, "thread", b"{}".to_vec(), now).await;
     let fenced = |write: Write| vec![Write::check("thread", Condition::Version(1)), write];
     let outcomes = join_all((0..KEYS * CONCURRENCY).map(|n| {
         let (k, i) = (n % KEYS, n / KEYS);

@@ -7,7 +7,7 @@ use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll};
 
-use handoff_core::store::{Item, Store, StoreError};
+use handoff_core::store::{Condition, Item, Store, StoreError, Write};
 
 /// A unique partition namespace for one run of one check.
 pub(crate) struct Namespace(String);
@@ -84,6 +84,21 @@ pub(crate) async fn get_one<S: Store>(
         assert_eq!(item.key, key, "get returned an item with the wrong key");
     }
     item
+}
+
+/// Creates `key` (under `Absent`, no expiry) as a check's starting point.
+pub(crate) async fn create<S: Store>(
+    store: &S,
+    partition: &str,
+    key: &str,
+    value: Vec<u8>,
+    now_ms: u64,
+) {
+    let write = Write::put(key, Condition::Absent, value, None);
+    ok(
+        store.commit(partition, vec![write], now_ms).await,
+        format!("create {key:?}"),
+    );
 }
 
 pub(crate) async fn list<S: Store>(
