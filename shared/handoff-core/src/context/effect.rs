@@ -234,22 +234,21 @@ impl RunContext {
         // From here until its outcome is recorded the effect counts as possibly executed:
         // a commit dropped mid-flight (deadline) may still land.
         self.effects.set(key, EffectState::InDoubt);
-        let fence = self.fence.clone();
-        let fence = fence.lock().await;
-        let started = EffectRecord {
-            done: false,
-            fence: *fence,
-            attempts: attempts + 1,
-            result: None,
-        };
-        let batch = vec![
-            Write::check(THREAD_KEY, Condition::Version(*fence)),
-            Write::put(item_key, condition, records::encode(&started), ttl),
-        ];
-        self.store
-            .commit(&self.partition, batch, self.now_ms())
-            .await
-            .map(|()| *fence)
+        self.commit_under_fence(|fence| {
+            let started = EffectRecord {
+                done: false,
+                fence,
+                attempts: attempts + 1,
+                result: None,
+            };
+            vec![Write::put(
+                item_key,
+                condition,
+                records::encode(&started),
+                ttl,
+            )]
+        })
+        .await
     }
 
     fn started(
@@ -274,16 +273,26 @@ impl RunContext {
         crate::principal::idempotency_key(&self.principal.tenant, &self.input.thread_id, key)
     }
 
-    /// Commits one write together with a check that this run still holds the thread.
+    /// Commits writes together with a check that this run still holds the thread.
     async fn fenced_commit(&mut self, writes: Vec<Write>) -> Result<(), AgentError> {
-        let thread = self.partition.clone();
-        let fence = self.fence.clone();
-        let fence = fence.lock().await;
+        let committed = self.commit_under_fence(|_| writes).await;
+        committed.map(drop).map_err(|e| self.commit_failed(e))
+    }
+
+    /// Commits `writes(fence)` after a check (at batch index 0) that the thread is still at
+    /// the run's fence, held locked so a lease renewal waits, and answers with that fence.
+    async fn commit_under_fence(
+        &self,
+        writes: impl FnOnce(u64) -> Vec<Write>,
+    ) -> Result<u64, StoreError> {
+        let fence = self.fence.lock().await;
         let mut batch = vec![Write::check(THREAD_KEY, Condition::Version(*fence))];
-        batch.extend(writes);
-        let committed = self.store.commit(&thread, batch, self.now_ms()).await;
-        drop(fence);
-        committed.map_err(|e| self.commit_failed(e))
+        batch.extend(writes(*fence));
+        let committed = self
+            .store
+            .commit(&self.partition, batch, self.now_ms())
+            .await;
+        committed.map(|()| *fence)
     }
 
     /// What a failed fenced commit means for the run.
