@@ -72,6 +72,20 @@ struct Args {
     print_turns: bool,
 }
 
+/// Every server `--servers` may name, in the order rounds run them.
+const SERVERS: [&str; 5] = ["node", "memory", "sqlite", "sqlite-normal", "floor"];
+
+const USAGE: &str = "usage: load [--bin-dir DIR] [--node-server FILE] [--clients 16] \
+[--seconds 20] [--warmup 3] [--rounds 3] [--servers node,memory,sqlite,sqlite-normal,floor] \
+[--client official|minimal] [--conversation N] [--print-turns]";
+
+/// Refuses the command line: what is wrong, then the usage, and exit status 2.
+#[allow(clippy::print_stderr)] // A command-line tool's refusal.
+fn refuse(problem: &str) -> ! {
+    eprintln!("load: {problem}\n{USAGE}");
+    std::process::exit(2)
+}
+
 fn args() -> Args {
     let mut parsed = Args {
         bin_dir: "target/release".into(),
@@ -80,17 +94,23 @@ fn args() -> Args {
         seconds: 20.0,
         warmup: 3.0,
         rounds: 3,
-        servers: ["node", "memory", "sqlite", "sqlite-normal", "floor"]
-            .map(str::to_owned)
-            .to_vec(),
+        servers: SERVERS.map(str::to_owned).to_vec(),
         shape: bodies::Shape::Official,
         conversation: 0,
         print_turns: false,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
-        let mut value = || args.next().unwrap_or_else(|| panic!("{arg} needs a value"));
-        let number = |v: String| -> f64 { v.parse().unwrap_or_else(|_| panic!("bad number {v}")) };
+        let mut value = || {
+            args.next()
+                .unwrap_or_else(|| refuse(&format!("{arg} needs a value")))
+        };
+        let number = |v: String| -> f64 {
+            match v.parse::<f64>() {
+                Ok(n) if n.is_finite() && n >= 0.0 => n,
+                _ => refuse(&format!("{arg} {v}: expected a number, 0 or more")),
+            }
+        };
         match arg.as_str() {
             "--bin-dir" => parsed.bin_dir = value().into(),
             "--node-server" => parsed.node_server = value().into(),
@@ -99,11 +119,36 @@ fn args() -> Args {
             "--warmup" => parsed.warmup = number(value()),
             "--rounds" => parsed.rounds = number(value()) as usize,
             "--servers" => parsed.servers = value().split(',').map(str::to_owned).collect(),
-            "--client" => parsed.shape = bodies::Shape::parse(&value()),
+            "--client" => {
+                let name = value();
+                parsed.shape = bodies::Shape::parse(&name).unwrap_or_else(|| {
+                    refuse(&format!("--client {name}: expected official or minimal"))
+                });
+            }
             "--conversation" => parsed.conversation = number(value()) as usize,
             "--print-turns" => parsed.print_turns = true,
-            other => panic!("unknown argument {other}"),
+            "-h" | "--help" => {
+                #[allow(clippy::print_stdout)] // Asked for.
+                {
+                    println!("{USAGE}");
+                }
+                std::process::exit(0)
+            }
+            other => refuse(&format!("unknown argument {other}")),
         }
+    }
+    if let Some(unknown) = parsed
+        .servers
+        .iter()
+        .find(|s| !SERVERS.contains(&s.as_str()))
+    {
+        refuse(&format!(
+            "--servers: no server {unknown} (expected {})",
+            SERVERS.join(",")
+        ));
+    }
+    if parsed.clients == 0 || parsed.rounds == 0 {
+        refuse("--clients and --rounds need at least 1");
     }
     parsed
 }
@@ -340,7 +385,11 @@ fn main() {
         ratio(&ratios, "sqlite-normal"),
         ratio(&turn_ratios, "memory"),
         ratio(&turn_ratios, "sqlite"),
-        n = args.conversation.max(1),
+        // Without conversation mode the turn ratios are n/a, and so is the turn.
+        n = match args.conversation {
+            0 => "N".to_owned(),
+            turns => turns.to_string(),
+        },
     );
     if let Some((dir, _, _)) = recorded {
         let _ = std::fs::remove_dir_all(dir);

@@ -38,11 +38,11 @@ pub(crate) enum Shape {
 }
 
 impl Shape {
-    pub(crate) fn parse(name: &str) -> Shape {
+    pub(crate) fn parse(name: &str) -> Option<Shape> {
         match name {
-            "minimal" => Shape::Minimal,
-            "official" => Shape::Official,
-            other => panic!("--client {other}: expected official or minimal"),
+            "minimal" => Some(Shape::Minimal),
+            "official" => Some(Shape::Official),
+            _ => None,
         }
     }
 
