@@ -106,13 +106,20 @@
 //!
 //! | operation | before `RUN_STARTED` | after it | total |
 //! |---|---|---|---|
-//! | new run ending in an interrupt | 1 `TransactGetItems` (thread, run) + 1 `TransactWriteItems` (claim) | 1 `TransactWriteItems` (thread head, pending interrupts, run log, the run's history page); on a thread with history, 1 `Query` for its pages first | 1 read, 2 writes (+1 `Query` with history) |
+//! | new thread's first run, ending in an interrupt | 1 `TransactWriteItems` (claim, conditional on no thread, no run record and no leftovers: no read first) | 1 `TransactWriteItems` (thread head, pending interrupts, run log, the run's history page) | 0 reads, 2 writes |
+//! | later run ending in an interrupt | 1 `TransactGetItems` (thread, run) + 1 `TransactWriteItems` (claim) | as above; on a thread with history, 1 `Query` for its pages first | 1 read, 2 writes (+1 `Query` with history) |
 //! | resume | 1 `TransactGetItems` (thread, run, resume record) + 1 `TransactWriteItems` (claim) | 1 `Query` for the history pages, the agent's own calls, then 1 `TransactWriteItems` (thread head, run log, resume record, the run's history page) | demo refund: 4 reads, 5 writes |
 //! | duplicate resume (same answer, any runId) of a finished resume | 1 `TransactGetItems` | none: a replay | 1 read, 0 writes |
 //! | duplicate resume of a resume still in flight | 1 `TransactGetItems` + 1 `GetItem` (its run) | – | answered busy (or re-executed if abandoned) |
-//! | retried POST (same runId and body) of a finished run | 1 `TransactGetItems` | none: a replay | 1 read, 0 writes |
+//! | retried POST (same runId and body) of a finished run | 1 `TransactGetItems` (a first run: after its claim, refused) | none: a replay | 1 read, 0 writes (a first run: + 1 refused write) |
 //! | `GET /threads/{id}` | – | – | 1 `GetItem` (head) + 1 `Query` (history pages) |
 //! | `GET …/runs/{runId}/events` | – | – | 1 `GetItem`; + 1 `Query` of the history pages for an interrupted run (its `MESSAGES_SNAPSHOT` is stored by reference) |
+//!
+//! A run counts as a thread's first when it answers nothing and its messages hold no
+//! assistant or tool message (what `@ag-ui/client` and CopilotKit send for a new thread). A
+//! client that sends only its new message on later turns also reads so: each of those claims
+//! first sends the blind transaction, which the stored thread refuses (a refused condition
+//! still consumes write capacity), then reads and claims as a later run.
 //!
 //! The demo refund's own calls, inside the resume: `ctx.effect` brackets the side effect with
 //! two fenced `TransactWriteItems`, the first writing its "started" record under `Absent`

@@ -121,15 +121,21 @@ fn approve(thread: &str, run: &str, interrupt: &Interrupt) -> RunAgentInput {
 async fn engine_operations_cost_the_documented_round_trips() {
     let (store, engine) = setup().await;
 
-    // A new run that ends in an interrupt: one read and one transaction to claim, then the
-    // whole outcome (thread, pending interrupts, run log) persists in one transaction.
+    // A new thread's first run that ends in an interrupt: one transaction claims it, with
+    // no read before (its conditions stand in for one), then the whole outcome (thread,
+    // pending interrupts, run log) persists in one transaction.
     let first = measure(&store, &engine, refund("t1", "r1")).await;
     assert_eq!(types(&first.events)[0], EventType::RunStarted);
     let raised = interrupts(&first.events);
     assert_eq!(
         first.before_start,
-        counts(&[("TransactGetItems", 1), ("TransactWriteItems", 1)]),
-        "claim of a new run"
+        counts(&[("TransactWriteItems", 1)]),
+        "claim of a new thread's first run"
+    );
+    assert_eq!(
+        reads(&first.total),
+        counts(&[]),
+        "the first run reads nothing"
     );
     let after_start = minus(&first.total, &first.before_start);
     assert_eq!(
@@ -191,6 +197,19 @@ async fn engine_operations_cost_the_documented_round_trips() {
         "retried resume (same runId)"
     );
     assert_eq!(types(&retried.events), replayed);
+    // A retried first run tries its blind claim, which the stored thread refuses, then
+    // replays from one read (and, as that run was interrupted, its snapshot's pages).
+    let retried_first = measure(&store, &engine, refund("t1", "r1")).await;
+    assert_eq!(
+        retried_first.total,
+        counts(&[
+            ("Query", 1),
+            ("TransactGetItems", 1),
+            ("TransactWriteItems", 1)
+        ]),
+        "retried first run (same runId): a refused claim, then the replay's reads"
+    );
+    assert_eq!(types(&retried_first.events), types(&first.events));
 
     // The side effect ran once in all of this.
     let shared: Arc<dyn Store> = store.clone();

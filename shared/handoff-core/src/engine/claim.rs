@@ -1,5 +1,6 @@
-//! Reading, validating and claiming a thread for a run: one consistent read and
-//! one conditional commit in the common case.
+//! Reading, validating and claiming a thread for a run: one consistent read and one
+//! conditional commit in the common case, and for a thread's first run the commit alone
+//! (its conditions stand in for the read; see `starts_thread`).
 
 use agui_protocol::event::{RunFinished, RunStarted};
 use agui_protocol::{Event, Message, ResumeEntry, RunAgentInput, RunId};
@@ -48,8 +49,15 @@ pub(crate) async fn claim(
     let entries = input.resume_entries();
     let resume = (!entries.is_empty()).then(|| resume_key(&resume_hash(partition, entries)));
     let run_item_key = run_key(&input.run_id);
+    // A request whose history shows no run yet most likely starts a thread: its first
+    // attempt reads nothing and commits as if nothing were stored. Every such assumption
+    // is a condition of that commit (no head, no record of this run, no marker of
+    // leftovers), so if anything exists the commit is refused and the claim reads as usual.
+    let mut assume_new = starts_thread(input)
+        && inner.authorize(principal, None, Access::Read).is_ok()
+        && inner.authorize(principal, None, Access::Run).is_ok();
 
-    for _ in 0..MAX_ATTEMPTS {
+    for _ in 0..MAX_ATTEMPTS + usize::from(assume_new) {
         let now = inner.runtime.now_ms();
         let mut keys = vec![THREAD_KEY, run_item_key.as_str()];
         keys.extend(resume.as_deref());
@@ -60,7 +68,11 @@ pub(crate) async fn claim(
         }
         // The marker rides along: with no head, it means an expired thread left records.
         keys.push(MARK_KEY);
-        let mut items = inner.store.get(partition, &keys, now).await?;
+        let mut items = if std::mem::take(&mut assume_new) {
+            keys.iter().map(|_| None).collect()
+        } else {
+            inner.store.get(partition, &keys, now).await?
+        };
         let mark = items.pop().flatten();
         let audit_head = match resume {
             Some(_) => audit_head_read(items.pop().flatten().as_ref()),
@@ -294,7 +306,7 @@ pub(crate) async fn claim(
         ];
         writes.extend(migrated);
         if matches!(condition, Condition::Absent) {
-            writes.push(leftovers::mark(inner, now));
+            writes.push(leftovers::first_mark(inner, now));
             mark_until = leftovers::mark_expiry(inner, now);
         }
         if let Some(key) = &resume {
@@ -357,6 +369,21 @@ async fn still_current(
         (Condition::Absent, None) => true,
         _ => false,
     })
+}
+
+/// Whether `input` reads as a thread's first run: it answers nothing and its history holds
+/// only what a person or the application wrote (no assistant or tool message, so no run
+/// has answered on it yet). A client that sends only its new message also reads so on
+/// later turns; its claims then pay one refused commit before their read.
+fn starts_thread(input: &RunAgentInput) -> bool {
+    input.resume_entries().is_empty()
+        && !input.messages.is_empty()
+        && input.messages.iter().all(|m| {
+            matches!(
+                m,
+                Message::User(_) | Message::System(_) | Message::Developer(_)
+            )
+        })
 }
 
 /// Every id of the request is free of control characters (keys are joined with them)

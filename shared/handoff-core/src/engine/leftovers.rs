@@ -33,6 +33,16 @@ pub(crate) fn mark(inner: &Inner, now: u64) -> Write {
     )
 }
 
+/// The marker's write by the claim that creates the thread: only if there is none, so a
+/// claim that assumed an empty partition without reading it is refused when an old thread
+/// left records (and then reads, and clears them).
+pub(crate) fn first_mark(inner: &Inner, now: u64) -> Write {
+    Write {
+        condition: Condition::Absent,
+        ..mark(inner, now)
+    }
+}
+
 /// When a marker written at `now` expires.
 pub(crate) fn mark_expiry(inner: &Inner, now: u64) -> u64 {
     let ttl = super::history::page_ttl(inner);
