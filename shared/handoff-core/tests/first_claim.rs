@@ -55,14 +55,14 @@ fn a_later_turn_that_sends_only_its_new_message_is_refused_once_then_runs() {
         let events = h.run(&user_input("t", "r2", "again")).await;
         assert_eq!(outcome(&events), &RunFinishedOutcome::success());
         assert_eq!(h.store.conflicts(), 1);
-        let texts: Vec<String> = h
+        let ids: Vec<String> = h
             .thread("t")
             .await
             .messages
             .iter()
             .map(|m| m.id().to_string())
             .collect();
-        assert_eq!(texts.len(), 4, "{texts:?}");
+        assert_eq!(ids.len(), 4, "{ids:?}");
         assert!(h.store.commits() > before);
     });
 }

@@ -111,7 +111,7 @@
 //! | resume | 1 `TransactGetItems` (thread, run, resume record) + 1 `TransactWriteItems` (claim) | 1 `Query` for the history pages, the agent's own calls, then 1 `TransactWriteItems` (thread head, run log, resume record, the run's history page) | demo refund: 4 reads, 5 writes |
 //! | duplicate resume (same answer, any runId) of a finished resume | 1 `TransactGetItems` | none: a replay | 1 read, 0 writes |
 //! | duplicate resume of a resume still in flight | 1 `TransactGetItems` + 1 `GetItem` (its run) | – | answered busy (or re-executed if abandoned) |
-//! | retried POST (same runId and body) of a finished run | 1 `TransactGetItems` (a first run: after its claim, refused) | none: a replay | 1 read, 0 writes (a first run: + 1 refused write) |
+//! | retried POST (same runId and body) of a finished run | 1 `TransactGetItems`; a thread's first run sends its claim's `TransactWriteItems` first, refused by the stored thread | none: a replay | 1 read, 0 writes (a first run: + 1 refused write) |
 //! | `GET /threads/{id}` | – | – | 1 `GetItem` (head) + 1 `Query` (history pages) |
 //! | `GET …/runs/{runId}/events` | – | – | 1 `GetItem`; + 1 `Query` of the history pages for an interrupted run (its `MESSAGES_SNAPSHOT` is stored by reference) |
 //!

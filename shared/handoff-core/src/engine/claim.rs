@@ -1,6 +1,6 @@
 //! Reading, validating and claiming a thread for a run: one consistent read and one
 //! conditional commit in the common case, and for a thread's first run the commit alone
-//! (its conditions stand in for the read; see `starts_thread`).
+//! (its conditions stand in for the read; see `no_run_answered`).
 
 use agui_protocol::event::{RunFinished, RunStarted};
 use agui_protocol::{Event, Message, ResumeEntry, RunAgentInput, RunId};
@@ -53,7 +53,8 @@ pub(crate) async fn claim(
     // attempt reads nothing and commits as if nothing were stored. Every such assumption
     // is a condition of that commit (no head, no record of this run, no marker of
     // leftovers), so if anything exists the commit is refused and the claim reads as usual.
-    let mut assume_new = starts_thread(input)
+    let mut assume_new = entries.is_empty()
+        && no_run_answered(&input.messages)
         && inner.authorize(principal, None, Access::Read).is_ok()
         && inner.authorize(principal, None, Access::Run).is_ok();
 
@@ -371,14 +372,13 @@ async fn still_current(
     })
 }
 
-/// Whether `input` reads as a thread's first run: it answers nothing and its history holds
-/// only what a person or the application wrote (no assistant or tool message, so no run
-/// has answered on it yet). A client that sends only its new message also reads so on
-/// later turns; its claims then pay one refused commit before their read.
-fn starts_thread(input: &RunAgentInput) -> bool {
-    input.resume_entries().is_empty()
-        && !input.messages.is_empty()
-        && input.messages.iter().all(|m| {
+/// Whether a history shows no run yet: it holds only what a person or the application
+/// wrote (no assistant or tool message). With no answers in the request, that reads as a
+/// thread's first run; a client that sends only its new message also reads so on later
+/// turns, and its claims then pay one refused commit before their read.
+fn no_run_answered(messages: &[Message]) -> bool {
+    !messages.is_empty()
+        && messages.iter().all(|m| {
             matches!(
                 m,
                 Message::User(_) | Message::System(_) | Message::Developer(_)
