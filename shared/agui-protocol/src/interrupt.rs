@@ -103,9 +103,14 @@ impl Interrupt {
         self.expires_at = Some(at.into());
         self
     }
-    /// Sets metadata.
+    /// Merges `metadata`'s keys into the interrupt's (a key given again is replaced;
+    /// other keys stay). Merging, not replacing, so a later builder call cannot drop
+    /// what an earlier one (or a library) set.
     pub fn with_metadata(mut self, metadata: Metadata) -> Self {
-        self.metadata = Some(metadata);
+        match &mut self.metadata {
+            Some(own) => own.extend(metadata),
+            None => self.metadata = Some(metadata),
+        }
         self
     }
     /// Attributes the interrupt to a subagent invocation.

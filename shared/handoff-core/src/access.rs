@@ -6,14 +6,13 @@
 //!
 //! **Default policy** ([`OwnerPolicy`]): the principal of a thread's first run owns it.
 //! The owner may read, run and answer. A principal of the same tenant holding a role that
-//! a pending interrupt's [`ApprovalPolicy`] asks for may read the thread and answer that
+//! a pending interrupt's [`crate::ApprovalPolicy`] asks for may read the thread and answer that
 //! interrupt. The policy itself (roles, not the requester, edit rules) is enforced by the
 //! engine whatever the authorizer says (see [`crate::approval`]). Other tenants' threads
 //! are not even addressable: partitions are scoped by tenant.
 
-use agui_protocol::{Interrupt, ResumeStatus};
+use agui_protocol::ResumeStatus;
 
-use crate::approval::ApprovalPolicy;
 use crate::principal::{Owner, Principal};
 use crate::records::PendingInterrupt;
 
@@ -34,8 +33,8 @@ pub enum Access<'a> {
     Run,
     /// Answer one pending interrupt.
     Answer {
-        /// The interrupt.
-        interrupt: &'a Interrupt,
+        /// The pending interrupt (its typed approval policy included).
+        pending: &'a PendingInterrupt,
         /// `resolved` or `cancelled`.
         status: ResumeStatus,
     },
@@ -90,7 +89,7 @@ impl Authorizer for OwnerPolicy {
         // Only a non-owner needs the pending interrupts' policies read.
         let approver = || {
             facts.pending.iter().any(|p| {
-                approver_roles(&p.interrupt)
+                approver_roles(p)
                     .iter()
                     .any(|role| principal.has_role(role))
             })
@@ -104,9 +103,7 @@ impl Authorizer for OwnerPolicy {
             Access::Run => {
                 Verdict::Forbidden("only the thread's owner may start a run on it".into())
             }
-            Access::Answer { interrupt, status } => {
-                answer(principal, facts.owner, interrupt, status)
-            }
+            Access::Answer { pending, status } => answer(principal, facts.owner, pending, status),
             Access::Manage if owns => Verdict::Allow,
             Access::Manage => Verdict::Forbidden(
                 "only the thread's owner may rename, archive or delete it".into(),
@@ -118,11 +115,12 @@ impl Authorizer for OwnerPolicy {
 fn answer(
     principal: &Principal,
     owner: Option<&Owner>,
-    interrupt: &Interrupt,
+    pending: &PendingInterrupt,
     status: ResumeStatus,
 ) -> Verdict {
+    let interrupt = &pending.interrupt;
     let is_owner = owner.is_none_or(|o| principal.same_as(o));
-    let roles = approver_roles(interrupt);
+    let roles = approver_roles(pending);
     let holds_role = roles.iter().any(|r| principal.has_role(r));
     if status == ResumeStatus::Cancelled {
         // Withdrawing a request is always the requester's (or an approver's) to do.
@@ -144,9 +142,9 @@ fn answer(
     Verdict::Allow
 }
 
-/// The roles an interrupt's approval policy asks for (empty: none, or no policy).
-pub fn approver_roles(interrupt: &Interrupt) -> Vec<String> {
-    match ApprovalPolicy::of(interrupt) {
+/// The roles a pending interrupt's approval policy asks for (empty: none, or no policy).
+pub fn approver_roles(pending: &PendingInterrupt) -> Vec<String> {
+    match pending.policy() {
         Ok(Some(policy)) => policy.roles,
         _ => Vec::new(),
     }

@@ -2,11 +2,10 @@
 
 use std::sync::Arc;
 
-use agui_protocol::Interrupt;
 use async_trait::async_trait;
 use serde_json::Value;
 
-use crate::approval::ApprovalChecks;
+use crate::approval::{ApprovalChecks, ApprovalPolicy, RaisedInterrupt};
 use crate::context::RunContext;
 use crate::decision::Decision;
 use crate::error::CoreError;
@@ -70,6 +69,15 @@ pub trait Agent: Send + Sync + 'static {
         ApprovalChecks::new()
     }
 
+    /// The approval policy this agent would raise for a call of `tool` with `args`, when it
+    /// chooses policies from a call's arguments. The engine asks again for an answer's
+    /// `editedArgs`, and the answer must satisfy both the stored policy and this one (an
+    /// edit cannot cross into a more lenient policy). `None` (the default): the stored
+    /// policy alone applies.
+    fn approval_policy_for(&self, _tool: &str, _args: &Value) -> Option<ApprovalPolicy> {
+        None
+    }
+
     /// What a message sent while one of this agent's runs is running does; `None` (the
     /// default) leaves it to the host (`HANDOFF_DOUBLE_TEXT`, default reject).
     fn double_text(&self) -> Option<crate::DoubleText> {
@@ -95,8 +103,10 @@ pub enum Finish {
         /// `RUN_FINISHED.result`.
         result: Option<Value>,
     },
-    /// Stop and ask; the run ends with the interrupt outcome once it is durable.
-    Interrupt(Vec<Interrupt>),
+    /// Stop and ask; the run ends with the interrupt outcome once it is durable. An
+    /// [`agui_protocol::Interrupt`] converts into a question; raise an approval with
+    /// [`crate::WithApproval::with_approval`].
+    Interrupt(Vec<RaisedInterrupt>),
     /// The agent gave up on purpose.
     Cancelled,
 }
@@ -112,9 +122,9 @@ impl Finish {
             result: Some(result),
         }
     }
-    /// One interrupt.
-    pub fn interrupt(interrupt: Interrupt) -> Self {
-        Finish::Interrupt(vec![interrupt])
+    /// One interrupt: a question ([`agui_protocol::Interrupt`]) or an approval ([`RaisedInterrupt`]).
+    pub fn interrupt(interrupt: impl Into<RaisedInterrupt>) -> Self {
+        Finish::Interrupt(vec![interrupt.into()])
     }
 }
 

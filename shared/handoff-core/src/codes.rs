@@ -58,6 +58,7 @@
 //! | `RUN_STOPPED` | (in tool results) | a run applying an answer was stopped on request; it ends `cancelled` and, like a deadline, keeps the answer pending (pinned if an action may have run) unless an action already executed, which its tool result lists |
 //! | `MODEL_RATE_LIMITED`, `MODEL_UNAVAILABLE`, `MODEL_ERROR` | (in-stream `RUN_ERROR`) | a model provider answered 429 / was unavailable (5xx, overloaded) / refused the request or sent a malformed stream; the provider's own text is logged, never sent (`handoff_llm::ModelError`, or any agent's `RunContext::fail_with`) |
 //! | `INTERRUPT_ID_REUSED` | (in-stream `RUN_ERROR`) | the agent raised an interrupt with the id of one its run answered (ids must be fresh) |
+//! | `APPROVAL_POLICY_MISSING` | (in-stream `RUN_ERROR`) | the agent raised an interrupt that claims an approval (`handoff.approval` or the older role keys in its metadata) without a typed policy; nothing answerable was stored (raise approvals with `WithApproval::with_approval`) |
 //! | `UNAUTHORIZED` | 401 | A2A receiver: a push without valid credentials (token, JWT); every failure reads the same |
 //! | `TASK_MISMATCH` | 403 | A2A receiver: a push about another task than its subscription's |
 //! | `INVALID_NOTIFICATION`, `INVALID_CHALLENGE`, `INVALID_SUBSCRIPTION` | 400 | A2A receiver: a push that is not a task update, a validation challenge it cannot answer, an unusable subscription |
@@ -188,6 +189,8 @@ registry! {
     SCHEMA_VALIDATION_UNAVAILABLE = 500;
     /// The agent raised an interrupt with an id its run answered (in-stream).
     INTERRUPT_ID_REUSED = 500;
+    /// The agent raised an approval without a typed policy (in-stream, fail closed).
+    APPROVAL_POLICY_MISSING = 500;
     /// A deployed host without `HANDOFF_AUTH`.
     AUTH_NOT_CONFIGURED = 500;
     /// A model provider refused the request or sent a malformed stream (in-stream).

@@ -5,6 +5,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::agent::AgentError;
+use crate::approval::ApprovalPolicy;
 
 /// One interrupt this thread raised, with the client's answer.
 #[derive(Debug, Clone, PartialEq)]
@@ -20,6 +21,8 @@ pub struct Decision {
     /// The arguments the interrupt's tool call proposed, as the server stored them when
     /// the interrupt was raised.
     pub proposed_args: Option<Value>,
+    /// The approval policy the interrupt was raised under, as stored.
+    pub approval: Option<ApprovalPolicy>,
 }
 
 impl Decision {

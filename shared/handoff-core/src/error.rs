@@ -141,6 +141,10 @@ pub enum CoreError {
     /// replay the answer forever. Interrupt ids must be fresh.
     #[error("interrupt {0} was raised again by the run that answered it")]
     InterruptIdReused(String),
+    /// The agent raised an interrupt that claims an approval (its metadata names a
+    /// policy) without a typed policy: nothing answerable is stored (fail closed).
+    #[error("interrupt {0} needs an approval but was raised without a policy")]
+    ApprovalPolicyMissing(String),
     /// The agent (or a library it calls, like a model provider) failed for a reason it
     /// names with a stable code and a message safe to show (see `RunContext::fail`).
     #[error("{message}")]
@@ -206,6 +210,7 @@ impl CoreError {
             CoreError::Stopped => codes::RUN_STOPPED,
             CoreError::RunAbandoned => codes::RUN_ABANDONED,
             CoreError::InterruptIdReused(_) => codes::INTERRUPT_ID_REUSED,
+            CoreError::ApprovalPolicyMissing(_) => codes::APPROVAL_POLICY_MISSING,
             CoreError::Reported { code, .. } => *code,
             CoreError::Agent(_) => codes::AGENT_ERROR,
             CoreError::AgentPanicked => codes::AGENT_PANICKED,

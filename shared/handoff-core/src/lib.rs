@@ -18,7 +18,9 @@ pub mod time_fmt;
 
 pub use access::{Access, Authorizer, OwnerPolicy, Verdict};
 pub use agent::{Agent, AgentError, Finish, Readiness};
-pub use approval::{ApprovalChecks, ApprovalPolicy, EditRule, WithApproval};
+pub use approval::{
+    ApprovalChecks, ApprovalPolicy, ApprovalSource, EditRule, RaisedInterrupt, WithApproval,
+};
 pub use context::{EffectFailure, NotExecuted, RunContext};
 pub use decision::Decision;
 pub use engine::{

@@ -12,8 +12,8 @@ use futures::executor::block_on;
 use handoff_core::runtime::{ManualClock, NeverSleep, Runtime, SequentialIds};
 use handoff_core::store::memory::MemoryStore;
 use handoff_core::{
-    Agent, AgentError, ApprovalPolicy, CoreError, Engine, Finish, Principal, RunContext,
-    RunOptions, WithApproval,
+    Agent, AgentError, ApprovalPolicy, CoreError, Engine, Finish, Principal, RaisedInterrupt,
+    RunContext, RunOptions, WithApproval,
 };
 use proptest::prelude::*;
 use serde_json::{Value, json};
@@ -29,13 +29,19 @@ struct PayAgent {
 }
 
 impl PayAgent {
-    fn interrupt(&self, ctx: &mut RunContext) -> Interrupt {
+    fn interrupt(&self, ctx: &mut RunContext) -> RaisedInterrupt {
         let call = ctx.tool_call("pay", &json!({"to": "acct-1", "cents": PROPOSED}));
-        let mut interrupt = Interrupt::new(format!("int-{call}"), "tool_call").with_tool_call(call);
-        let mut metadata = agui_protocol::Metadata::new();
-        metadata.insert("handoff.approval".to_owned(), self.policy.clone());
-        interrupt.metadata = Some(metadata);
-        interrupt
+        let interrupt = Interrupt::new(format!("int-{call}"), "tool_call").with_tool_call(call);
+        match serde_json::from_value::<ApprovalPolicy>(self.policy.clone()) {
+            Ok(policy) => interrupt.with_approval(&policy),
+            // Not a policy: written into metadata by hand, as before policies were typed.
+            // The engine must refuse to store it (APPROVAL_POLICY_MISSING).
+            Err(_) => {
+                let mut metadata = agui_protocol::Metadata::new();
+                metadata.insert("handoff.approval".to_owned(), self.policy.clone());
+                interrupt.with_metadata(metadata).into()
+            }
+        }
     }
 }
 
@@ -257,10 +263,12 @@ fn an_unreadable_policy_fails_the_run_that_raises_it() {
         let engine = Engine::new(agent, Arc::new(MemoryStore::new()), runtime);
         let input = RunAgentInput::new("t", "r0", vec![Message::user("m1", "pay")]);
         let events = run(&engine, &alice(), input).await.unwrap();
-        assert!(
-            matches!(events.last(), Some(Event::RunError(_))),
-            "{events:?}"
-        );
+        match events.last() {
+            Some(Event::RunError(e)) => {
+                assert_eq!(e.code.as_deref(), Some("APPROVAL_POLICY_MISSING"), "{e:?}")
+            }
+            other => panic!("expected RUN_ERROR, got {other:?}"),
+        }
         assert!(pending(&engine).await.is_empty());
     });
 }
@@ -271,8 +279,9 @@ fn with_approval_puts_the_policy_where_the_engine_reads_it() {
         .role("a")
         .role("b")
         .at_least_original("n");
-    let interrupt = Interrupt::new("i", "tool_call").with_approval(&policy);
-    assert_eq!(ApprovalPolicy::of(&interrupt).unwrap(), Some(policy));
+    let raised = Interrupt::new("i", "tool_call").with_approval(&policy);
+    assert_eq!(raised.policy(), Some(&policy));
+    assert_eq!(raised.source(), Some(handoff_core::ApprovalSource::Agent));
 }
 
 #[derive(Debug, Clone)]

@@ -386,8 +386,8 @@ fn malformed_interrupts_from_the_agent_become_agent_errors_not_invalid_streams()
         ("empty", |_| Ok(Finish::Interrupt(Vec::new()))),
         ("duplicate ids", |_| {
             Ok(Finish::Interrupt(vec![
-                Interrupt::new("same", "confirmation"),
-                Interrupt::new("same", "confirmation"),
+                Interrupt::new("same", "confirmation").into(),
+                Interrupt::new("same", "confirmation").into(),
             ]))
         }),
         ("unknown tool call", |_| {

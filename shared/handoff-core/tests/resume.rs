@@ -389,6 +389,7 @@ fn decision_helpers_read_the_payload_as_documented() {
         payload,
         metadata: None,
         proposed_args: Some(json!({ "a": 0, "b": 2 })),
+        approval: None,
     };
     let approved = decision(
         ResumeStatus::Resolved,

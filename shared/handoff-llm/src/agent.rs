@@ -27,7 +27,8 @@ use futures::StreamExt;
 use futures::future::BoxFuture;
 use handoff_core::schema::SchemaFailure;
 use handoff_core::{
-    Agent, AgentError, ApprovalPolicy, DoubleText, EffectFailure, Finish, RunContext, WithApproval,
+    Agent, AgentError, ApprovalPolicy, ApprovalSource, DoubleText, EffectFailure, Finish,
+    RaisedInterrupt, RunContext,
 };
 use serde_json::{Value, json};
 
@@ -87,11 +88,35 @@ impl EffectFailure for ToolError {
 /// The approval policy of one call, from its arguments.
 type PolicyFor = Arc<dyn Fn(&Value) -> ApprovalPolicy + Send + Sync>;
 
+/// How a backend tool's calls are approved.
+#[derive(Clone)]
+enum Approval {
+    /// The same policy for every call.
+    Fixed(ApprovalPolicy, ApprovalSource),
+    /// A policy per call, from its arguments (asked again for edited arguments).
+    ByArgs(PolicyFor),
+}
+
+impl Approval {
+    fn policy(&self, args: &Value) -> ApprovalPolicy {
+        match self {
+            Approval::Fixed(policy, _) => policy.clone(),
+            Approval::ByArgs(policy) => policy(args),
+        }
+    }
+    fn source(&self) -> ApprovalSource {
+        match self {
+            Approval::Fixed(_, source) => *source,
+            Approval::ByArgs(_) => ApprovalSource::BackendToolByArgs,
+        }
+    }
+}
+
 /// A tool the agent executes itself.
 #[derive(Clone)]
 pub struct BackendTool {
     spec: Tool,
-    approval: Option<PolicyFor>,
+    approval: Option<Approval>,
     handler: Handler,
     /// A string result is the tool message's text as is, not a JSON string (MCP tools).
     text_result: bool,
@@ -133,9 +158,45 @@ impl BackendTool {
         self
     }
 
-    /// Metadata its approval interrupts carry (stored with the pending interrupt).
+    /// Metadata its approval interrupts carry (stored with the pending interrupt; merged
+    /// into theirs, never in place of their approval policy, which is a typed field).
     pub(crate) fn interrupt_metadata(mut self, metadata: Metadata) -> Self {
         self.interrupt_metadata = Some(metadata);
+        self
+    }
+
+    /// The approval interrupt for `call` with `args` (the only place a model's tool call
+    /// becomes one): its policy, chosen for these arguments, is the raised interrupt's
+    /// typed field, so nothing added after it (metadata) can drop it.
+    fn approval_interrupt(
+        &self,
+        approval: &Approval,
+        call: &ToolCallId,
+        raw_args: &str,
+        args: &Value,
+    ) -> RaisedInterrupt {
+        let mut interrupt = Interrupt::new(format!("int-{call}"), "tool_call")
+            .with_message(format!("Allow {} with {raw_args}?", self.spec.name))
+            .with_tool_call(call.clone())
+            .with_response_schema(approval_schema(self.parameters()));
+        if let Some(metadata) = &self.interrupt_metadata {
+            interrupt = interrupt.with_metadata(metadata.clone());
+        }
+        RaisedInterrupt::approval_from(approval.source(), interrupt, approval.policy(args))
+    }
+
+    /// The policy a call of this tool with `args` is raised under, when it needs approval.
+    pub(crate) fn policy_for(&self, args: &Value) -> Option<ApprovalPolicy> {
+        self.approval.as_ref().map(|a| a.policy(args))
+    }
+
+    /// Like [`BackendTool::requiring_approval`], naming what kind of tool it is.
+    pub(crate) fn requiring_approval_as(
+        mut self,
+        policy: ApprovalPolicy,
+        source: ApprovalSource,
+    ) -> Self {
+        self.approval = Some(Approval::Fixed(policy, source));
         self
     }
 
@@ -168,17 +229,20 @@ impl BackendTool {
     /// `ApprovalPolicy::new()` the thread's owner approves and no edit is allowed.
     #[must_use]
     pub fn requiring_approval(self, policy: ApprovalPolicy) -> Self {
-        self.requiring_approval_by(move |_| policy.clone())
+        self.requiring_approval_as(policy, ApprovalSource::BackendTool)
     }
 
     /// Like [`BackendTool::requiring_approval`], with the policy chosen per call from
-    /// its arguments (e.g. a second approver above an amount).
+    /// its arguments (e.g. a second approver above an amount). An answer's `editedArgs`
+    /// are held to the policy for the edited arguments as well as the one the call was
+    /// raised under (the stricter applies), so an edit cannot cross into a more lenient
+    /// policy.
     #[must_use]
     pub fn requiring_approval_by(
         mut self,
         policy: impl Fn(&Value) -> ApprovalPolicy + Send + Sync + 'static,
     ) -> Self {
-        self.approval = Some(Arc::new(policy));
+        self.approval = Some(Approval::ByArgs(Arc::new(policy)));
         self
     }
 
@@ -464,6 +528,14 @@ impl Agent for LlmAgent {
         self.double_text
     }
 
+    fn approval_policy_for(&self, tool: &str, args: &Value) -> Option<ApprovalPolicy> {
+        // The agent's own tools: an MCP tool's policy is fixed, and stored with the call.
+        self.tools
+            .iter()
+            .find(|t| t.spec.name == tool)
+            .and_then(|t| t.policy_for(args))
+    }
+
     async fn run(&self, ctx: &mut RunContext) -> Result<Finish, AgentError> {
         // The agent's own tools, then this run's MCP tools (listed, or cached).
         let mut tools = self.tools.clone();
@@ -498,20 +570,13 @@ impl Agent for LlmAgent {
                                 continue;
                             }
                         };
-                        if let Some(policy) = &tool.approval {
-                            let mut interrupt =
-                                Interrupt::new(format!("int-{}", call.id), "tool_call")
-                                    .with_message(format!(
-                                        "Allow {} with {}?",
-                                        call.name, call.arguments
-                                    ))
-                                    .with_tool_call(call.id.clone())
-                                    .with_response_schema(approval_schema(tool.parameters()))
-                                    .with_approval(&policy(&args));
-                            if let Some(metadata) = &tool.interrupt_metadata {
-                                interrupt = interrupt.with_metadata(metadata.clone());
-                            }
-                            interrupts.push(interrupt);
+                        if let Some(approval) = &tool.approval {
+                            interrupts.push(tool.approval_interrupt(
+                                approval,
+                                &call.id,
+                                &call.arguments,
+                                &args,
+                            ));
                         } else {
                             let result = self.execute(ctx, &call.id, tool, args).await?;
                             tool.report(ctx, &call.id, &result);

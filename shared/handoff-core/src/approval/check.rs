@@ -25,33 +25,54 @@ pub struct EditedAnswer<'a> {
     pub principal: &'a Principal,
 }
 
-/// `Ok` when `principal` may give `decision` to `pending` under its stored policy.
-/// `owner` is the thread's owner: the requester of interrupts stored before the
-/// requester was recorded.
+/// `Ok` when `principal` may give `decision` to `pending` under its stored policy and,
+/// when the answer edits the arguments of a call whose policy the agent chooses from them,
+/// under `reevaluated` (the policy for the edited arguments) as well. `owner` is the
+/// thread's owner: the requester of interrupts stored before the requester was recorded.
 pub(crate) fn enforce(
     checks: &ApprovalChecks,
     principal: &Principal,
     pending: &PendingInterrupt,
     owner: Option<&Owner>,
     decision: &Decision,
+    reevaluated: Option<&ApprovalPolicy>,
 ) -> Result<(), CoreError> {
     // Withdrawing a request is the requester's (or an approver's) right; the authorizer
     // decides who that is.
     if decision.status != ResumeStatus::Resolved {
         return Ok(());
     }
-    let id = &pending.interrupt.id;
-    let policy = match ApprovalPolicy::of(&pending.interrupt) {
+    let policy = match pending.policy() {
         Ok(Some(policy)) => policy,
         Ok(None) => return Ok(()),
         // Fail closed: a policy this server cannot read protects nothing if skipped.
         Err(reason) => {
             tracing::error!(%reason, "unreadable approval policy");
             return Err(CoreError::Forbidden(format!(
-                "interrupt {id} carries an approval policy this server cannot read"
+                "interrupt {} carries an approval policy this server cannot read",
+                pending.interrupt.id
             )));
         }
     };
+    enforce_policy(checks, principal, pending, owner, decision, &policy)?;
+    match reevaluated {
+        Some(stricter) if *stricter != policy => {
+            enforce_policy(checks, principal, pending, owner, decision, stricter)
+        }
+        _ => Ok(()),
+    }
+}
+
+/// `Ok` when a `resolved` `decision` by `principal` satisfies `policy`.
+fn enforce_policy(
+    checks: &ApprovalChecks,
+    principal: &Principal,
+    pending: &PendingInterrupt,
+    owner: Option<&Owner>,
+    decision: &Decision,
+    policy: &ApprovalPolicy,
+) -> Result<(), CoreError> {
+    let id = &pending.interrupt.id;
     if !policy.roles.is_empty() && !policy.roles.iter().any(|r| principal.has_role(r)) {
         return Err(CoreError::Forbidden(format!(
             "answering interrupt {id} needs the role {}",
@@ -72,7 +93,7 @@ pub(crate) fn enforce(
     if let Some(edited) = edited
         && !policy.edits_unchecked
     {
-        edits::check(&policy, pending.tool_args.as_ref(), edited).map_err(invalid)?;
+        edits::check(policy, pending.tool_args.as_ref(), edited).map_err(invalid)?;
     }
     let answer = EditedAnswer {
         interrupt: &pending.interrupt,

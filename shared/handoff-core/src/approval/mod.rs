@@ -1,14 +1,22 @@
 //! Approval policies: who may answer an interrupt and what an answer may change.
 //!
-//! An agent attaches an [`ApprovalPolicy`] to the interrupt it raises
-//! ([`WithApproval::with_approval`]). The policy travels in the interrupt's metadata
-//! (`handoff.approval`, so a front end can show who must approve and what may be edited),
-//! and the engine stores it with the pending interrupt, together with the principal whose
-//! run raised it and the original arguments of the tool call it is about. Every answer is
-//! checked against that stored copy when the engine claims the thread, whatever route or
-//! host carried it — a client can neither supply nor weaken it. A refused answer writes
-//! nothing: 403 `FORBIDDEN` for who answers, 422 `RESUME_PAYLOAD_INVALID` for an edit the
-//! policy does not allow, each naming the rule.
+//! An agent raises an approval with [`WithApproval::with_approval`] (or
+//! [`RaisedInterrupt::approval`]): the [`ApprovalPolicy`] is a typed field of the raised
+//! interrupt, and the engine stores it as a typed field of the pending interrupt
+//! ([`crate::records::PendingInterrupt::approval`]), together with the principal whose
+//! run raised it, the agent that raised it and the original arguments of the tool call it
+//! is about. `metadata["handoff.approval"]` on the wire is an echo written from that field
+//! when the interrupt is announced (so a front end can show who must approve and what may
+//! be edited); nothing reads a policy back from metadata. Every answer is checked against
+//! the stored copy when the engine claims the thread, whatever route or host carried it —
+//! a client can neither supply nor weaken it. A refused answer writes nothing: 403
+//! `FORBIDDEN` for who answers, 422 `RESUME_PAYLOAD_INVALID` for an edit the policy does
+//! not allow, each naming the rule.
+//!
+//! **Fail closed.** An interrupt whose metadata claims an approval (`handoff.approval`,
+//! `handoff.requiredRole`, `handoff.notOwner`) without a typed policy ends its run with
+//! `RUN_ERROR` `APPROVAL_POLICY_MISSING` and stores nothing answerable. A stored
+//! interrupt that needs an approval whose policy cannot be read is answered by no one.
 //!
 //! ```
 //! use agui_protocol::Interrupt;
@@ -19,8 +27,8 @@
 //!     .not_requester()
 //!     .fixed("orderId")
 //!     .at_most_original("amountCents");
-//! let interrupt = Interrupt::new("int-1", "tool_call").with_approval(&policy);
-//! assert_eq!(ApprovalPolicy::of(&interrupt).unwrap(), Some(policy));
+//! let raised = Interrupt::new("int-1", "tool_call").with_approval(&policy);
+//! assert_eq!(raised.policy(), Some(&policy));
 //! ```
 //!
 //! Rules:
@@ -30,18 +38,23 @@
 //!   it (approve or deny); they may still cancel their own request;
 //! - **edits**: `editedArgs` replaces the tool call's arguments. Every argument whose value
 //!   differs from the original (added, removed or changed) needs an [`EditRule`] that
-//!   allows the change; without rules no edit is allowed. Named checks
-//!   ([`ApprovalPolicy::check`], registered with [`crate::Agent::approval_checks`] or
-//!   [`crate::Engine::with_approval_check`]) see every edited answer; a check no instance
-//!   registered refuses the answer (fail closed).
+//!   allows the change; without rules no edit is allowed. A bounded number keeps its type
+//!   (an integer stays an integer) and its sign (a non-negative one stays non-negative).
+//!   Named checks ([`ApprovalPolicy::check`], registered with
+//!   [`crate::Agent::approval_checks`] or [`crate::Engine::with_approval_check`]) see every
+//!   edited answer; a check no instance registered refuses the answer (fail closed).
+//! - **re-evaluated on edits**: an agent that chooses the policy from the call's arguments
+//!   ([`crate::Agent::approval_policy_for`]) is asked again for the edited arguments, and
+//!   the answer must satisfy both policies (the stricter one applies).
 
 mod check;
 mod edits;
+mod raised;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use agui_protocol::{Interrupt, Metadata};
+use agui_protocol::Interrupt;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -49,8 +62,10 @@ use crate::access::{NOT_OWNER, REQUIRED_ROLE};
 
 pub use check::EditedAnswer;
 pub(crate) use check::enforce;
+pub use raised::{ApprovalSource, RaisedInterrupt};
 
-/// Interrupt metadata carrying the [`ApprovalPolicy`].
+/// Interrupt metadata echoing the [`ApprovalPolicy`] on the wire (written by the engine
+/// from the typed field; never read back as a policy on new records).
 pub const APPROVAL: &str = "handoff.approval";
 
 /// How one argument of a tool call may be edited.
@@ -143,10 +158,12 @@ impl ApprovalPolicy {
         self
     }
 
-    /// The policy `interrupt` carries: its `handoff.approval` metadata, or the older
-    /// `handoff.requiredRole` / `handoff.notOwner` keys (interrupts stored before
-    /// policies). `Err` when the metadata is not a policy.
-    pub fn of(interrupt: &Interrupt) -> Result<Option<ApprovalPolicy>, String> {
+    /// The policy a record stored before typed policies carries in its interrupt's
+    /// metadata: `handoff.approval`, or the older `handoff.requiredRole` /
+    /// `handoff.notOwner` keys. `Err` when the metadata claims a policy it does not hold.
+    pub(crate) fn from_legacy_metadata(
+        interrupt: &Interrupt,
+    ) -> Result<Option<ApprovalPolicy>, String> {
         let Some(metadata) = interrupt.metadata.as_ref() else {
             return Ok(None);
         };
@@ -159,9 +176,18 @@ impl ApprovalPolicy {
                 )
             });
         }
-        let Some(role) = metadata.get(REQUIRED_ROLE).and_then(Value::as_str) else {
+        if metadata.contains_key(NOT_OWNER) && !metadata.contains_key(REQUIRED_ROLE) {
+            return Err(format!(
+                "interrupt {}: {NOT_OWNER} without {REQUIRED_ROLE}",
+                interrupt.id
+            ));
+        }
+        let Some(role) = metadata.get(REQUIRED_ROLE) else {
             return Ok(None);
         };
+        let role = role
+            .as_str()
+            .ok_or_else(|| format!("interrupt {}: {REQUIRED_ROLE} is not a role", interrupt.id))?;
         Ok(Some(ApprovalPolicy {
             roles: vec![role.to_owned()],
             not_requester: metadata.get(NOT_OWNER).and_then(Value::as_bool) == Some(true),
@@ -172,20 +198,27 @@ impl ApprovalPolicy {
     }
 }
 
-/// Attaching a policy to an interrupt.
+/// Whether `interrupt`'s metadata claims an approval (any of the keys a policy was ever
+/// carried in): such an interrupt needs a typed policy.
+pub(crate) fn claims_approval(interrupt: &Interrupt) -> bool {
+    interrupt.metadata.as_ref().is_some_and(|m| {
+        [APPROVAL, REQUIRED_ROLE, NOT_OWNER]
+            .iter()
+            .any(|k| m.contains_key(*k))
+    })
+}
+
+/// Raising an interrupt as an approval.
 pub trait WithApproval {
-    /// The interrupt with `policy` in its metadata (`handoff.approval`).
+    /// The interrupt raised as an approval under `policy` (a typed field of the result;
+    /// see [`RaisedInterrupt`]).
     #[must_use]
-    fn with_approval(self, policy: &ApprovalPolicy) -> Self;
+    fn with_approval(self, policy: &ApprovalPolicy) -> RaisedInterrupt;
 }
 
 impl WithApproval for Interrupt {
-    fn with_approval(mut self, policy: &ApprovalPolicy) -> Self {
-        let value = serde_json::to_value(policy).unwrap_or(Value::Null);
-        self.metadata
-            .get_or_insert_with(Metadata::new)
-            .insert(APPROVAL.to_owned(), value);
-        self
+    fn with_approval(self, policy: &ApprovalPolicy) -> RaisedInterrupt {
+        RaisedInterrupt::approval(self, policy.clone())
     }
 }
 

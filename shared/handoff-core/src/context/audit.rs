@@ -6,7 +6,6 @@
 use agui_protocol::ResumeStatus;
 
 use super::RunContext;
-use crate::access::approver_roles;
 use crate::decision::Decision;
 use crate::error::CoreError;
 use crate::records::audit::{
@@ -87,7 +86,9 @@ impl RunContext {
 
     /// The roles the principal holds that the interrupt's approval policy requires.
     fn roles_used(&self, decision: &Decision) -> Vec<String> {
-        approver_roles(&decision.interrupt)
+        let roles = decision.approval.as_ref().map(|p| p.roles.clone());
+        roles
+            .unwrap_or_default()
             .into_iter()
             .filter(|role| self.principal.has_role(role))
             .collect()

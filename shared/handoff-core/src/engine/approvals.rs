@@ -14,7 +14,6 @@ use serde_json::Value;
 
 use super::{Inner, cursor};
 use crate::access::{Access, approver_roles};
-use crate::approval::ApprovalPolicy;
 use crate::error::CoreError;
 use crate::principal::{Principal, split_partition};
 use crate::records::{
@@ -117,7 +116,7 @@ fn may_resolve(
     pending: &PendingInterrupt,
 ) -> bool {
     let access = Access::Answer {
-        interrupt: &pending.interrupt,
+        pending,
         status: ResumeStatus::Resolved,
     };
     if inner
@@ -127,7 +126,7 @@ fn may_resolve(
     {
         return false;
     }
-    let Ok(policy) = ApprovalPolicy::of(&pending.interrupt) else {
+    let Ok(policy) = pending.policy() else {
         return false;
     };
     let policy = policy.unwrap_or_default();
@@ -141,6 +140,7 @@ fn may_resolve(
 }
 
 fn approval(thread_id: &str, pending: PendingInterrupt) -> Approval {
+    let required_roles = approver_roles(&pending);
     let Interrupt {
         id,
         reason,
@@ -166,7 +166,7 @@ fn approval(thread_id: &str, pending: PendingInterrupt) -> Approval {
         response_schema: response_schema.map(|s| (*s).clone()),
         expires_at,
         requested_by: pending.raised_by.map(|o| o.subject),
-        required_roles: approver_roles(&pending.interrupt),
+        required_roles,
         created_at: pending.raised_at_ms.map(format_ms),
     }
 }

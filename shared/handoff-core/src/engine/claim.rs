@@ -198,34 +198,40 @@ pub(crate) async fn claim(
             .as_ref()
             .filter(|_| thread.status == ThreadStatus::Running)
             .and_then(|l| l.answer.as_deref());
+        let agent_id = options.agent_id.as_deref().unwrap_or(inner.agent.name());
         let decisions = validate_resume(
             inner.validator.as_deref(),
             &thread,
+            agent_id,
             input,
             resume.as_deref(),
             abandoned_answer,
             now,
         )?;
         for decision in &decisions {
-            let access = Access::Answer {
-                interrupt: &decision.interrupt,
-                status: decision.status,
-            };
-            inner.authorize(principal, existing, access)?;
-            // The interrupt's own policy, as stored: no authorizer can waive it.
-            if let Some(pending) = thread
+            let pending = thread
                 .pending
                 .iter()
                 .find(|p| p.interrupt.id == decision.interrupt.id)
-            {
-                approval::enforce(
-                    &inner.approval_checks,
-                    principal,
-                    pending,
-                    thread.owner.as_ref(),
-                    decision,
-                )?;
-            }
+                .ok_or_else(|| CoreError::InterruptNotPending {
+                    id: decision.interrupt.id.to_string(),
+                })?;
+            let access = Access::Answer {
+                pending,
+                status: decision.status,
+            };
+            inner.authorize(principal, existing, access)?;
+            // The interrupt's own policy, as stored (and as the agent would choose it for
+            // edited arguments): no authorizer can waive it.
+            let reevaluated = reevaluated_policy(inner, pending, decision);
+            approval::enforce(
+                &inner.approval_checks,
+                principal,
+                pending,
+                thread.owner.as_ref(),
+                decision,
+                reevaluated.as_ref(),
+            )?;
         }
         // A pinned answer was ready when it was first accepted, and its effect may have
         // run since: its re-drive is never refused on the agent's word (that would strand
@@ -268,7 +274,6 @@ pub(crate) async fn claim(
         let mut thread = thread;
         let migrated = history::migrate(inner, &mut thread, &input.run_id, now);
         let owner = thread.owner.take().or_else(|| Some(Owner::from(principal)));
-        let agent_id = options.agent_id.as_deref().unwrap_or(inner.agent.name());
         if thread.meta.agent_id.as_deref() != Some(agent_id) {
             thread.meta.agent_id = Some(agent_id.to_owned());
         }
@@ -355,6 +360,18 @@ pub(crate) async fn claim(
         run_id: String::new(),
         retry_after_ms: inner.config.busy_retry_after_ms,
     })
+}
+
+/// The policy the agent chooses for an answer's edited arguments, when it chooses
+/// policies per call ([`crate::Agent::approval_policy_for`]).
+fn reevaluated_policy(
+    inner: &Inner,
+    pending: &records::PendingInterrupt,
+    decision: &crate::decision::Decision,
+) -> Option<approval::ApprovalPolicy> {
+    let edited = decision.edited_args()?;
+    let tool = pending.tool_name.as_deref()?;
+    inner.agent.approval_policy_for(tool, edited)
 }
 
 /// Whether the thread head is still at the version the claim read (`Absent`: still absent).

@@ -234,7 +234,8 @@ fn check_interrupts(inner: &Inner, ctx: &RunContext, finish: Finish) -> Result<F
         return invalid("an interrupt outcome needs at least one interrupt");
     }
     let mut seen = HashSet::new();
-    for interrupt in interrupts {
+    for raised in interrupts {
+        let interrupt = raised.interrupt();
         if interrupt.id.is_empty() || !seen.insert(interrupt.id.clone()) {
             return invalid("interrupt ids must be non-empty and unique");
         }
@@ -254,9 +255,10 @@ fn check_interrupts(inner: &Inner, ctx: &RunContext, finish: Finish) -> Result<F
                 return invalid(&format!("its responseSchema cannot be checked: {reason}"));
             }
         }
-        // Fail closed: a policy the engine cannot read could not be enforced.
-        if let Err(reason) = crate::approval::ApprovalPolicy::of(interrupt) {
-            return invalid(&reason);
+        // Fail closed: an interrupt that claims an approval in its metadata but carries no
+        // typed policy (a builder or a path that lost it) must not become answerable.
+        if raised.policy().is_none() && crate::approval::claims_approval(interrupt) {
+            return Err(CoreError::ApprovalPolicyMissing(interrupt.id.to_string()));
         }
         if let Some(call) = &interrupt.tool_call_id
             && ctx.find_tool_call(call).is_none()

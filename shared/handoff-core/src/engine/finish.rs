@@ -5,7 +5,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use agui_protocol::event::{MessagesSnapshot, RunError, RunFinished, StateSnapshot};
-use agui_protocol::{Event, Interrupt, Message, RunFinishedOutcome, ToolCallId};
+use agui_protocol::{Event, Message, Metadata, RunFinishedOutcome, ToolCallId};
 use serde_json::json;
 
 use super::Inner;
@@ -13,6 +13,7 @@ use super::claimed::Claimed;
 use super::compact::compact_fragments;
 use super::history;
 use crate::agent::Finish;
+use crate::approval::{APPROVAL, RaisedInterrupt};
 use crate::context::RunContext;
 use crate::error::CoreError;
 use crate::records::{
@@ -44,14 +45,15 @@ pub(crate) async fn finish_run(
             RunStatus::Cancelled,
             Vec::new(),
         ),
-        Finish::Interrupt(interrupts) => {
+        Finish::Interrupt(raised) => {
             ctx.emit_engine(
                 Event::from(StateSnapshot::new(ctx.state().clone())).with_timestamp(now),
             );
             ctx.emit_engine(
                 Event::from(MessagesSnapshot::new(ctx.messages().to_vec())).with_timestamp(now),
             );
-            let pending = to_pending(&interrupts, ctx, claimed);
+            let pending = to_pending(raised, ctx, claimed);
+            let interrupts = pending.iter().map(|p| p.interrupt.clone()).collect();
             (
                 RunFinishedOutcome::Interrupt { interrupts },
                 None,
@@ -422,25 +424,43 @@ fn run_error(ctx: &RunContext, error: &CoreError) -> RunError {
     event
 }
 
+/// The pending records of `raised`: each keeps its typed policy, and the interrupt it
+/// announces echoes that policy in `metadata["handoff.approval"]` (replacing anything the
+/// agent wrote there; `execute::check_interrupts` refused a claim without a policy).
 fn to_pending(
-    interrupts: &[Interrupt],
+    raised: Vec<RaisedInterrupt>,
     ctx: &RunContext,
     claimed: &Claimed,
 ) -> Vec<PendingInterrupt> {
-    interrupts
-        .iter()
-        .map(|i| PendingInterrupt {
-            interrupt: i.clone(),
-            run_id: ctx.run_id().clone(),
-            expires_at_ms: i.expires_at.as_deref().and_then(parse_ms),
-            pinned_answer: None,
-            raised_by: Some(claimed.requested_by.clone()),
-            tool_args: i
+    let agent_id = claimed.thread.meta.agent_id.clone();
+    raised
+        .into_iter()
+        .map(|raised| {
+            let (mut interrupt, approval) = raised.into_parts();
+            let (approval, approval_source) = approval.unzip();
+            if let Some(policy) = &approval {
+                let echo = serde_json::to_value(policy).unwrap_or_default();
+                interrupt =
+                    interrupt.with_metadata(Metadata::from_iter([(APPROVAL.to_owned(), echo)]));
+            }
+            let call = interrupt
                 .tool_call_id
                 .as_ref()
-                .and_then(|id| ctx.find_tool_call(id))
-                .and_then(|call| serde_json::from_str(&call.function.arguments).ok()),
-            raised_at_ms: Some(ctx.now_ms()),
+                .and_then(|id| ctx.find_tool_call(id));
+            PendingInterrupt {
+                run_id: ctx.run_id().clone(),
+                expires_at_ms: interrupt.expires_at.as_deref().and_then(parse_ms),
+                pinned_answer: None,
+                raised_by: Some(claimed.requested_by.clone()),
+                tool_args: call
+                    .and_then(|call| serde_json::from_str(&call.function.arguments).ok()),
+                tool_name: call.map(|call| call.function.name.clone()),
+                raised_at_ms: Some(ctx.now_ms()),
+                approval,
+                approval_source,
+                agent_id: agent_id.clone(),
+                interrupt,
+            }
         })
         .collect()
 }

@@ -20,6 +20,7 @@ use crate::schema::{SchemaFailure, SchemaValidator};
 pub(crate) fn validate_resume(
     validator: Option<&dyn SchemaValidator>,
     thread: &ThreadRecord,
+    agent_id: &str,
     input: &RunAgentInput,
     resume_key: Option<&str>,
     abandoned_answer: Option<&str>,
@@ -36,11 +37,14 @@ pub(crate) fn validate_resume(
                 entry.interrupt_id
             )));
         }
-        if !thread
-            .pending
-            .iter()
-            .any(|p| p.interrupt.id == entry.interrupt_id)
-        {
+        // An interrupt is answered through the agent that raised it: another agent's
+        // route would skip its readiness checks and run that agent's same-named tool.
+        if !thread.pending.iter().any(|p| {
+            p.interrupt.id == entry.interrupt_id
+                && p.agent_id
+                    .as_deref()
+                    .is_none_or(|raised_by| raised_by == agent_id)
+        }) {
             return Err(CoreError::InterruptNotPending {
                 id: entry.interrupt_id.to_string(),
             });
@@ -86,6 +90,7 @@ pub(crate) fn validate_resume(
             payload: entry.payload.clone(),
             metadata: entry.metadata.clone(),
             proposed_args: pending.tool_args.clone(),
+            approval: pending.policy().ok().flatten(),
         });
     }
     Ok(decisions)

@@ -17,6 +17,7 @@ use agui_protocol::{Event, Interrupt, Message, MessageId, RunId};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::approval::{ApprovalPolicy, ApprovalSource};
 use crate::principal::Owner;
 use crate::store::{Condition, IndexEntry, Write};
 
@@ -152,6 +153,32 @@ pub struct PendingInterrupt {
     /// When the run that raised it finished (Unix ms; absent on records stored before).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub raised_at_ms: Option<u64>,
+    /// The approval policy it was raised under (see [`crate::approval`]): set only from
+    /// the typed policy of the raised interrupt, never from its metadata.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval: Option<ApprovalPolicy>,
+    /// What raised the approval (with `approval`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval_source: Option<ApprovalSource>,
+    /// The agent whose run raised it: only that agent's routes may answer it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_id: Option<String>,
+    /// The name of the tool its tool call is about (the baseline of a policy chosen from
+    /// the call's arguments, asked again for edited ones).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_name: Option<String>,
+}
+
+impl PendingInterrupt {
+    /// The approval policy that governs answers to it: the typed field, or for a record
+    /// stored before policies were typed, the policy its metadata carried. `Err` when a
+    /// record claims a policy that cannot be read: nobody may then resolve it.
+    pub fn policy(&self) -> Result<Option<ApprovalPolicy>, String> {
+        match &self.approval {
+            Some(policy) => Ok(Some(policy.clone())),
+            None => ApprovalPolicy::from_legacy_metadata(&self.interrupt),
+        }
+    }
 }
 
 /// Summary of the latest run.

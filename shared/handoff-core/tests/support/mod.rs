@@ -26,8 +26,9 @@ use handoff_core::runtime::{ManualClock, SequentialIds};
 use handoff_core::store::memory::MemoryStore;
 use handoff_core::time_fmt::format_ms;
 use handoff_core::{
-    Agent, AgentError, CoreError, Engine, EngineConfig, Finish, Item, RunContext, RunOptions,
-    RunStream, Runtime, Sleep, Store, StoreError, ThreadView, Write, WriteOp,
+    Agent, AgentError, ApprovalPolicy, CoreError, Engine, EngineConfig, Finish, Item, RunContext,
+    RunOptions, RunStream, Runtime, Sleep, Store, StoreError, ThreadView, WithApproval, Write,
+    WriteOp,
 };
 use serde_json::{Value, json};
 
@@ -755,10 +756,6 @@ impl Agent for RefundAgent {
                 let call = ctx.tool_call("refund", &json!({ "amount": amount }));
                 let mut metadata = serde_json::Map::new();
                 metadata.insert("amount".to_owned(), json!(amount));
-                if self.four_eyes {
-                    metadata.insert("handoff.requiredRole".to_owned(), json!("approver"));
-                    metadata.insert("handoff.notOwner".to_owned(), json!(true));
-                }
                 let mut interrupt = Interrupt::new(format!("int-{call}"), "tool_call")
                     .with_tool_call(call)
                     .with_message(format!("Refund {amount} EUR?"))
@@ -767,7 +764,15 @@ impl Agent for RefundAgent {
                 if let Some(ttl) = self.expires_in_ms {
                     interrupt = interrupt.with_expires_at(format_ms(ctx.now_ms() + ttl));
                 }
-                raised.push(interrupt);
+                raised.push(if self.four_eyes {
+                    let policy = ApprovalPolicy::new()
+                        .role("approver")
+                        .not_requester()
+                        .editable("amount");
+                    interrupt.with_approval(&policy)
+                } else {
+                    interrupt.into()
+                });
             }
             return Ok(Finish::Interrupt(raised));
         }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use agui_protocol::{Interrupt, Metadata};
 use futures::future::join_all;
-use handoff_core::{RunContext, Runtime};
+use handoff_core::{ApprovalSource, RunContext, Runtime};
 use serde_json::{Value, json};
 
 use super::http::McpHttp;
@@ -173,7 +173,7 @@ fn backend_tool(
         .text_result()
         .interrupt_metadata(metadata);
     match approval {
-        Some(policy) => backend.requiring_approval(policy),
+        Some(policy) => backend.requiring_approval_as(policy, ApprovalSource::McpTool),
         None => backend,
     }
 }
