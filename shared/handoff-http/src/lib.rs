@@ -94,10 +94,11 @@
 //! another origin is 403 `ORIGIN_NOT_ALLOWED` unless its origin is listed in
 //! `HANDOFF_CORS_ORIGINS`; requests without `Origin` (curl, SDKs) are unaffected.
 //! With `HANDOFF_AUTH=none`, only `Host` names `localhost`, `127.0.0.1`, `[::1]` and those in
-//! `HANDOFF_ALLOWED_HOSTS` (comma-separated) are answered (403 `HOST_NOT_ALLOWED`). A host's own
-//! routes go behind the authenticator with the builders' `protected_routes(...)` (the demo's
-//! ledger route does); `routes(...)` stays for routes that check their callers themselves (the A2A
-//! receiver).
+//! `HANDOFF_ALLOWED_HOSTS` (comma-separated) are answered (403 `HOST_NOT_ALLOWED`; without
+//! `Host` the URI's authority is the name, and a request with neither is refused once names are
+//! listed). A host's own routes go behind the authenticator with the builders'
+//! `protected_routes(...)` (the demo's ledger route does); `routes(...)` stays for routes that
+//! check their callers themselves (the A2A receiver).
 //!
 //! `HANDOFF_CORS_ORIGINS` (comma-separated origins, or `*`): preflights are answered 204
 //! for `content-type`, `authorization`, `x-a2ui`, `last-event-id` and `accept`; `x-handoff-run-id` is
