@@ -5,9 +5,10 @@
 //! cannot be probed; a caller who may see the thread but not do this gets 403 `FORBIDDEN`.
 //!
 //! **Default policy** ([`OwnerPolicy`]): the principal of a thread's first run owns it.
-//! The owner may read, run and answer. A principal of the same tenant holding a role that
-//! a pending interrupt's [`crate::ApprovalPolicy`] asks for may read the thread and answer that
-//! interrupt. The policy itself (roles, not the requester, edit rules) is enforced by the
+//! The owner may read, run, answer, manage and fork. A principal of the same tenant holding
+//! a role that a pending interrupt's [`crate::ApprovalPolicy`] asks for may read the thread
+//! and answer that interrupt, but not fork it (a copy would outlast the interrupt). The
+//! policy itself (roles, not the requester, edit rules) is enforced by the
 //! engine whatever the authorizer says (see [`crate::approval`]). Other tenants' threads
 //! are not even addressable: partitions are scoped by tenant.
 
@@ -40,6 +41,9 @@ pub enum Access<'a> {
     },
     /// Rename, archive or delete it.
     Manage,
+    /// Copy it into a new thread of the caller's, which the caller keeps whatever
+    /// becomes of this one.
+    Fork,
 }
 
 /// What the engine knows of the thread when it asks.
@@ -108,6 +112,10 @@ impl Authorizer for OwnerPolicy {
             Access::Manage => Verdict::Forbidden(
                 "only the thread's owner may rename, archive or delete it".into(),
             ),
+            // An approver's read access lasts while the interrupt is open; a copy would
+            // outlive it.
+            Access::Fork if owns => Verdict::Allow,
+            Access::Fork => Verdict::Forbidden("only the thread's owner may fork it".into()),
         }
     }
 }

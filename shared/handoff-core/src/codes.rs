@@ -29,7 +29,7 @@
 //! | `AUTH_NOT_CONFIGURED` | 500 | a deployed host (Lambda, Workers) without `HANDOFF_AUTH`: it refuses to serve rather than serve unauthenticated |
 //! | `FORBIDDEN` | 403 | the caller may see the thread but not do this: an approval policy's role, the requester approving their own request, a run on someone else's thread |
 //! | `ORIGIN_NOT_ALLOWED` | 403 | a POST, PUT, PATCH or DELETE from a browser page of another origin (its `Origin` neither this endpoint's nor in `HANDOFF_CORS_ORIGINS`, or `Sec-Fetch-Site: cross-site`); nothing is read or written |
-//! | `HOST_NOT_ALLOWED` | 403 | with `HANDOFF_AUTH=none`, a `Host` other than `localhost`, `127.0.0.1`, `[::1]` or a name in `HANDOFF_ALLOWED_HOSTS` (DNS rebinding) |
+//! | `HOST_NOT_ALLOWED` | 403 | with `HANDOFF_AUTH=none`, a `Host` other than `localhost`, `127.0.0.1`, `[::1]` or a name in `HANDOFF_ALLOWED_HOSTS` (DNS rebinding), or no name at all once that lists names |
 //! | `THREAD_NOT_FOUND` | 404 | no such thread, or one the caller may not see (the two are indistinguishable, whatever else the request says) |
 //! | `AGENT_NOT_FOUND` | 404 | CopilotKit: no agent of that `agentId` |
 //! | `METHOD_NOT_FOUND` | 404 | CopilotKit single-route transport: no such `method` |

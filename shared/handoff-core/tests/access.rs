@@ -3,7 +3,7 @@
 
 mod support;
 
-use handoff_core::{CoreError, Principal, RunOptions};
+use handoff_core::{CoreError, ForkRequest, Principal, RunOptions};
 use support::*;
 
 fn as_(principal: &Principal) -> RunOptions {
@@ -181,6 +181,43 @@ async fn four_eyes_the_owner_cannot_approve_their_own_request_an_approver_can() 
         h.engine.thread(&approver(), "t").await.unwrap_err(),
         CoreError::ThreadNotFound
     );
+}
+
+/// Before, an approver (who may read the thread while its interrupt is open) could fork
+/// it and keep the copy, the owner's whole history, after answering.
+#[tokio::test]
+async fn an_approver_may_not_fork_the_thread_they_approve_on() {
+    let h = Harness::new(RefundAgent::new(Probe::new()).four_eyes());
+    let events = h
+        .run_with(&user_input("t", "r1", "refund"), as_(&alice()))
+        .await;
+    assert_eq!(interrupts(&events).len(), 1);
+    assert!(h.engine.thread(&approver(), "t").await.unwrap().is_some());
+    let request = ForkRequest {
+        thread_id: Some("copy".into()),
+        ..ForkRequest::default()
+    };
+
+    let err = h
+        .engine
+        .fork_thread(&approver(), "t", &request)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, CoreError::Forbidden(_)), "{err:?}");
+    assert_eq!((err.code(), err.http_status()), ("FORBIDDEN", 403));
+    assert!(
+        h.engine
+            .thread(&approver(), "copy")
+            .await
+            .unwrap()
+            .is_none(),
+        "no copy was written"
+    );
+    // A colleague without the role still learns nothing; the owner may fork.
+    let err = h.engine.fork_thread(&bob(), "t", &request).await;
+    assert_eq!(err.unwrap_err(), CoreError::ThreadNotFound);
+    let id = h.engine.fork_thread(&alice(), "t", &request).await.unwrap();
+    assert_eq!(id, "copy");
 }
 
 #[tokio::test]

@@ -313,9 +313,14 @@ fn who() -> impl Strategy<Value = Who> {
 }
 
 fn payload() -> impl Strategy<Value = Option<Value>> {
+    // Below zero and fractional amounts too: neither may execute.
+    let cents = prop_oneof![
+        (-1_000..1_000_i64).prop_map(|c| json!(c)),
+        (-1_000.0..1_000.0_f64).prop_map(|c| json!(c)),
+    ];
     let edit = (
         prop_oneof![Just("acct-1"), Just("acct-2")],
-        0..1_000_u64,
+        cents,
         any::<bool>(),
     )
         .prop_map(|(to, cents, keep_to)| {

@@ -10,12 +10,14 @@
 //!   only requests whose `Host` is `localhost`, `127.0.0.1`, `[::1]` or a name in
 //!   `HANDOFF_ALLOWED_HOSTS` (comma-separated); any other gets 403 `HOST_NOT_ALLOWED`, so a
 //!   page on an attacker's domain that resolves to 127.0.0.1 cannot drive the local agent.
+//!   Without `Host` the URI's authority (HTTP/2's `:authority`) is the name; a request with
+//!   neither is refused too once `HANDOFF_ALLOWED_HOSTS` lists names.
 
 use axum::extract::Request;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use handoff_core::codes;
-use http::{HeaderMap, Method, header};
+use http::{HeaderMap, Method, Uri, header};
 
 use crate::cors::CorsOrigins;
 use crate::error::ApiError;
@@ -33,20 +35,18 @@ pub(crate) struct Guard {
 }
 
 impl Guard {
-    pub(crate) fn check(&self, method: &Method, headers: &HeaderMap) -> Result<(), ApiError> {
-        let host = header_str(headers, header::HOST.as_str());
-        if let (Some(allowed), Some(host)) = (&self.hosts, host) {
-            let name = host_name(host).to_ascii_lowercase();
-            let loopback = matches!(name.as_str(), "localhost" | "127.0.0.1" | "[::1]");
-            if !loopback && !allowed.iter().any(|a| a.eq_ignore_ascii_case(&name)) {
-                return Err(ApiError::new(
-                    codes::HOST_NOT_ALLOWED,
-                    format!(
-                        "this endpoint has no authentication and answers only localhost; \
-                         list other host names in {ALLOWED_HOSTS_VAR}"
-                    ),
-                ));
-            }
+    pub(crate) fn check(
+        &self,
+        method: &Method,
+        uri: &Uri,
+        headers: &HeaderMap,
+    ) -> Result<(), ApiError> {
+        // HTTP/2 and HTTP/3 carry the name as `:authority`, which becomes the URI's
+        // authority rather than a `Host` header.
+        let host = header_str(headers, header::HOST.as_str())
+            .or_else(|| uri.authority().map(|a| a.as_str()));
+        if let Some(allowed) = &self.hosts {
+            check_host(allowed, host)?;
         }
         let changes_state = matches!(
             *method,
@@ -79,6 +79,39 @@ impl Guard {
     }
 }
 
+/// `Err` unless `host` (`None`: the request names none) is loopback or listed.
+fn check_host(allowed: &[String], host: Option<&str>) -> Result<(), ApiError> {
+    let refused = || {
+        ApiError::new(
+            codes::HOST_NOT_ALLOWED,
+            format!(
+                "this endpoint has no authentication and answers only localhost; \
+                 list other host names in {ALLOWED_HOSTS_VAR}"
+            ),
+        )
+    };
+    let Some(host) = host else {
+        // Neither `Host` nor an authority: the name cannot be checked. Deployed hosts'
+        // requests carry one (Lambda builds its URI from the event's host, a Worker's
+        // is the full URL), so this is mostly the dev server or a router driven
+        // in-process. Without a list the dev server binds 127.0.0.1 and answers loopback
+        // only, so the request comes from this machine; with one the endpoint is
+        // meant to be reached beyond it, and leaving the name out must not skip the
+        // check.
+        return if allowed.is_empty() {
+            Ok(())
+        } else {
+            Err(refused())
+        };
+    };
+    let name = host_name(host).to_ascii_lowercase();
+    let loopback = matches!(name.as_str(), "localhost" | "127.0.0.1" | "[::1]");
+    if !loopback && !allowed.iter().any(|a| a.eq_ignore_ascii_case(&name)) {
+        return Err(refused());
+    }
+    Ok(())
+}
+
 fn header_str<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
     headers.get(name).and_then(|v| v.to_str().ok())
 }
@@ -97,7 +130,7 @@ pub(crate) async fn guard(
     request: Request,
     next: Next,
 ) -> Response {
-    match guard.check(request.method(), request.headers()) {
+    match guard.check(request.method(), request.uri(), request.headers()) {
         Ok(()) => next.run(request).await,
         Err(refusal) => refusal.into_response(),
     }
@@ -128,7 +161,10 @@ mod tests {
     }
 
     fn code(guard: &Guard, method: Method, pairs: &[(&'static str, &str)]) -> Option<&'static str> {
-        guard.check(&method, &headers(pairs)).err().map(|e| e.code)
+        guard
+            .check(&method, &Uri::from_static("/"), &headers(pairs))
+            .err()
+            .map(|e| e.code)
     }
 
     #[test]
@@ -201,5 +237,33 @@ mod tests {
             None,
             "authenticated"
         );
+    }
+
+    #[test]
+    fn without_host_the_uri_names_it_and_a_nameless_request_needs_loopback_only() {
+        let check = |guard: &Guard, uri: &'static str| {
+            guard
+                .check(&Method::GET, &Uri::from_static(uri), &HeaderMap::new())
+                .err()
+                .map(|e| e.code)
+        };
+        let listed = Guard {
+            origins: None,
+            hosts: Some(vec!["dev.internal".to_owned()]),
+        };
+        assert_eq!(check(&listed, "/threads"), Some("HOST_NOT_ALLOWED"));
+        assert_eq!(check(&listed, "http://dev.internal:8080/threads"), None);
+        let rebound = "http://attacker.example/threads";
+        assert_eq!(check(&listed, rebound), Some("HOST_NOT_ALLOWED"));
+        let loopback_only = Guard {
+            origins: None,
+            hosts: Some(Vec::new()),
+        };
+        assert_eq!(
+            check(&loopback_only, "/threads"),
+            None,
+            "bound to 127.0.0.1"
+        );
+        assert_eq!(check(&loopback_only, rebound), Some("HOST_NOT_ALLOWED"));
     }
 }

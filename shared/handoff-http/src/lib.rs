@@ -10,7 +10,7 @@
 //! | `PATCH /threads/{threadId}` | `{"name"?, "archived"?}` (names up to 200 characters, no control characters): the updated thread; the owner's to do, and a run in progress is not disturbed; an archived thread leaves the default list and still works |
 //! | `DELETE /threads/{threadId}` | `{"threadId", "deleted": true}`: the running run is stopped first (up to 10 s), then the head goes (every route about the thread answers 404 from then on) and every other record after it: history pages, runs, live journals, stops, answers, effects, A2A snapshots, its list entries; a new `POST /agent` on the id starts a fresh thread |
 //! | `GET /threads/{threadId}/messages?limit=&before=` | the history in pages, latest first, oldest first within a page: `{"messages", "nextBefore"}`; reads only the history pages it returns from |
-//! | `POST /threads/{threadId}/fork` | `{"atMessageId"?, "threadId"?}`: 201 `{"threadId"}`, a new thread of the caller's whose history is the source's up to and including that message (all of it without one), with the state as it stood then; the source is only read (a run in progress on it is not part of the fork). Edit a message and regenerate: fork before it, then run |
+//! | `POST /threads/{threadId}/fork` | `{"atMessageId"?, "threadId"?}`: 201 `{"threadId"}`, a new thread of the caller's whose history is the source's up to and including that message (all of it without one), with the state as it stood then; the source is only read (a run in progress on it is not part of the fork). Edit a message and regenerate: fork before it, then run. The thread's owner only: an approver who may read it while an interrupt is open gets 403 `FORBIDDEN` |
 //! | `GET /approvals?limit=&cursor=` | the approvals inbox: the pending interrupts the caller may resolve across its tenant's threads, newest first (those whose policy names a role it holds, minus its own requests under not-the-requester; without a role, those on threads it owns): `{"approvals": [{threadId, interruptId, reason, message, toolCall, responseSchema, expiresAt, requestedBy, requiredRoles, createdAt}], "nextCursor"}` |
 //! | `GET /audit?threadId=&since=&limit=&cursor=` | the approval audit trail, role `auditor` only (403 `FORBIDDEN` otherwise): `{"entries": [{seq, time, threadId, kind: "answer"\|"effect", principal, roles, interruptId, decision, payloadHash, runId, effectKey?, replayed?, prevHash, hash}], "nextCursor"}`, newest first, across the tenant's threads or one; one entry per line with `Accept: application/x-ndjson` (the next cursor in `x-handoff-next-cursor`); `since` is an ISO-8601 time or Unix ms |
 //! | `GET /audit/verify?threadId=` | role `auditor`: `{"intact", "entries", "firstBroken"?, "threadId"?}`, whether the thread's hash chain (every chain of the tenant without `threadId`) is whole |
@@ -94,10 +94,11 @@
 //! another origin is 403 `ORIGIN_NOT_ALLOWED` unless its origin is listed in
 //! `HANDOFF_CORS_ORIGINS`; requests without `Origin` (curl, SDKs) are unaffected.
 //! With `HANDOFF_AUTH=none`, only `Host` names `localhost`, `127.0.0.1`, `[::1]` and those in
-//! `HANDOFF_ALLOWED_HOSTS` (comma-separated) are answered (403 `HOST_NOT_ALLOWED`). A host's own
-//! routes go behind the authenticator with the builders' `protected_routes(...)` (the demo's
-//! ledger route does); `routes(...)` stays for routes that check their callers themselves (the A2A
-//! receiver).
+//! `HANDOFF_ALLOWED_HOSTS` (comma-separated) are answered (403 `HOST_NOT_ALLOWED`; without
+//! `Host` the URI's authority is the name, and a request with neither is refused once names are
+//! listed). A host's own routes go behind the authenticator with the builders'
+//! `protected_routes(...)` (the demo's ledger route does); `routes(...)` stays for routes that
+//! check their callers themselves (the A2A receiver).
 //!
 //! `HANDOFF_CORS_ORIGINS` (comma-separated origins, or `*`): preflights are answered 204
 //! for `content-type`, `authorization`, `x-a2ui`, `last-event-id` and `accept`; `x-handoff-run-id` is

@@ -109,6 +109,40 @@ async fn an_unauthenticated_endpoint_answers_only_its_own_host_names() {
     }
 }
 
+/// Before, a request without `Host` skipped the check: leaving the name out reached an
+/// unauthenticated endpoint from any name. An HTTP/2 request names its host in the URI
+/// (`:authority`) instead, which is checked the same way.
+#[tokio::test]
+async fn a_request_naming_no_host_is_refused_when_other_names_are_listed() {
+    let config = HttpConfig {
+        allowed_hosts: vec!["agent.lan".to_owned()],
+        ..HttpConfig::default()
+    };
+    let engine = engine();
+    let app = handoff_http::router(engine.clone(), config);
+    for (method, uri) in [("GET", "/threads/t1"), ("POST", "/agent")] {
+        let (status, body) = send(&app, method, uri, &[]).await;
+        assert_eq!(
+            (status, code(&body).as_str()),
+            (StatusCode::FORBIDDEN, "HOST_NOT_ALLOWED"),
+            "{method} {uri}: {body}"
+        );
+    }
+    let thread = engine.thread(&Principal::anonymous(), "t1").await.unwrap();
+    assert!(thread.is_none(), "nothing was written");
+
+    let (status, body) = send(&app, "GET", "http://rebound.example/threads/t1", &[]).await;
+    assert_eq!(
+        (status, code(&body).as_str()),
+        (StatusCode::FORBIDDEN, "HOST_NOT_ALLOWED"),
+        "the URI's authority is the name: {body}"
+    );
+    for uri in ["http://agent.lan:8080/healthz", "http://[::1]/healthz"] {
+        let (status, body) = send(&app, "GET", uri, &[]).await;
+        assert_eq!(status, StatusCode::OK, "{uri}: {body}");
+    }
+}
+
 /// Accepts `authorization: key-<name>` as tenant acme's `<name>`.
 struct KeyAuth;
 

@@ -2,7 +2,8 @@
 //! goes through the engine's claim: `POST /agent`, CopilotKit's run route and its
 //! single-route envelope, and the Superagent resume. The demo's refund needs role
 //! `approver` and someone other than the requester (`DEMO_APPROVER_ABOVE_CENTS=0`), and
-//! an edit may only lower the amount of the same order.
+//! an edit may only lower the amount of the same order. Seeing the thread to answer does
+//! not let the approver fork it.
 
 mod support;
 
@@ -153,4 +154,25 @@ async fn every_answering_route_enforces_the_stored_policy() {
     let (status, text) = post(&app, "bob", &uri, body).await;
     assert_eq!(status, StatusCode::OK, "{text}");
     assert_eq!(ledger.account("A1024", 0).await.unwrap().refunds, 1);
+}
+
+/// Before, the approver's read access (lent while the interrupt is open) let them fork the
+/// owner's thread and keep the copy after answering.
+#[tokio::test]
+async fn the_approver_may_not_fork_the_thread_they_approve_on() {
+    let (app, _) = app();
+    ask(&app, "t-fork").await;
+    let fork = json!({"threadId": "t-copy"});
+    let (status, text) = post(&app, "bob", "/threads/t-fork/fork", fork.clone()).await;
+    assert_eq!(
+        (status, code(&text).as_str()),
+        (StatusCode::FORBIDDEN, "FORBIDDEN"),
+        "{text}"
+    );
+    let headers = [("host", "localhost"), ("authorization", "bob")];
+    let (status, text) =
+        support::send(&app, "GET", "/threads/t-copy", &headers, String::new()).await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "nothing written: {text}");
+    let (status, text) = post(&app, "alice", "/threads/t-fork/fork", fork).await;
+    assert_eq!(status, StatusCode::CREATED, "the owner may: {text}");
 }

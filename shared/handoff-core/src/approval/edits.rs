@@ -39,10 +39,22 @@ pub(super) fn check(
 
 fn allowed(rule: EditRule, before: Option<&Value>, after: Option<&Value>) -> Result<(), String> {
     let bound = |want: Ordering, words: &str| match (before, after) {
-        (Some(Value::Number(b)), Some(Value::Number(a))) => match compare(a, b) {
-            Some(order) if order == want || order == Ordering::Equal => Ok(()),
-            _ => Err(format!("may only {words} (proposed {b}, got {a})")),
-        },
+        (Some(Value::Number(b)), Some(Value::Number(a))) => {
+            // A tool taking whole units (cents, a count) must not get a fraction or a
+            // float that only looks whole.
+            if !b.is_f64() && a.is_f64() {
+                return Err(format!("must stay a whole number (proposed {b}, got {a})"));
+            }
+            // Lowering an amount to below zero turns it around (a refund becomes a
+            // charge): a bound from a proposal of zero or more keeps the edit there.
+            if !is_negative(b) && is_negative(a) {
+                return Err(format!("may not go below zero (proposed {b}, got {a})"));
+            }
+            match compare(a, b) {
+                Some(order) if order == want || order == Ordering::Equal => Ok(()),
+                _ => Err(format!("may only {words} (proposed {b}, got {a})")),
+            }
+        }
         _ => Err(format!("may only {words} a number, and must stay present")),
     };
     match rule {
@@ -54,6 +66,10 @@ fn allowed(rule: EditRule, before: Option<&Value>, after: Option<&Value>) -> Res
         EditRule::AtMostOriginal => bound(Ordering::Less, "decrease"),
         EditRule::AtLeastOriginal => bound(Ordering::Greater, "increase"),
     }
+}
+
+fn is_negative(n: &serde_json::Number) -> bool {
+    n.as_f64().is_some_and(|v| v < 0.0)
 }
 
 /// Exact for integers (no rounding through f64), numeric otherwise.
@@ -133,6 +149,44 @@ mod tests {
         let edited = json!({"orderId": "A1", "amountCents": 1});
         assert!(check(&refund(), None, &edited).is_err());
         assert!(check(&refund(), None, &json!("A1")).is_err());
+    }
+
+    /// Before, `-1e9` lowered a refund of 500 (to a charge) and `4.5` cents passed.
+    #[test]
+    fn a_bounded_edit_keeps_a_whole_number_whole_and_stays_at_or_above_zero() {
+        let args = json!({"orderId": "A1", "amountCents": 500});
+        let edit = |cents: Value| json!({"orderId": "A1", "amountCents": cents});
+        for cents in [json!(-1e9), json!(-1), json!(i64::MIN)] {
+            let refused = check(&refund(), Some(&args), &edit(cents.clone()));
+            assert!(
+                refused.is_err_and(|e| e.contains("editedArgs.amountCents")),
+                "{cents}"
+            );
+        }
+        let below = check(&refund(), Some(&args), &edit(json!(-1))).unwrap_err();
+        assert!(below.contains("may not go below zero"), "{below}");
+        for cents in [json!(4.5), json!(5.0), json!(500.0)] {
+            let refused = check(&refund(), Some(&args), &edit(cents.clone())).unwrap_err();
+            assert!(
+                refused.contains("must stay a whole number"),
+                "{cents}: {refused}"
+            );
+        }
+        assert!(check(&refund(), Some(&args), &edit(json!(0))).is_ok());
+        let at_least = ApprovalPolicy::new().at_least_original("n");
+        let whole = json!({"n": 5});
+        assert!(check(&at_least, Some(&whole), &json!({"n": 6.0})).is_err());
+        assert!(check(&at_least, Some(&whole), &json!({"n": 6})).is_ok());
+
+        // A fractional proposal may be edited to any number within the bound; one below
+        // zero may go further below.
+        let at_most = ApprovalPolicy::new().at_most_original("n");
+        let rate = json!({"n": 2.5});
+        assert!(check(&at_most, Some(&rate), &json!({"n": 1.25})).is_ok());
+        assert!(check(&at_most, Some(&rate), &json!({"n": 1})).is_ok());
+        assert!(check(&at_most, Some(&rate), &json!({"n": -0.5})).is_err());
+        let debt = json!({"n": -10});
+        assert!(check(&at_most, Some(&debt), &json!({"n": -20})).is_ok());
     }
 
     #[test]

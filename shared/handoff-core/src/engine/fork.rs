@@ -100,7 +100,10 @@ pub(crate) async fn fork(
         return Err(CoreError::ThreadNotFound);
     };
     let source: ThreadRecord = records::decode(&item)?;
+    // Read first: a caller who may not see the thread learns nothing (404), one who
+    // may only read it (an approver) is refused the copy (403).
     inner.authorize(principal, Some(&source), Access::Read)?;
+    inner.authorize(principal, Some(&source), Access::Fork)?;
     let (messages, state) = cut(
         inner,
         &source_partition,

@@ -1,6 +1,7 @@
 //! What a host provides to reach MCP servers: one POST, answered whole.
 
 use async_trait::async_trait;
+use futures::{Stream, StreamExt};
 
 /// Largest MCP answer a host reads (a larger one is [`McpHttpError::TooLarge`]); results
 /// are then cut to [`super::MAX_RESULT_BYTES`] for the model.
@@ -77,4 +78,74 @@ impl std::fmt::Display for McpHttpError {
 pub trait McpHttp: Send + Sync + 'static {
     /// Sends `request`; any HTTP status is an `Ok`.
     async fn post(&self, request: McpRequest) -> Result<McpResponse, McpHttpError>;
+}
+
+/// Reads a body that arrives in `chunks` until it ends, or until it is over `cap` bytes:
+/// then [`McpHttpError::TooLarge`] at once, without reading on, so a server cannot make
+/// a host hold more than `cap` plus one chunk. A chunk that fails is an answer that never
+/// came whole ([`McpHttpError::InDoubt`]). For hosts whose client hands out the body in
+/// chunks (`fetch` on Workers); `ureq` caps its reader itself.
+pub async fn read_capped<S, E>(chunks: S, cap: usize) -> Result<Vec<u8>, McpHttpError>
+where
+    S: Stream<Item = Result<Vec<u8>, E>>,
+    E: std::fmt::Display,
+{
+    let mut chunks = std::pin::pin!(chunks);
+    let mut body = Vec::new();
+    while let Some(chunk) = chunks.next().await {
+        let chunk = chunk.map_err(|e| McpHttpError::InDoubt(e.to_string()))?;
+        if chunk.len() > cap.saturating_sub(body.len()) {
+            return Err(McpHttpError::TooLarge);
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::Cell;
+
+    use futures::executor::block_on;
+    use futures::stream;
+
+    use super::*;
+
+    /// An endless body in `size`-byte chunks, counting how many were read; past `limit`
+    /// chunks it fails, as a reader that never stops would otherwise run forever.
+    fn endless<'a>(
+        size: usize,
+        limit: usize,
+        read: &'a Cell<usize>,
+    ) -> impl Stream<Item = Result<Vec<u8>, String>> + 'a {
+        stream::repeat_with(move || {
+            read.set(read.get() + 1);
+            match read.get() > limit {
+                true => Err("read on past the cap".to_owned()),
+                false => Ok(vec![b'x'; size]),
+            }
+        })
+    }
+
+    #[test]
+    fn reading_stops_at_the_first_chunk_over_the_cap() {
+        let read = Cell::new(0);
+        let answer = block_on(read_capped(endless(4, 1_000, &read), 10));
+        assert_eq!(answer, Err(McpHttpError::TooLarge));
+        assert_eq!(read.get(), 3, "4 + 4 fit in 10, the third chunk is over");
+    }
+
+    #[test]
+    fn a_body_up_to_the_cap_is_read_whole_and_a_broken_one_is_in_doubt() {
+        let chunks = stream::iter([Ok(b"abcd".to_vec()), Ok(Vec::new()), Ok(b"efghij".to_vec())]);
+        let body = block_on(read_capped::<_, String>(chunks, 10));
+        assert_eq!(body.as_deref(), Ok(&b"abcdefghij"[..]));
+        let chunks = stream::iter([Ok(b"ab".to_vec()), Err("connection reset")]);
+        assert_eq!(
+            block_on(read_capped(chunks, 10)),
+            Err(McpHttpError::InDoubt("connection reset".to_owned()))
+        );
+        let empty = stream::iter(Vec::<Result<Vec<u8>, String>>::new());
+        assert_eq!(block_on(read_capped(empty, 0)), Ok(Vec::new()));
+    }
 }

@@ -10,10 +10,13 @@
 use agui_protocol::sse::SseDecoder;
 use serde_json::{Value, json};
 
+use super::result::truncate;
+
 /// The server's answer to one request.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Answer {
-    /// `result`, or the JSON-RPC `error` as `(code, message)`.
+    /// `result`, or the JSON-RPC `error` as `(code, message)`, the message cut to
+    /// [`super::MAX_RESULT_BYTES`] like a result's text.
     pub outcome: Result<Value, (i64, String)>,
     /// The server said its tool list changed.
     pub tools_changed: bool,
@@ -68,13 +71,17 @@ pub fn parse(content_type: &str, body: &[u8], id: u64) -> Result<Answer, String>
         }
         outcome = Some(match (message.get("result"), message.get("error")) {
             (Some(result), None) => Ok(result.clone()),
+            // The message is the server's text and reaches the model and the thread's
+            // history as a tool error: bounded like a result.
             (None, Some(error)) => Err((
                 error.get("code").and_then(Value::as_i64).unwrap_or(0),
-                error
-                    .get("message")
-                    .and_then(Value::as_str)
-                    .unwrap_or("no message")
-                    .to_owned(),
+                truncate(
+                    error
+                        .get("message")
+                        .and_then(Value::as_str)
+                        .unwrap_or("no message")
+                        .to_owned(),
+                ),
             )),
             _ => return Err("a response with neither result nor error".to_owned()),
         });
@@ -107,6 +114,22 @@ mod tests {
         )
         .unwrap();
         assert_eq!(error.outcome, Err((-32602, "Tool x not found".into())));
+    }
+
+    #[test]
+    fn an_error_message_over_a_mebibyte_is_cut_like_a_result() {
+        let message = "e".repeat(super::super::MAX_RESULT_BYTES + 10);
+        let body =
+            json!({"jsonrpc": "2.0", "id": 4, "error": {"code": -32000, "message": message}});
+        let answer = parse("application/json", body.to_string().as_bytes(), 4).unwrap();
+        let (code, text) = answer.outcome.unwrap_err();
+        assert_eq!(code, -32000);
+        assert!(
+            text.ends_with("\n[truncated: 10 bytes]"),
+            "{}",
+            &text[text.len() - 40..]
+        );
+        assert_eq!(text, truncate(message));
     }
 
     #[test]

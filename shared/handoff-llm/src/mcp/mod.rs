@@ -40,7 +40,7 @@
 //! that moment still makes the approved call instead of calling the tool unknown. Its
 //! `TOOL_CALL_RESULT` is the result's text ([`result::render`]: structured content as
 //! JSON text, else the text parts joined), cut at [`MAX_RESULT_BYTES`] with
-//! `[truncated: N bytes]`. An `isError` result, and any failure the model hears about
+//! `[truncated: N bytes]`, and so is a JSON-RPC error's message. An `isError` result, and any failure the model hears about
 //! (below), is the tool message's `error` ([`handoff_core::RunContext::tool_error`]: its
 //! text as the content too, then a `MESSAGES_SNAPSHOT` carrying `error`, which
 //! `TOOL_CALL_RESULT` has no field for); Anthropic gets `is_error`. What a failure means
@@ -87,7 +87,7 @@ mod server;
 mod session;
 mod tools;
 
-pub use http::{MAX_ANSWER_BYTES, McpHttp, McpHttpError, McpRequest, McpResponse};
+pub use http::{MAX_ANSWER_BYTES, McpHttp, McpHttpError, McpRequest, McpResponse, read_capped};
 pub use names::offered_name;
 pub use oauth::{ClientCredentials, EXPIRY_MARGIN_MS};
 pub use result::{CallOutcome, MAX_RESULT_BYTES};

@@ -2,18 +2,22 @@
 //! outbound URL guard as A2A delegation ([`super::FetchHttp`]): `https` only, no
 //! private, loopback or link-local literals or names (Workers cannot see DNS answers;
 //! Cloudflare's edge cannot reach a private network either), no redirects, the body
-//! capped, the whole exchange bounded by the request's timeout.
+//! read in chunks and refused once over the cap, the whole exchange bounded by the
+//! request's timeout.
 //! `HANDOFF_MCP_ALLOW_LOOPBACK=true` (tests only) allows loopback and `http://`.
 
 use std::time::Duration;
 
 use async_trait::async_trait;
 use futures::future::{Either, select};
+use futures::{StreamExt, stream};
 use handoff_a2a::client::check_outbound_url;
-use handoff_llm::mcp::{MAX_ANSWER_BYTES, McpHttp, McpHttpError, McpRequest, McpResponse};
+use handoff_llm::mcp::{
+    MAX_ANSWER_BYTES, McpHttp, McpHttpError, McpRequest, McpResponse, read_capped,
+};
 use worker::send::SendFuture;
 use worker::wasm_bindgen::JsValue;
-use worker::{Delay, Headers, Method, Request, RequestInit, RequestRedirect};
+use worker::{Delay, Headers, Method, Request, RequestInit, RequestRedirect, ResponseBody};
 
 use super::fetch::fetch_within;
 
@@ -54,20 +58,27 @@ impl FetchMcp {
             header("content-type").unwrap_or_default(),
             header("mcp-session-id"),
         );
+        // Read in chunks and stop at the cap: `bytes()` would hold a body of any size
+        // before its length could be checked.
+        let chunks = match response.body() {
+            ResponseBody::Stream(_) => response
+                .stream()
+                .map_err(|e| McpHttpError::InDoubt(e.to_string()))?
+                .boxed_local(),
+            ResponseBody::Body(bytes) => stream::iter([Ok(bytes.clone())]).boxed_local(),
+            ResponseBody::Empty => stream::empty().boxed_local(),
+        };
         // The head came in time; the body (an SSE stream until the response) gets the
         // same bound again rather than none.
-        let read = Box::pin(response.bytes());
+        let read = Box::pin(read_capped(chunks, MAX_ANSWER_BYTES));
         let body = match select(read, Box::pin(Delay::from(timeout))).await {
-            Either::Left((body, _)) => body.map_err(|e| McpHttpError::InDoubt(e.to_string()))?,
+            Either::Left((body, _)) => body?,
             Either::Right(((), _)) => {
                 return Err(McpHttpError::InDoubt(
                     "the answer did not end in time".into(),
                 ));
             }
         };
-        if body.len() > MAX_ANSWER_BYTES {
-            return Err(McpHttpError::TooLarge);
-        }
         Ok(McpResponse {
             status,
             content_type,
