@@ -376,3 +376,44 @@ proptest! {
         })?;
     }
 }
+
+/// An interrupt is answered through the agent that raised it: through another agent's
+/// route it is not pending (409), and nothing is written.
+#[test]
+fn an_interrupt_is_not_pending_for_another_agent() {
+    block_on(async {
+        let policy = ApprovalPolicy::new().role("approver").not_requester();
+        let b = bench(&policy, false);
+        let interrupt = ask(&b.engine).await;
+        let input = RunAgentInput::new("t", "r-other", Vec::new())
+            .with_resume(vec![approve(&interrupt, json!({"approved": true}))]);
+        let options = RunOptions {
+            principal: bob(),
+            agent_id: Some("another-agent".to_owned()),
+            ..RunOptions::default()
+        };
+        let err = match b.engine.start(input, options).await {
+            Err(err) => err,
+            Ok(_) => panic!("answered through another agent"),
+        };
+        assert!(
+            matches!(err, CoreError::InterruptNotPending { .. }),
+            "{err:?}"
+        );
+        assert_eq!(
+            pending(&b.engine).await,
+            [interrupt.clone()],
+            "nothing written"
+        );
+        assert!(b.paid.lock().unwrap().is_empty());
+        answer(
+            &b.engine,
+            &bob(),
+            "r-own",
+            approve(&interrupt, json!({"approved": true})),
+        )
+        .await
+        .expect("through its own agent");
+        assert_eq!(b.paid.lock().unwrap().len(), 1);
+    });
+}

@@ -438,8 +438,10 @@ fn to_pending(
         .map(|raised| {
             let (mut interrupt, approval) = raised.into_parts();
             let (approval, approval_source) = approval.unzip();
-            if let Some(policy) = &approval {
-                let echo = serde_json::to_value(policy).unwrap_or_default();
+            if let (Some(policy), Some(source)) = (&approval, approval_source) {
+                // The policy as a front end shows it, and what kind of code raised it.
+                let mut echo = serde_json::to_value(policy).unwrap_or_default();
+                echo["source"] = serde_json::to_value(source).unwrap_or_default();
                 interrupt =
                     interrupt.with_metadata(Metadata::from_iter([(APPROVAL.to_owned(), echo)]));
             }
