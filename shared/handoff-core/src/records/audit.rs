@@ -7,7 +7,8 @@
 //! (its last sequence number and hash) under [`AUDIT_HEAD_KEY`]. They are kept for
 //! [`AUDIT_RETENTION_MS`] (a century: in effect never) and survive the thread's deletion
 //! and expiry: a new thread on the same id continues the chain. Each entry is listed in
-//! its tenant's [`audit_scope`] by time.
+//! its tenant's [`audit_scope`] by time; one thread's entries need no listing of their
+//! own: the head names the last sequence number and the keys follow from it.
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
