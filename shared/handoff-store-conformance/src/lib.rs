@@ -44,9 +44,12 @@
 //!
 //! [`race`] adds an engine-level check a store crate drives with its own concurrency: many
 //! identical resumes racing through [`handoff_core::Engine`], exactly one side effect.
+//! [`threads`] and [`audit`] are engine-level checks too: a thread's life and erasure, and
+//! one thread's audit trail listed from its own chain.
 //!
 //! [`join_all`]: futures::future::join_all
 
+pub mod audit;
 pub mod race;
 pub mod threads;
 
@@ -98,10 +101,11 @@ where
     concurrent_identical_resumes_start_one_run(&make()).await;
     index_lists_across_partitions(&make()).await;
     threads::thread_is_erased_whole(std::sync::Arc::new(make())).await;
+    audit::audit_lists_one_thread(std::sync::Arc::new(make())).await;
 }
 
 /// The name of every check, in [`run_all`] order.
-pub const CHECK_NAMES: [&str; 17] = [
+pub const CHECK_NAMES: [&str; 18] = [
     "create_if_absent_is_exclusive",
     "compare_and_set_rejects_stale_writers",
     "batch_is_all_or_nothing",
@@ -119,6 +123,7 @@ pub const CHECK_NAMES: [&str; 17] = [
     "concurrent_identical_resumes_start_one_run",
     "index_lists_across_partitions",
     "thread_is_erased_whole",
+    "audit_lists_one_thread",
 ];
 
 /// Runs the check called `name` (one of [`CHECK_NAMES`]) against `store`; `false` for an
@@ -150,6 +155,9 @@ pub async fn run_named<S: Store + Clone + 'static>(name: &str, store: &S) -> boo
         "index_lists_across_partitions" => index_lists_across_partitions(store).await,
         "thread_is_erased_whole" => {
             threads::thread_is_erased_whole(std::sync::Arc::new(store.clone())).await
+        }
+        "audit_lists_one_thread" => {
+            audit::audit_lists_one_thread(std::sync::Arc::new(store.clone())).await
         }
         _ => return false,
     }
@@ -206,6 +214,11 @@ macro_rules! __conformance_tests {
             let store = $make;
             $crate::threads::thread_is_erased_whole(::std::sync::Arc::new(store)).await;
         }
+        #[$attr]
+        async fn audit_lists_one_thread() {
+            let store = $make;
+            $crate::audit::audit_lists_one_thread(::std::sync::Arc::new(store)).await;
+        }
     };
     ({ $make:expr $(,)? } $($check:ident)*) => {
         $(
@@ -222,6 +235,13 @@ macro_rules! __conformance_tests {
             $crate::__private::block_on(async {
                 let store = $make;
                 $crate::threads::thread_is_erased_whole(::std::sync::Arc::new(store)).await;
+            });
+        }
+        #[test]
+        fn audit_lists_one_thread() {
+            $crate::__private::block_on(async {
+                let store = $make;
+                $crate::audit::audit_lists_one_thread(::std::sync::Arc::new(store)).await;
             });
         }
     };

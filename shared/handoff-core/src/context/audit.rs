@@ -1,6 +1,6 @@
 //! The run's end of the audit trail ([`crate::records::audit`]): entries for the answers
-//! it applies and the effects it executes, chained after the thread's head and written
-//! in the commits that record them. Every such commit is fenced by the run's lease, so
+//! it applies and the effects it attempts or replays, chained after the thread's head and
+//! written in the commits that record them. Every such commit is fenced by the run's lease, so
 //! the head read once stays the head for the whole run.
 
 use agui_protocol::ResumeStatus;
@@ -51,7 +51,21 @@ impl RunContext {
         entry
     }
 
-    /// The entry for an effect executed (or replayed) by this run: tied to the run's
+    /// The entry for attempt `attempt` at effect `key`, handed `idempotency_key`.
+    pub(crate) fn effect_attempt_entry(
+        &self,
+        key: &str,
+        idempotency_key: String,
+        attempt: u32,
+        now_ms: u64,
+    ) -> AuditEntry {
+        let mut entry = self.effect_entry(key, false, now_ms);
+        entry.idempotency_key = Some(idempotency_key);
+        entry.attempt = Some(attempt);
+        entry
+    }
+
+    /// The entry for an effect attempted (or replayed) by this run: tied to the run's
     /// answer when it applies exactly one.
     pub(crate) fn effect_entry(&self, key: &str, replayed: bool, now_ms: u64) -> AuditEntry {
         let mut entry = self.blank_entry(AuditKind::Effect, now_ms);
@@ -79,6 +93,8 @@ impl RunContext {
             run_id: self.input.run_id.to_string(),
             effect_key: None,
             replayed: None,
+            idempotency_key: None,
+            attempt: None,
             prev_hash: String::new(),
             hash: String::new(),
         }

@@ -8,6 +8,7 @@ use serde_json::Value;
 use tracing::Instrument;
 
 use super::RunContext;
+use super::audit::AuditAppend;
 use super::fence::EffectState;
 use crate::agent::AgentError;
 use crate::error::CoreError;
@@ -65,6 +66,10 @@ impl RunContext {
     /// answer re-drives the call under the same idempotency key. A call that was not made
     /// records nothing and can be retried or answered differently.
     ///
+    /// Under an answer, each attempt is on the thread's audit trail (its key, idempotency
+    /// key and the answer driving it) from the commit that marks it started, before `call`
+    /// runs; a replay is recorded when the run finishes.
+    ///
     /// Traced as a `handoff.effect` span (`handoff.effect.key`, `handoff.effect.replayed`,
     /// `handoff.effect.outcome`: `executed`, `replayed`, `not_executed`, `in_doubt`).
     pub async fn effect<T, E, F, Fut>(&mut self, key: &str, call: F) -> Result<T, AgentError>
@@ -98,7 +103,8 @@ impl RunContext {
     {
         let item_key = effect_key(key);
         let idempotency_key = self.idempotency_key(key);
-        let (started_version, attempts, fence) = match self.start_effect(key, &item_key).await? {
+        let started = self.start_effect(key, &item_key, &idempotency_key).await?;
+        let (started_version, attempts, fence) = match started {
             Started::Now {
                 version,
                 attempts,
@@ -120,26 +126,14 @@ impl RunContext {
                     attempts: attempts + 1,
                     result: Some(json.clone()),
                 };
-                let mut writes = vec![Write::put(
+                // The attempt is on the audit trail already (see `write_started`).
+                let write = Write::put(
                     &item_key,
                     Condition::Version(started_version),
                     records::encode(&done),
                     Some(now + self.effect_ttl_ms),
-                )];
-                // Under an answer, the audit entry lands with the record it describes.
-                let audit = match self.audits_effects() {
-                    true => {
-                        let entry = self.effect_entry(key, false, now);
-                        let append = self.audit_append(vec![entry]).await;
-                        Some(append.map_err(|e| self.fail(e))?)
-                    }
-                    false => None,
-                };
-                writes.extend(audit.iter().flat_map(|a| a.writes.iter().cloned()));
-                self.fenced_commit(writes).await?;
-                if let Some(append) = audit {
-                    self.audit_committed(append);
-                }
+                );
+                self.fenced_commit(vec![write]).await?;
                 self.effects.set(key, EffectState::Done(json));
                 settled("executed");
                 Ok(value)
@@ -171,10 +165,16 @@ impl RunContext {
     /// `Absent` without reading the key: one store call, not two (a DynamoDB round trip per
     /// effect). Only when a record is already there (a replayed resume, a call left in doubt)
     /// is it read, and the attempt goes on from what it says.
-    async fn start_effect(&mut self, key: &str, item_key: &str) -> Result<Started, AgentError> {
+    async fn start_effect(
+        &mut self,
+        key: &str,
+        item_key: &str,
+        idempotency_key: &str,
+    ) -> Result<Started, AgentError> {
         let known = self.effects.state(key).cloned();
+        let audit = self.attempt_audit(key, idempotency_key, 1).await?;
         match self
-            .write_started(key, item_key, Condition::Absent, 0)
+            .write_started(key, item_key, Condition::Absent, 0, audit)
             .await
         {
             // Nothing was written: the run knows what it knew before.
@@ -217,38 +217,81 @@ impl RunContext {
             Condition::Version(v) => v + 1,
             _ => 1,
         };
-        let outcome = self.write_started(key, item_key, condition, attempts).await;
+        let audit = self
+            .attempt_audit(key, idempotency_key, attempts + 1)
+            .await?;
+        let outcome = self
+            .write_started(key, item_key, condition, attempts, audit)
+            .await;
         self.started(outcome, version, attempts)
     }
 
+    /// Under an answer, the audit entry of attempt `attempt` at effect `key`, chained after
+    /// the head the claim read (no store call): `write_started` commits it.
+    async fn attempt_audit(
+        &mut self,
+        key: &str,
+        idempotency_key: &str,
+        attempt: u32,
+    ) -> Result<Option<AuditAppend>, AgentError> {
+        if !self.audits_effects() {
+            return Ok(None);
+        }
+        let now = self.now_ms();
+        let entry = self.effect_attempt_entry(key, idempotency_key.to_owned(), attempt, now);
+        match self.audit_append(vec![entry]).await {
+            Ok(append) => Ok(Some(append)),
+            Err(e) => Err(self.fail(e)),
+        }
+    }
+
     /// Writes the "started" record (attempt `attempts + 1`) under `condition`, fenced by
-    /// the run's lease; the answer is the store's, with the lease check at index 0.
+    /// the run's lease, with the attempt's audit entry; the answer is the store's, with the
+    /// lease check at index 0 and the record at index 1.
+    ///
+    /// The entry rides this commit, not the one recording the result: a call stopped
+    /// mid-flight, past its deadline or failing after sending never gets that far, and the
+    /// thread may be deleted afterwards (the effect record with it). One commit holds both,
+    /// so no call runs without its entry and no entry names an attempt that was not started.
     async fn write_started(
         &mut self,
         key: &str,
         item_key: &str,
         condition: Condition,
         attempts: u32,
+        audit: Option<AuditAppend>,
     ) -> Result<u64, StoreError> {
         let ttl = Some(self.now_ms() + self.effect_ttl_ms);
+        let mut audit = audit;
+        let audit_writes = audit
+            .as_mut()
+            .map(|append| std::mem::take(&mut append.writes))
+            .unwrap_or_default();
         // From here until its outcome is recorded the effect counts as possibly executed:
         // a commit dropped mid-flight (deadline) may still land.
         self.effects.set(key, EffectState::InDoubt);
-        self.commit_under_fence(|fence| {
-            let started = EffectRecord {
-                done: false,
-                fence,
-                attempts: attempts + 1,
-                result: None,
-            };
-            vec![Write::put(
-                item_key,
-                condition,
-                records::encode(&started),
-                ttl,
-            )]
-        })
-        .await
+        let committed = self
+            .commit_under_fence(|fence| {
+                let started = EffectRecord {
+                    done: false,
+                    fence,
+                    attempts: attempts + 1,
+                    result: None,
+                };
+                let mut writes = vec![Write::put(
+                    item_key,
+                    condition,
+                    records::encode(&started),
+                    ttl,
+                )];
+                writes.extend(audit_writes);
+                writes
+            })
+            .await;
+        if let (Ok(_), Some(append)) = (&committed, audit) {
+            self.audit_committed(append);
+        }
+        committed
     }
 
     fn started(

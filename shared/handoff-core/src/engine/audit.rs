@@ -87,11 +87,12 @@ pub(crate) async fn list(
         )));
     }
     let scope = audit_scope(&principal.tenant);
-    let only = match &query.thread_id {
-        Some(thread_id) => Some(principal.partition(thread_id)?),
-        None => None,
-    };
-    let seal_scope = [scope.as_str(), "\u{1f}", only.as_deref().unwrap_or("*")].concat();
+    if let Some(thread_id) = &query.thread_id {
+        let partition = principal.partition(thread_id)?;
+        let seal_scope = [scope.as_str(), "\u{1f}", partition.as_str()].concat();
+        return list_thread(inner, &partition, &seal_scope, query).await;
+    }
+    let seal_scope = [scope.as_str(), "\u{1f}*"].concat();
     let mut after = match &query.cursor {
         Some(text) => {
             let at: Position = cursor::open(inner, &seal_scope, text).await?;
@@ -119,9 +120,7 @@ pub(crate) async fn list(
                     next_cursor: None,
                 });
             }
-            if only.as_ref().is_none_or(|p| *p == hit.partition)
-                && let Some(item) = inner.store.get_one(&hit.partition, &hit.key, now).await?
-            {
+            if let Some(item) = inner.store.get_one(&hit.partition, &hit.key, now).await? {
                 if entries.len() == query.limit {
                     // `after` is the last hit shown: the next page starts after it.
                     let next = match after {
@@ -144,6 +143,82 @@ pub(crate) async fn list(
             });
         }
     }
+}
+
+/// A page of one thread's entries, newest (highest sequence number) first.
+///
+/// Read from the chain itself, not the tenant's listing: the head names the last sequence
+/// number and entry keys follow from sequence numbers, so a page is one read of its keys
+/// (and, without a cursor, one of the head), whatever the tenant's other threads hold.
+/// Entries of one chain are appended in order by the runs holding the thread, so sequence
+/// order is time order (as far as those instances' clocks agree) and `since` ends the
+/// listing at the first older entry.
+async fn list_thread(
+    inner: &Inner,
+    partition: &str,
+    seal_scope: &str,
+    query: &AuditQuery,
+) -> Result<AuditPage, CoreError> {
+    let now = inner.runtime.now_ms();
+    // The sequence number the page starts below. A cursor names the last entry shown, as
+    // those of the tenant-listing reader did: one minted before an upgrade still opens.
+    let below = match &query.cursor {
+        Some(text) => {
+            let at: Position = cursor::open(inner, seal_scope, text).await?;
+            entry_seq(&at.k).ok_or(CoreError::InvalidCursor)?
+        }
+        None => match inner.store.get_one(partition, AUDIT_HEAD_KEY, now).await? {
+            Some(item) => decode::<AuditHead>(&item)?.seq.saturating_add(1),
+            None => 1,
+        },
+    };
+    // One entry past the page, to know whether another page follows.
+    let wanted = below.saturating_sub(1).min(query.limit as u64 + 1);
+    let lowest = below - wanted;
+    let keys: Vec<String> = (lowest..below).rev().map(audit_entry_key).collect();
+    let refs: Vec<&str> = keys.iter().map(String::as_str).collect();
+    let items = match refs.is_empty() {
+        true => Vec::new(),
+        false => inner.store.get(partition, &refs, now).await?,
+    };
+    let since = query.since_ms.unwrap_or(0);
+    let mut entries: Vec<AuditEntry> = Vec::new();
+    let mut last = None;
+    // Whether entries older than the page remain (an entry missing from the chain, which
+    // the verification reports, does not end the listing).
+    let mut more = lowest > 1;
+    for item in items.into_iter().flatten() {
+        let entry = decode::<AuditEntry>(&item)?;
+        if entry.time_ms < since {
+            more = false;
+            break;
+        }
+        if entries.len() == query.limit {
+            more = true;
+            break;
+        }
+        last = Some(IndexHit {
+            rank: entry.time_ms,
+            partition: partition.to_owned(),
+            key: item.key,
+        });
+        entries.push(entry);
+    }
+    let next_cursor = match last {
+        Some(at) if more && entries.len() == query.limit => {
+            Some(seal(inner, seal_scope, at).await?)
+        }
+        _ => None,
+    };
+    Ok(AuditPage {
+        entries,
+        next_cursor,
+    })
+}
+
+/// The sequence number in an entry's key.
+fn entry_seq(key: &str) -> Option<u64> {
+    key.strip_prefix("audit#")?.parse().ok()
 }
 
 async fn seal(inner: &Inner, seal_scope: &str, at: IndexHit) -> Result<String, CoreError> {

@@ -1,12 +1,14 @@
 //! The approval audit trail: per thread, an append-only chain of entries, one per applied
-//! answer and per executed effect, each carrying the hash of the one before it.
+//! answer and per attempt at an effect under an answer, each carrying the hash of the one
+//! before it.
 //!
 //! Entries live in the thread's partition (so each is written in the same commit as the
 //! answer or effect record it describes) under [`audit_entry_key`], with the chain's head
 //! (its last sequence number and hash) under [`AUDIT_HEAD_KEY`]. They are kept for
 //! [`AUDIT_RETENTION_MS`] (a century: in effect never) and survive the thread's deletion
 //! and expiry: a new thread on the same id continues the chain. Each entry is listed in
-//! its tenant's [`audit_scope`] by time.
+//! its tenant's [`audit_scope`] by time; one thread's entries need no listing of their
+//! own: the head names the last sequence number and the keys follow from it.
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -57,7 +59,9 @@ pub struct AuditHead {
 pub enum AuditKind {
     /// An answer to an interrupt, applied by a run.
     Answer,
-    /// An effect executed (or replayed) under an answer.
+    /// An effect under an answer: an attempt starting (written with the record that marks
+    /// it started, before the call, so a call left in doubt is on the trail too), or a
+    /// replay of its recorded result.
     Effect,
 }
 
@@ -96,6 +100,14 @@ pub struct AuditEntry {
     /// executing it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replayed: Option<bool>,
+    /// For an effect's attempt: the idempotency key the downstream was handed (what to
+    /// ask the downstream about when the attempt's outcome is in doubt).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idempotency_key: Option<String>,
+    /// For an effect's attempt: which one (1 for the first call, more when a call left in
+    /// doubt is driven again under the same idempotency key).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attempt: Option<u32>,
     /// The previous entry's hash ([`GENESIS_HASH`] for the first).
     pub prev_hash: String,
     /// SHA-256 (hex) of this entry without `hash`.
