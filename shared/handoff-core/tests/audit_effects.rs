@@ -17,8 +17,8 @@ use handoff_core::records::audit::{AuditEntry, AuditKind};
 use handoff_core::runtime::{ManualClock, NeverSleep, SequentialIds};
 use handoff_core::store::memory::MemoryStore;
 use handoff_core::{
-    Agent, AgentError, AuditQuery, Engine, Finish, Principal, RunContext, RunOptions, Runtime,
-    StopOutcome,
+    Agent, AgentError, ApprovalPolicy, AuditQuery, Engine, Finish, Principal, RunContext,
+    RunOptions, Runtime, StopOutcome, WithApproval,
 };
 use serde_json::{Value, json};
 use support::*;
@@ -47,12 +47,10 @@ impl Agent for ApprovedRefund {
     async fn run(&self, ctx: &mut RunContext) -> Result<Finish, AgentError> {
         if !ctx.is_resume() {
             let call = ctx.tool_call("refund", &json!({ "order": "A1024" }));
-            let mut metadata = serde_json::Map::new();
-            metadata.insert("handoff.requiredRole".to_owned(), json!("approver"));
             let interrupt = Interrupt::new(format!("int-{call}"), "tool_call")
                 .with_tool_call(call)
                 .with_response_schema(approval_schema())
-                .with_metadata(metadata);
+                .with_approval(&ApprovalPolicy::new().role("approver"));
             return Ok(Finish::interrupt(interrupt));
         }
         let call = ctx.decisions()[0]
