@@ -4,6 +4,7 @@
 import { assertBinaries } from "./lib/devserver.mjs";
 import { startLambda, startMoto, stopAll } from "./lib/lambda.mjs";
 import { describeMcpHost } from "./lib/mcp-flows.mjs";
+import { describeMcpPolicy } from "./lib/mcp-policy.mjs";
 
 assertBinaries();
 
@@ -12,6 +13,15 @@ describeMcpHost("MCP tools on Lambda (cargo lambda watch + moto_server)", {
   start: async (env) => {
     const moto = await startMoto();
     return startLambda({ moto, table: `handoff_mcp_${Date.now()}`, label: "lambda-mcp", env });
+  },
+  stop: stopAll,
+});
+
+describeMcpPolicy("MCP approvals on Lambda (HANDOFF_AUTH=api-key)", {
+  timeout: 900_000,
+  start: async (env) => {
+    const moto = await startMoto();
+    return startLambda({ moto, table: `handoff_mcp_policy_${Date.now()}`, label: "lambda-mcp-policy", env });
   },
   stop: stopAll,
 });

@@ -9,6 +9,7 @@ import { describe, test, after } from "node:test";
 import assert from "node:assert/strict";
 import { startDevServer, stopAllServers } from "./lib/devserver.mjs";
 import { describeMcpHost } from "./lib/mcp-flows.mjs";
+import { describeMcpPolicy } from "./lib/mcp-policy.mjs";
 import { llmEnv, standIn } from "./lib/model-standin.mjs";
 
 const TIMEOUT = 180_000;
@@ -16,6 +17,12 @@ const TIMEOUT = 180_000;
 describeMcpHost("MCP tools on the dev server", {
   timeout: TIMEOUT,
   start: (env) => startDevServer({ label: "mcp", env }),
+  stop: stopAllServers,
+});
+
+describeMcpPolicy("MCP approvals on the dev server (HANDOFF_AUTH=api-key)", {
+  timeout: TIMEOUT,
+  start: (env) => startDevServer({ label: "mcp-policy", env }),
   stop: stopAllServers,
 });
 

@@ -9,6 +9,9 @@
 //!
 //! The table is built from [`ApprovalSource::ALL`]: a source without a row fails, and each
 //! row checks that its interrupt was raised by the source it claims (the policy's echo).
+//! The A2A delegation path (the demo's fraud review, then its refund approval, an `Agent`
+//! source) needs a real A2A peer: it runs the same scenario in `tests/node/a2a-policy.test.mjs`,
+//! and the MCP rows run against real servers on every host in `tests/node/lib/mcp-policy.mjs`.
 
 #[path = "approval_paths/rows.rs"]
 mod rows;
