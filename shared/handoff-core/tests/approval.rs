@@ -76,6 +76,7 @@ impl Agent for PayAgent {
 
 struct Bench {
     engine: Engine,
+    store: Arc<MemoryStore>,
     paid: Arc<Mutex<Vec<Value>>>,
 }
 
@@ -87,8 +88,13 @@ fn bench(policy: &ApprovalPolicy, reraise: bool) -> Bench {
         paid: paid.clone(),
     };
     let runtime = Runtime::new(ManualClock::new(1_000), SequentialIds::new("x"), NeverSleep);
-    let engine = Engine::new(agent, Arc::new(MemoryStore::new()), runtime);
-    Bench { engine, paid }
+    let store = Arc::new(MemoryStore::new());
+    let engine = Engine::new(agent, store.clone(), runtime);
+    Bench {
+        engine,
+        store,
+        paid,
+    }
 }
 
 fn alice() -> Principal {
@@ -415,5 +421,80 @@ fn an_interrupt_is_not_pending_for_another_agent() {
         .await
         .expect("through its own agent");
         assert_eq!(b.paid.lock().unwrap().len(), 1);
+    });
+}
+
+/// Rewrites the stored thread head of `t` with `edit` applied to its first pending
+/// interrupt (as a record written by an older or a broken server would read).
+async fn rewrite_pending(store: &MemoryStore, edit: impl Fn(&mut Value)) {
+    use handoff_core::records::THREAD_KEY;
+    use handoff_core::{Condition, Store, Write};
+    let partition = alice().partition("t").unwrap();
+    let item = store
+        .get_one(&partition, THREAD_KEY, 1_000)
+        .await
+        .unwrap()
+        .unwrap();
+    let mut head: Value = serde_json::from_slice(&item.value).unwrap();
+    edit(&mut head["pending"][0]);
+    let write = Write::put(
+        THREAD_KEY,
+        Condition::Version(item.version),
+        head.to_string().into_bytes(),
+        item.expires_at_ms,
+    );
+    store.commit(&partition, vec![write], 1_000).await.unwrap();
+}
+
+/// A record stored before policies were typed keeps its metadata policy; one that claims a
+/// policy nobody can read is resolved by no one (its owner may still cancel it).
+#[test]
+fn a_stored_approval_without_a_readable_policy_is_answered_by_no_one() {
+    block_on(async {
+        let policy = ApprovalPolicy::new().role("approver").not_requester();
+        let b = bench(&policy, false);
+        let interrupt = ask(&b.engine).await;
+        // As written before typed policies: the policy only in the metadata.
+        rewrite_pending(&b.store, |pending| {
+            pending.as_object_mut().unwrap().remove("approval");
+        })
+        .await;
+        let own = answer(
+            &b.engine,
+            &alice(),
+            "r1",
+            approve(&interrupt, json!({"approved": true})),
+        )
+        .await;
+        assert!(
+            matches!(own, Err(CoreError::Forbidden(_))),
+            "the legacy policy holds"
+        );
+        // A claim of a policy that cannot be read.
+        rewrite_pending(&b.store, |pending| {
+            pending["interrupt"]["metadata"]["handoff.approval"] = json!({"roles": "approver"});
+        })
+        .await;
+        for who in [alice(), bob()] {
+            let err = answer(
+                &b.engine,
+                &who,
+                "r2",
+                approve(&interrupt, json!({"approved": true})),
+            )
+            .await
+            .expect_err("nobody may resolve it");
+            // The owner is refused; an approver is not even lent the thread.
+            assert!(
+                matches!(err, CoreError::Forbidden(_) | CoreError::ThreadNotFound),
+                "{err:?}"
+            );
+        }
+        assert!(b.paid.lock().unwrap().is_empty());
+        let cancel = ResumeEntry::cancelled(interrupt.id.clone());
+        answer(&b.engine, &alice(), "r3", cancel)
+            .await
+            .expect("the requester may withdraw it");
+        assert!(pending(&b.engine).await.is_empty());
     });
 }
