@@ -125,8 +125,9 @@
 //! thread, `handoff.run.id`, `handoff.run.outcome` = `success|interrupt|cancelled|error`,
 //! `handoff.tenant`, `error.type` = the `RUN_ERROR` code, the run's `gen_ai.usage.*`), a client span
 //! `chat {model}` per model call (`gen_ai.provider.name`, `gen_ai.request.model`,
-//! `gen_ai.response.finish_reasons`, `gen_ai.usage.input_tokens` / `output_tokens` / cache and
-//! reasoning counts, `gen_ai.response.time_to_first_chunk` in seconds), `execute_tool {tool}` per
+//! `gen_ai.response.finish_reasons` as an array of strings, `gen_ai.usage.input_tokens` /
+//! `output_tokens` / cache and reasoning counts as integers, as the conventions type them,
+//! `gen_ai.response.time_to_first_chunk` in seconds), `execute_tool {tool}` per
 //! backend tool (`gen_ai.tool.name`, `gen_ai.tool.call.id`), `handoff.effect` per `ctx.effect`
 //! (`handoff.effect.key`, `handoff.effect.replayed`, `handoff.effect.outcome` =
 //! `executed|replayed|not_executed|in_doubt`) and `handoff.store {operation}` per store call
