@@ -25,6 +25,7 @@ use agui_protocol::{Interrupt, Metadata, Tool, ToolCallId};
 use async_trait::async_trait;
 use futures::StreamExt;
 use futures::future::BoxFuture;
+use handoff_core::codes::ErrorCode;
 use handoff_core::schema::SchemaFailure;
 use handoff_core::{
     Agent, AgentError, ApprovalPolicy, ApprovalSource, DoubleText, EffectFailure, Finish,
@@ -359,7 +360,7 @@ impl LlmAgent {
             .await;
         match &result {
             Ok(turn) => telemetry::chat_ended(&span, turn),
-            Err(error) => telemetry::failed(&span, error.code()),
+            Err(error) => telemetry::failed(&span, error.code().name),
         }
         result.map_err(|error| error.fail_run(ctx))
     }
