@@ -21,7 +21,7 @@
 use std::future::Future;
 use std::sync::Arc;
 
-use agui_protocol::{Interrupt, Metadata, Tool, ToolCallId};
+use agui_protocol::{Interrupt, Metadata, TokenUsage, Tool, ToolCallId};
 use async_trait::async_trait;
 use futures::StreamExt;
 use futures::future::BoxFuture;
@@ -391,15 +391,19 @@ impl LlmAgent {
             }
         }
         let turn = emitter.finish(ctx);
-        self.record_usage(ctx, turn.usage);
+        self.record_usage(ctx, turn.usage.clone());
         Ok(turn)
     }
 
     /// Adds a model call's usage to the run's, call by call, so a run that fails later
     /// still reports it on its `RUN_ERROR`.
-    fn record_usage(&self, ctx: &mut RunContext, usage: crate::Usage) {
-        if usage.is_reported() {
-            ctx.record_usage(usage.to_token_usage(self.provider.name(), self.provider.model()));
+    fn record_usage(&self, ctx: &mut RunContext, usage: TokenUsage) {
+        if usage != TokenUsage::default() {
+            ctx.record_usage(TokenUsage {
+                provider: Some(self.provider.name().to_owned()),
+                model: Some(self.provider.model().to_owned()),
+                ..usage
+            });
         }
     }
 
