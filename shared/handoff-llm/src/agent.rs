@@ -397,13 +397,11 @@ impl LlmAgent {
 
     /// Adds a model call's usage to the run's, call by call, so a run that fails later
     /// still reports it on its `RUN_ERROR`.
-    fn record_usage(&self, ctx: &mut RunContext, usage: TokenUsage) {
+    fn record_usage(&self, ctx: &mut RunContext, mut usage: TokenUsage) {
         if usage != TokenUsage::default() {
-            ctx.record_usage(TokenUsage {
-                provider: Some(self.provider.name().to_owned()),
-                model: Some(self.provider.model().to_owned()),
-                ..usage
-            });
+            usage.provider = Some(self.provider.name().to_owned());
+            usage.model = Some(self.provider.model().to_owned());
+            ctx.record_usage(usage);
         }
     }
 
