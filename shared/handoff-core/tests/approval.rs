@@ -9,6 +9,7 @@ use agui_protocol::{Event, Interrupt, Message, ResumeEntry, RunAgentInput};
 use async_trait::async_trait;
 use futures::StreamExt;
 use futures::executor::block_on;
+use handoff_core::codes::ErrorCode;
 use handoff_core::runtime::{ManualClock, NeverSleep, Runtime, SequentialIds};
 use handoff_core::store::memory::MemoryStore;
 use handoff_core::{
@@ -170,7 +171,7 @@ fn the_requester_is_the_principal_whose_run_raised_the_interrupt() {
         )
         .await
         .expect_err("bob's run raised it");
-        assert_eq!((err.code(), err.http_status()), ("FORBIDDEN", 403));
+        assert_eq!((err.code().name, err.http_status()), ("FORBIDDEN", 403));
         assert!(
             err.to_string().contains("other than its requester"),
             "{err}"
@@ -198,7 +199,7 @@ fn without_edit_rules_no_edit_passes_and_an_unchanged_one_does() {
             .await
             .expect_err("no rule allows a change");
         assert_eq!(
-            (err.code(), err.http_status()),
+            (err.code().name, err.http_status()),
             ("RESUME_PAYLOAD_INVALID", 422)
         );
         assert!(err.to_string().contains("editedArgs.cents"), "{err}");
@@ -228,7 +229,7 @@ fn named_checks_refuse_with_their_reason_and_an_unregistered_one_fails_closed() 
         )
         .await
         .expect_err("nobody registered cap");
-        assert_eq!(err.code(), "RESUME_PAYLOAD_INVALID");
+        assert_eq!(err.code().name, "RESUME_PAYLOAD_INVALID");
         assert!(err.to_string().contains("not registered"), "{err}");
 
         let b = bench(&policy, false);

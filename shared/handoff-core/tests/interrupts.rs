@@ -8,6 +8,7 @@ use agui_protocol::{Event, EventType, Interrupt, Message};
 use futures::StreamExt;
 use futures::executor::block_on;
 use handoff_core::Principal;
+use handoff_core::codes::ErrorCode;
 use handoff_core::records::{RunStatus, ThreadStatus};
 use handoff_core::{Agent, AgentError, Finish, RunContext};
 use handoff_core::{EngineConfig, RunOptions, StoreError};
@@ -253,7 +254,7 @@ fn a_failed_claim_is_answered_before_any_stream_and_writes_nothing() {
         h.store
             .fail_commits_where(StoreError::Unavailable("throttled".into()), |_, _| true);
         let err = h.reject(&user_input("t", "r1", "hello")).await;
-        assert_eq!(err.code(), "STORE_UNAVAILABLE");
+        assert_eq!(err.code().name, "STORE_UNAVAILABLE");
         assert_eq!(err.http_status(), 503);
         assert!(err.retryable());
         assert!(!err.public_message().contains("throttled"));

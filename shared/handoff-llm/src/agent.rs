@@ -21,10 +21,11 @@
 use std::future::Future;
 use std::sync::Arc;
 
-use agui_protocol::{Interrupt, Metadata, Tool, ToolCallId};
+use agui_protocol::{Interrupt, Metadata, TokenUsage, Tool, ToolCallId};
 use async_trait::async_trait;
 use futures::StreamExt;
 use futures::future::BoxFuture;
+use handoff_core::codes::ErrorCode;
 use handoff_core::schema::SchemaFailure;
 use handoff_core::{
     Agent, AgentError, ApprovalPolicy, ApprovalSource, DoubleText, EffectFailure, Finish,
@@ -359,7 +360,7 @@ impl LlmAgent {
             .await;
         match &result {
             Ok(turn) => telemetry::chat_ended(&span, turn),
-            Err(error) => telemetry::failed(&span, error.code()),
+            Err(error) => telemetry::failed(&span, error.code().name),
         }
         result.map_err(|error| error.fail_run(ctx))
     }
@@ -390,15 +391,17 @@ impl LlmAgent {
             }
         }
         let turn = emitter.finish(ctx);
-        self.record_usage(ctx, turn.usage);
+        self.record_usage(ctx, turn.usage.clone());
         Ok(turn)
     }
 
     /// Adds a model call's usage to the run's, call by call, so a run that fails later
     /// still reports it on its `RUN_ERROR`.
-    fn record_usage(&self, ctx: &mut RunContext, usage: crate::Usage) {
-        if usage.is_reported() {
-            ctx.record_usage(usage.to_token_usage(self.provider.name(), self.provider.model()));
+    fn record_usage(&self, ctx: &mut RunContext, mut usage: TokenUsage) {
+        if usage != TokenUsage::default() {
+            usage.provider = Some(self.provider.name().to_owned());
+            usage.model = Some(self.provider.model().to_owned());
+            ctx.record_usage(usage);
         }
     }
 

@@ -83,7 +83,7 @@ mod telemetry;
 
 pub use agent::{BackendTool, LlmAgent, ToolError, approval_schema};
 pub use client::{ByteStream, ModelClient, ModelRequest, Provider};
-pub use delta::{FinishReason, ModelDelta, Usage};
+pub use delta::{FinishReason, ModelDelta};
 pub use emit::{ModelToolCall, ModelTurn, TurnEmitter};
 pub use error::ModelError;
 pub use sse::ProviderStream;

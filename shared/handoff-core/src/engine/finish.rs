@@ -14,6 +14,7 @@ use super::compact::compact_fragments;
 use super::history;
 use crate::agent::Finish;
 use crate::approval::{APPROVAL, RaisedInterrupt};
+use crate::codes::ErrorCode;
 use crate::context::RunContext;
 use crate::error::CoreError;
 use crate::records::{
@@ -428,7 +429,7 @@ fn audit(ctx: &RunContext, claimed: &Claimed) -> Vec<AnswerAudit> {
 }
 
 fn emit_error(ctx: &mut RunContext, error: &CoreError) {
-    tracing::error!(run_id = %ctx.run_id(), code = error.code(), error = %error, "run could not be committed");
+    tracing::error!(run_id = %ctx.run_id(), code = error.code().name, error = %error, "run could not be committed");
     let event = Event::from(run_error(ctx, error)).with_timestamp(ctx.now_ms());
     ctx.emit_engine(event);
 }
