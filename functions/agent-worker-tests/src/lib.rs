@@ -11,8 +11,7 @@
 
 mod routes;
 
-use axum::body::Body;
-use tower::ServiceExt;
+use handoff_demo::{DemoAgent, DemoConfig};
 use worker::{Context, Env, HttpRequest, event};
 
 /// The Durable Object class that owns each partition; exported for the runtime.
@@ -23,12 +22,14 @@ use handoff::worker::{BLOBS, PARTITIONS, RandomIds, WorkerClock, WorkerSleep, st
 async fn fetch(
     req: HttpRequest,
     env: Env,
-    _ctx: Context,
+    ctx: Context,
 ) -> worker::Result<handoff::worker::Response> {
-    let app = routes::routes(&env)?;
-    // Any other path is axum's 404. The router's error type is `Infallible`.
-    Ok(app
-        .oneshot(req.map(Body::new))
-        .await
-        .unwrap_or_else(|never| match never {}))
+    let routes = routes::routes(&env)?;
+    // Served by the same host as the demo Worker (its logs, request span and body limit),
+    // with the demo agent behind `/agent`: only the `/__test/` routes are this crate's.
+    // Served bare (the router alone, no host), the 1,000-message turn test saw workerd reset
+    // the connection between requests and ran at half the speed.
+    let host = handoff::worker::Worker::new(env, ctx)?;
+    let agent = DemoAgent::new(host.shared_store(), DemoConfig::default());
+    host.routes(routes).serve(req, agent).await
 }
