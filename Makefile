@@ -16,9 +16,12 @@ CONSOLE_WEB := shared/handoff-console/web
 CHROMIUM ?= chromium
 # Crates that must run on Cloudflare Workers (wasm32-unknown-unknown); `handoff` is checked
 # separately with its `worker` feature (its default `server` feature is native).
-WASM_CRATES := agui-protocol handoff-core handoff-demo handoff-http handoff-auth a2a-types handoff-a2a handoff-store-cloudflare agent-worker
+WASM_CRATES := agui-protocol handoff-core handoff-demo handoff-http handoff-auth a2a-types handoff-a2a handoff-store-cloudflare agent-worker agent-worker-tests
 # Cloudflare Workers toolchain. The wasm-bindgen CLI must equal the `wasm-bindgen` pinned in Cargo.toml.
 WORKER_DIR := functions/agent-worker
+# The test-only Worker (the /__test/ routes of tests/node/worker.test.mjs): built for the Node
+# tests, never deployed, so the deployable Worker above carries no test code.
+TEST_WORKER_DIR := functions/agent-worker-tests
 STARTER_DIR := functions/starter
 WORKER_BUILD_VERSION := 0.8.7
 WASM_BINDGEN_VERSION := 0.2.130
@@ -43,6 +46,7 @@ LAMBDA_ENV := CARGO_PROFILE_RELEASE_OPT_LEVEL=z CARGO_PROFILE_RELEASE_LTO=fat CA
 	CARGO_PROFILE_RELEASE_STRIP=symbols
 export CARGO_TERM_COLOR ?= never
 
+.PHONY: build-test-worker
 .PHONY: dev-starter build-starter-worker dev-starter-worker dev-starter-lambda
 .PHONY: console check-console
 .PHONY: help setup setup-worker dev test test-rust test-node lint lint-infra fmt check-wasm bench bench-lambda corpus build-worker dev-worker build-lambda dev-lambda deploy
@@ -58,6 +62,7 @@ help:
 	@echo "make bench       criterion benches (encoding), store cost per turn as a thread grows, and the issue-16 load test (Node reference vs memory vs SQLite, one pinned core, 16 clients)"
 	@echo "make bench-lambda  Lambda bootstrap sizes (demo arm64 + x86_64, starter arm64), cold start (process start -> first SSE byte, moto behind TLS) and the warm request's TTFB"
 	@echo "make build-worker  worker-build --release (wasm-opt from npm binaryen); prints the wasm size raw and gzip"
+	@echo "make build-test-worker  the test-only Worker the Node tests drive under /__test/ (functions/agent-worker-tests)"
 	@echo "make dev-worker  wrangler dev --local on 127.0.0.1:8787 (offline, telemetry off)"
 	@echo "make build-lambda  cargo lambda build --release --arm64 (bootstrap for provided.al2023)"
 	@echo "make dev-lambda  moto_server + cargo lambda watch on 127.0.0.1:$(LAMBDA_PORT)"
@@ -115,7 +120,7 @@ corpus:
 # spends minutes of CPU per bundle on a size the local runtime does not limit. Deploys and
 # `make build-worker` keep it (WORKER_OPT= to test the optimised bundle).
 test-node: WORKER_OPT ?= --no-opt
-test-node: corpus build-worker build-starter-worker
+test-node: corpus build-worker build-test-worker build-starter-worker
 	@date +'%T test-node: corpus and Workers built'
 	cargo build -q -p dev-server -p agent-lambda -p a2a-webhook-lambda -p handoff-tests -p starter
 	@# `cargo lambda watch -p X` builds X alone, whose features differ from the joint build's:
@@ -159,6 +164,10 @@ build-worker: setup-worker
 	@date +'%T build-worker: start'
 	cd $(WORKER_DIR) && $(WORKER_ENV) worker-build --release $(WORKER_OPT)
 	@echo "worker wasm: $$(stat -c %s $(WORKER_DIR)/build/index_bg.wasm) bytes, $$(gzip -9 -c $(WORKER_DIR)/build/index_bg.wasm | wc -c) gzipped (-9)$(if $(WORKER_OPT), (a test build: $(WORKER_OPT)),)"
+
+build-test-worker: setup-worker
+	@date +'%T build-test-worker: start'
+	cd $(TEST_WORKER_DIR) && $(WORKER_ENV) worker-build --release $(WORKER_OPT)
 
 dev-worker: setup-worker
 	cd $(WORKER_DIR) && $(WORKER_ENV) $(CURDIR)/$(NODE_DIR)/node_modules/.bin/wrangler dev --local \

@@ -12,7 +12,7 @@ import { assertAbandonedRunCompletes, assertReconnectFollowsALiveRun, assertReco
 import { assertLlmApprovalPolicy, assertLlmRefundFlow, assertModelFailuresEndCleanly, failureScript, llmEnv, policyEnv, refundScript, standIn } from "./lib/model-standin.mjs";
 import * as ck from "./lib/copilotkit-flows.mjs";
 import { assertProtoRefundFlow } from "./lib/proto-flows.mjs";
-import { makeStateDir, startWorker, stopAllWorkers } from "./lib/worker.mjs";
+import { TEST_WORKER_DIR, makeStateDir, startWorker, stopAllWorkers } from "./lib/worker.mjs";
 
 const TIMEOUT = 300_000;
 // A low inline limit sends thread records through KV blobs in every scenario.
@@ -30,7 +30,9 @@ function assertApiError(res, status, code, what) {
 }
 
 // The check names come from the Worker (the conformance crate's CHECK_NAMES), so the list cannot drift.
-const conformance = await startWorker({ vars: { HANDOFF_PURGE_GRACE_MS: "0" }, label: "conformance" });
+// The /__test/ routes are the test-only Worker's (functions/agent-worker-tests): the deployable
+// Worker has none of them.
+const conformance = await startWorker({ vars: { HANDOFF_PURGE_GRACE_MS: "0" }, label: "conformance", workerDir: TEST_WORKER_DIR });
 const CHECKS = (await request(`${conformance.url}/__test/conformance`)).json ?? [];
 
 describe("Workers: store conformance inside workerd (Durable Objects + KV)", { timeout: TIMEOUT }, () => {
@@ -519,7 +521,11 @@ describe("Workers: KV blobs of failed commits and superseded values are deleted"
   // after its commit failed). Values above 1 KiB go to KV in these routes.
   let worker;
   before(async () => {
-    worker = await startWorker({ vars: { HANDOFF_PURGE_GRACE_MS: "0", HANDOFF_BLOB_GC_GRACE_MS: "1000" }, label: "blob-gc" });
+    worker = await startWorker({
+      vars: { HANDOFF_PURGE_GRACE_MS: "0", HANDOFF_BLOB_GC_GRACE_MS: "1000" },
+      label: "blob-gc",
+      workerDir: TEST_WORKER_DIR,
+    });
   });
 
   async function inventory(partition) {
@@ -600,7 +606,7 @@ describe("Workers: KV blobs of failed commits and superseded values are deleted"
 
 describe("Workers: KV writes per turn as a thread grows to 1,000 messages (default 32 KiB inline limit)", { timeout: 900_000 }, () => {
   test("at most one KV write per turn at 10, 100 and 1,000 messages; a long answer costs the same at every length", async (t) => {
-    const worker = await startWorker({ vars: {}, label: "turn-cost" });
+    const worker = await startWorker({ vars: {}, label: "turn-cost", workerDir: TEST_WORKER_DIR });
     const thread = uid("thread-long");
     const turns = async (body) => {
       let res;

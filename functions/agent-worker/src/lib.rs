@@ -7,10 +7,11 @@
 //! `DEMO_FRAUD_AGENT_URL` (refunds delegate a fraud review),
 //! `DEMO_FRAUD_AGENT_JWKS_URL`, `HANDOFF_PUBLIC_URL` (webhook base, default the
 //! request's origin), `HANDOFF_A2A_ALLOW_LOOPBACK` and the receiver's
-//! `HANDOFF_A2A_*` settings. `HANDOFF_TEST_ROUTES=true` (tests only) serves the
-//! store conformance suite and the KV checks under `/__test/`.
-
-mod test_routes;
+//! `HANDOFF_A2A_*` settings.
+//!
+//! This crate is what deploys, so it holds no test code: the store conformance suite
+//! and the KV checks that run inside workerd are the test-only Worker's
+//! (`functions/agent-worker-tests`).
 
 use std::sync::Arc;
 
@@ -23,8 +24,6 @@ use worker::{Context, Env, HttpRequest, event};
 
 /// The Durable Object class that owns each partition; exported for the runtime.
 pub use handoff::worker::PartitionObject;
-// For the test routes.
-use handoff::worker::{BLOBS, PARTITIONS, RandomIds, WorkerClock, WorkerSleep, store};
 
 #[event(fetch)]
 async fn fetch(
@@ -32,11 +31,6 @@ async fn fetch(
     env: Env,
     ctx: Context,
 ) -> worker::Result<handoff::worker::Response> {
-    let test_routes = if var(&env, "HANDOFF_TEST_ROUTES").as_deref() == Some("true") {
-        test_routes::routes(&env)?
-    } else {
-        axum::Router::new()
-    };
     let host = Worker::new(env, ctx)?;
     let vars = |key: &str| var(host.env(), key);
     let (receiver, client) = handoff::worker::a2a(host.env(), host.shared_store(), host.runtime());
@@ -54,7 +48,7 @@ async fn fetch(
     )
     .map_err(worker::Error::RustError)?;
     // The A2A receiver checks its own push tokens; the demo's ledger is behind the authenticator.
-    let routes = handoff::a2a::routes(receiver.clone()).merge(test_routes);
+    let routes = handoff::a2a::routes(receiver.clone());
     let demo = handoff_demo::http::routes(ledger, host.runtime());
     let host = host
         .routes(routes)

@@ -15,6 +15,9 @@ import { CONSOLE_ASSETS } from "./console-assets.mjs";
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const WORKER_DIR = path.resolve(here, "../../../functions/agent-worker");
 export const STARTER_DIR = path.resolve(here, "../../../functions/starter");
+// The test-only Worker (`make build-test-worker`): the store conformance suite and the KV
+// checks under /__test/, which the deployable Worker does not carry.
+export const TEST_WORKER_DIR = path.resolve(here, "../../../functions/agent-worker-tests");
 const live = new Set();
 // Bounds on workerd's start and stop, far above their usual second or two.
 const START_TIMEOUT_MS = 60_000;
@@ -23,7 +26,8 @@ const STOP_TIMEOUT_MS = 30_000;
 export function assertWorkerBuilt(workerDir = WORKER_DIR) {
   const script = path.join(workerDir, "build/index.js");
   if (!fs.existsSync(script)) {
-    const target = workerDir === WORKER_DIR ? "build-worker" : "build-starter-worker";
+    const targets = { [WORKER_DIR]: "build-worker", [TEST_WORKER_DIR]: "build-test-worker" };
+    const target = targets[workerDir] ?? "build-starter-worker";
     throw new Error(`${script} not found. Build the Worker first: make ${target}`);
   }
 }
@@ -37,9 +41,10 @@ const dirs = new Set();
 
 /**
  * Starts the Worker. `vars` become string bindings (like wrangler.toml [vars]; the
- * defaults are HANDOFF_TEST_ROUTES=true and HANDOFF_AUTH=none);
+ * default is HANDOFF_AUTH=none);
  * `stateDir` shares Durable Object and KV state with earlier workers; `workerDir` picks
- * another built Worker (e.g. STARTER_DIR, from `make build-starter-worker`).
+ * another built Worker (e.g. STARTER_DIR, from `make build-starter-worker`, or
+ * TEST_WORKER_DIR, whose routes are all under /__test/).
  * Resolves to {url, label, stderr, logs(), kill()}.
  */
 export async function startWorker(opts = {}) {
@@ -85,7 +90,7 @@ async function startWorkerOnce({ vars = {}, stateDir, label = "worker", workerDi
     kvNamespaces: ["BLOBS"],
     // Miniflare does not read wrangler.toml, whose HANDOFF_AUTH (cf-access) is for
     // deployment: tests run unauthenticated unless `vars` says otherwise.
-    bindings: { HANDOFF_TEST_ROUTES: "true", HANDOFF_AUTH: "none", ...vars },
+    bindings: { HANDOFF_AUTH: "none", ...vars },
     durableObjectsPersist: path.join(dir, "do"),
     kvPersist: path.join(dir, "kv"),
     host: "127.0.0.1",

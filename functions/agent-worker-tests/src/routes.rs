@@ -1,6 +1,6 @@
-//! Test-only routes (enabled by `HANDOFF_TEST_ROUTES=true`): the store
-//! conformance suite, run inside workerd against the real Durable Objects and KV;
-//! the KV blob lifecycle ([`blobs`]) and what a turn costs KV ([`turns`]).
+//! The test routes: the store conformance suite, run inside workerd against the real
+//! Durable Objects and KV; the KV blob lifecycle ([`blobs`]) and what a turn costs KV
+//! ([`turns`]).
 
 mod blobs;
 mod turns;
