@@ -31,7 +31,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::access::{Access, Authorizer, OwnerPolicy, ThreadFacts, Verdict};
-use crate::agent::Agent;
+use crate::agent::{Agent, DoubleText};
 use crate::approval::ApprovalChecks;
 use crate::error::CoreError;
 use crate::limits::{self, Quota, RunLimits};
@@ -47,9 +47,7 @@ use crate::store::traced::{StoreCalls, TracedStore};
 pub use approvals::{Approval, ApprovalPage};
 pub use audit::{AUDITOR_ROLE, AuditPage, AuditQuery, AuditVerdict};
 pub use compact::{compact, compact_with_cuts, expand};
-pub use double_text::DoubleText;
 pub use fork::ForkRequest;
-pub(crate) use history::Ids;
 pub use live::FrameStream;
 pub use stop::StopOutcome;
 pub use threads::{
