@@ -402,7 +402,7 @@ fn an_interrupt_is_not_pending_for_another_agent() {
         );
         assert_eq!(
             pending(&b.engine).await,
-            [interrupt.clone()],
+            std::slice::from_ref(&interrupt),
             "nothing written"
         );
         assert!(b.paid.lock().unwrap().is_empty());
