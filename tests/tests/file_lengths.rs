@@ -23,7 +23,6 @@ const KNOWN: &[(&str, &str)] = &[
         "shared/handoff-a2a/tests/auth.rs",
         "moves with the JWT verifier into handoff-auth (issue 50)",
     ),
-    ("tests/src/corpus.rs", "not split yet (issue 50)"),
 ];
 
 fn workspace() -> PathBuf {
