@@ -87,6 +87,15 @@ function assertLogLines(lines, flow, { route = "/agent" } = {}) {
   }
 }
 
+/** Every `gen_ai.usage.*_tokens` of `span` was sent as an integer (input and output at least). */
+function assertTokenCounts(span) {
+  const counts = Object.keys(span.attributes).filter((k) => /^gen_ai\.usage\..+_tokens$/.test(k));
+  assert.ok(counts.includes("gen_ai.usage.input_tokens") && counts.includes("gen_ai.usage.output_tokens"), `${span.name}: ${counts}`);
+  for (const key of counts) {
+    assert.equal(span.types[key], "int", `${span.name}: ${key} = ${JSON.stringify(span.attributes[key])}`);
+  }
+}
+
 function assertRunTrace(collector, { threadId, runId, resumeId, caller, second, runs, secret }, { store, model }) {
   // One snapshot: a worker's view parses its output afresh on every read.
   const spans = collector.spans;
@@ -100,12 +109,15 @@ function assertRunTrace(collector, { threadId, runId, resumeId, caller, second, 
     assert.equal(run.attributes["handoff.run.outcome"], outcome);
     assert.equal(run.attributes["handoff.tenant"], "default");
     assert.equal(run.kind, SPAN_KIND.internal);
+    assertTokenCounts(run);
   }
   // Each continues its caller's trace: the request span's parent is the caller's span.
   assert.equal(proposing.traceId, caller.traceId);
   assert.equal(approved.traceId, second.traceId);
   const chain = ancestors(spans, proposing);
   assert.equal(chain[0]?.kind, SPAN_KIND.server, "the run's parent is the request span");
+  assert.equal(chain[0].attributes["http.response.status_code"], 200);
+  assert.equal(chain[0].types["http.response.status_code"], "int", "the status code as an integer");
   assert.equal(chain.at(-1).parentSpanId, caller.spanId, "the request span continues the caller's");
 
   // Model calls: chat {model}, a client span under the run, with usage and the first chunk.
@@ -118,8 +130,11 @@ function assertRunTrace(collector, { threadId, runId, resumeId, caller, second, 
     assert.equal(chat.attributes["gen_ai.operation.name"], "chat");
     assert.equal(chat.attributes["gen_ai.provider.name"], "openai");
     assert.equal(chat.attributes["gen_ai.request.model"], "stand-in-1");
-    assert.equal(chat.attributes["gen_ai.response.finish_reasons"], "tool_calls");
+    // Typed as the conventions type them: an array of strings, and integer counts.
+    assert.deepEqual(chat.attributes["gen_ai.response.finish_reasons"], ["tool_calls"]);
+    assert.equal(chat.types["gen_ai.response.finish_reasons"], "array<string>");
     assert.ok(chat.attributes["gen_ai.usage.input_tokens"] > 0, JSON.stringify(chat.attributes));
+    assertTokenCounts(chat);
     assert.ok(chat.attributes["gen_ai.response.time_to_first_chunk"] >= 0);
   }
   // The model was asked under the chat span: its requests carry the trace on.
@@ -325,6 +340,13 @@ describe("OpenTelemetry on Lambda (cargo lambda watch + moto)", { timeout: TIMEO
   });
 });
 
+/** A span line's attribute as the receiver would type it: JSON keeps numbers and arrays apart. */
+function jsonType(value) {
+  if (Array.isArray(value)) return `array<${[...new Set(value.map(jsonType))].join("|")}>`;
+  if (typeof value === "number") return Number.isInteger(value) ? "int" : "double";
+  return typeof value === "boolean" ? "bool" : typeof value;
+}
+
 /** The span lines a Worker wrote, in the receiver's shape (a collector-like view). */
 function workerSpans(worker) {
   const kinds = { internal: SPAN_KIND.internal, server: SPAN_KIND.server, client: SPAN_KIND.client };
@@ -335,6 +357,7 @@ function workerSpans(worker) {
         return {
           traceId: line.traceId, spanId: line.spanId, parentSpanId: line.parentSpanId ?? "",
           name: line.span, kind: kinds[line.kind], attributes: line.attributes, resource: {},
+          types: Object.fromEntries(Object.entries(line.attributes).map(([k, v]) => [k, jsonType(v)])),
         };
       });
     },

@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use agui_protocol::{Interrupt, Message, ResumeEntry, RunAgentInput, RunFinishedOutcome};
 use futures::StreamExt;
+use handoff_core::codes::ErrorCode;
 use handoff_core::runtime::{ManualClock, NeverSleep, SequentialIds};
 use handoff_core::store::counting::{CountingStore, StoreCost};
 use handoff_core::{Agent, AgentError, Engine, Finish, RunContext, RunOptions, Runtime, Store};
@@ -101,7 +102,7 @@ impl<S: Store> Conversation<S> {
     async fn run(&self, input: RunAgentInput) -> RunFinishedOutcome {
         let events: Vec<_> = match self.engine.start(input, RunOptions::default()).await {
             Ok(stream) => stream.collect().await,
-            Err(e) => panic!("run refused: {} ({e})", e.code()),
+            Err(e) => panic!("run refused: {} ({e})", e.code().name),
         };
         match events.last() {
             Some(agui_protocol::Event::RunFinished(f)) => {

@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 
 use futures::StreamExt;
+use handoff_core::codes::ErrorCode;
 use handoff_llm::openai::ChunkParser;
 use handoff_llm::{ModelClient, ModelDelta, ModelError, ModelRequest, ProviderStream};
 use handoff_native::llm::UreqModels;
@@ -142,5 +143,5 @@ async fn http_errors_and_an_unreachable_endpoint_map_to_model_errors() {
         Err(error) => error,
         Ok(_) => panic!("a closed port streamed"),
     };
-    assert_eq!(error.code(), "MODEL_UNAVAILABLE");
+    assert_eq!(error.code().name, "MODEL_UNAVAILABLE");
 }

@@ -17,6 +17,42 @@
 //! Hosts: `src/bin/starter.rs` (local, feature `server`), `src/bin/starter-lambda.rs`
 //! (feature `lambda`) and, with feature `worker`, the Cloudflare Worker below.
 //!
+//! # Copying it
+//!
+//! The crate inherits nothing from Handoff's workspace. Its paths to Handoff (`handoff` in
+//! `Cargo.toml`, the Lambda client patch in `.cargo/config.toml`, the console's assets in
+//! `wrangler.toml`) are relative to `functions/starter`; a copy points them at your clone:
+//!
+//! ```sh
+//! HANDOFF=$PWD   # the root of your clone of Handoff
+//! cp -r functions/starter ~/my-agent && cp Cargo.lock ~/my-agent/
+//! cd ~/my-agent && sed -i "s#\.\./\.\./shared/#$HANDOFF/shared/#" Cargo.toml .cargo/config.toml wrangler.toml
+//! cargo run --bin starter   # then rename the package, the binaries and the agent
+//! ```
+//!
+//! `.cargo/config.toml` patches `lambda_runtime_api_client` with Handoff's vendored copy, which
+//! sets `TCP_NODELAY` (about 36 ms off each Lambda response's first byte); cargo reads it when run
+//! from the crate's directory (or move the patch into `Cargo.toml` as `[patch.crates-io]`).
+//! Copying `Cargo.lock` is optional: it pins the versions Handoff is tested with.
+//! `tests/tests/starter_copy.rs` in Handoff's repository does exactly this and builds the copy.
+//!
+//! # Answers
+//!
+//! - An interrupt's `reason` is free text for the client (AG-UI names `tool_call`, used when
+//!   the interrupt is about a tool call, `input_required`, `confirmation`, or a namespaced
+//!   `<framework>:<name>`). The engine does not interpret it: approval rules come from the
+//!   [`ApprovalPolicy`] attached with [`WithApproval::with_approval`], whatever the reason.
+//!   Read it back as `decision.interrupt.reason` when an agent asks more than one kind of
+//!   question.
+//! - [`Decision::approved`] reads the answer's `approved`; [`Decision::payload_as`] reads the
+//!   whole answer as your type (here [`Approval`]), [`Decision::field`] one member, and
+//!   [`Decision::args`] the tool call's arguments (an approver's allowed `editedArgs`, else
+//!   the proposed ones).
+//! - The answer's type is the single source of its `responseSchema`: [`approval_schema`]
+//!   derives it with `schemars`, and [`Agent::answer_validator`] checks answers by
+//!   deserializing them into that type (a wrong one: 422 `RESUME_PAYLOAD_INVALID`, nothing
+//!   written).
+//!
 //! ```
 //! use futures::StreamExt;
 //! use handoff::{Engine, Principal, RunOptions, Runtime, runtime, store::memory::MemoryStore};
@@ -57,22 +93,20 @@ pub const SHOW_RECEIPT: &str = "show_receipt";
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ExpenseAgent;
 
-/// The answer to the approval, as the agent reads it. It checks answers too (see
-/// [`Agent::answer_validator`] below), so the build needs no JSON Schema engine.
-#[derive(Debug, Clone, Deserialize)]
+/// The answer to the approval. Its JSON Schema, the interrupt's `responseSchema`, is
+/// derived from it ([`approval_schema`]); answers are checked by deserializing into it.
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 pub struct Approval {
-    /// File it (`true`) or not.
+    /// File the expense (`true`) or not.
     pub approved: bool,
+    /// Why, if the approver says so.
+    #[serde(default)]
+    pub note: Option<String>,
 }
 
-/// What the client is told to send for [`Approval`]; keep the two in step (the tests
-/// check them against a JSON Schema validator).
+/// What the client is told to send: [`Approval`]'s JSON Schema (draft 2020-12).
 pub fn approval_schema() -> Value {
-    json!({
-        "type": "object",
-        "properties": { "approved": { "type": "boolean" } },
-        "required": ["approved"]
-    })
+    schemars::schema_for!(Approval).into()
 }
 
 #[handoff::async_trait]
@@ -139,11 +173,21 @@ async fn file_expense(ctx: &mut RunContext, answer: &Decision) -> Result<Finish,
     let amount = ctx.state()["expense"]["amount"]
         .as_f64()
         .unwrap_or_default();
-    if !answer.approved() {
+    // A `cancelled` answer has no payload; a resolved one was checked against `Approval`
+    // before this run started, and reads back as that type.
+    let approval = match answer.is_cancelled() {
+        true => None,
+        false => Some(answer.payload_as::<Approval>()?),
+    };
+    let Some(Approval { approved: true, .. }) = approval else {
         ctx.set_state(json!({ "expense": { "amount": amount, "status": "declined" } }));
-        ctx.say("Not filed.");
+        let text = match approval.and_then(|a| a.note) {
+            Some(note) => format!("Not filed: {note}"),
+            None => "Not filed.".to_owned(),
+        };
+        ctx.say(&text);
         return Ok(Finish::done());
-    }
+    };
     let call = answer
         .tool_call_id()
         .cloned()
@@ -208,7 +252,7 @@ pub use cloudflare::PartitionObject;
 #[cfg(test)]
 mod tests {
     use handoff::Agent;
-    use handoff_core::schema::{JsonSchema, SchemaValidator};
+    use handoff::schema::{JsonSchema, SchemaValidator};
     use serde_json::json;
 
     use super::{ExpenseAgent, approval_schema, parse_amount};
@@ -222,6 +266,9 @@ mod tests {
         let answers = [
             json!({"approved": true}),
             json!({"approved": false, "note": "over budget"}),
+            json!({"approved": false, "note": null}),
+            json!({"approved": false, "note": 5}),
+            json!({"approved": true, "other": "ignored"}),
             json!({"approved": "yes"}),
             json!({"approved": null}),
             json!({"approved": 1}),
@@ -238,6 +285,18 @@ mod tests {
             assert_eq!(by_type, by_schema, "{answer}");
         }
         assert!(typed.validate(&schema, &json!({"approved": true})).is_ok());
+    }
+
+    #[test]
+    fn the_schema_is_derived_from_the_type() {
+        let schema = approval_schema();
+        assert_eq!(schema["type"], "object");
+        assert_eq!(schema["required"], json!(["approved"]));
+        assert_eq!(schema["properties"]["approved"]["type"], "boolean");
+        assert_eq!(
+            schema["properties"]["note"]["type"],
+            json!(["string", "null"])
+        );
     }
 
     #[test]

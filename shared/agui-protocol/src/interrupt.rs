@@ -197,6 +197,25 @@ pub struct TokenUsage {
     pub cache_write_input_tokens: Option<u64>,
 }
 
+impl TokenUsage {
+    /// Adds `more`'s counts to these, each summed where either reports it (a count
+    /// neither reports stays absent, never 0); the labels are kept. One home for the sum,
+    /// so a model call's frames and a run's calls add up alike.
+    pub fn add(&mut self, more: &TokenUsage) {
+        let sum = |a: Option<u64>, b: Option<u64>| match (a, b) {
+            (None, None) => None,
+            (a, b) => Some(a.unwrap_or(0).saturating_add(b.unwrap_or(0))),
+        };
+        self.input_tokens = sum(self.input_tokens, more.input_tokens);
+        self.output_tokens = sum(self.output_tokens, more.output_tokens);
+        self.total_tokens = sum(self.total_tokens, more.total_tokens);
+        self.reasoning_tokens = sum(self.reasoning_tokens, more.reasoning_tokens);
+        self.cached_input_tokens = sum(self.cached_input_tokens, more.cached_input_tokens);
+        self.cache_write_input_tokens =
+            sum(self.cache_write_input_tokens, more.cache_write_input_tokens);
+    }
+}
+
 /// How a subagent invocation ended (`SUBAGENT_FINISHED.outcome`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "lowercase")]
@@ -219,7 +238,7 @@ mod tests {
 
     use serde_json::json;
 
-    use super::Interrupt;
+    use super::{Interrupt, TokenUsage};
 
     #[test]
     fn a_cloned_interrupt_shares_its_schema_and_writes_the_same_json() {
@@ -236,5 +255,37 @@ mod tests {
         assert_eq!(wire["responseSchema"], schema);
         let read: Interrupt = serde_json::from_value(wire).expect("deserializes");
         assert_eq!(read, asked);
+    }
+
+    #[test]
+    fn usage_adds_where_reported_and_keeps_absent_counts_absent() {
+        let mut total = TokenUsage {
+            provider: Some("openai".into()),
+            input_tokens: Some(10),
+            reasoning_tokens: Some(2),
+            ..TokenUsage::default()
+        };
+        total.add(&TokenUsage {
+            model: Some("other".into()),
+            input_tokens: Some(5),
+            output_tokens: Some(7),
+            ..TokenUsage::default()
+        });
+        let expected = TokenUsage {
+            provider: Some("openai".into()),
+            input_tokens: Some(15),
+            output_tokens: Some(7),
+            reasoning_tokens: Some(2),
+            ..TokenUsage::default()
+        };
+        assert_eq!(
+            total, expected,
+            "labels kept, never-reported counts stay None"
+        );
+        total.add(&TokenUsage {
+            output_tokens: Some(u64::MAX),
+            ..TokenUsage::default()
+        });
+        assert_eq!(total.output_tokens, Some(u64::MAX), "saturates");
     }
 }

@@ -1,7 +1,7 @@
 //! The receiver's one error type and its single mapping to codes and HTTP statuses.
 
 use handoff_core::StoreError;
-use handoff_core::codes::{self, Code};
+use handoff_core::codes::{self, Code, ErrorCode};
 
 /// Why a request was not authenticated. Never sent to the caller (the answer
 /// is a bare 401 whatever the reason); kept for logs and tests.
@@ -40,7 +40,7 @@ pub enum AuthFailure {
 
 /// Everything the receiver can answer other than an acknowledgement.
 ///
-/// [`ReceiverError::http_status`] is the only mapping to HTTP. Unknown
+/// Its [`ErrorCode`] implementation is the only mapping to HTTP. Unknown
 /// subscriptions and every credential failure are the same bare 401, so a
 /// caller learns nothing about which ids exist or which check failed; 403,
 /// 400 and 413 are only reachable after authentication (413 excepted: the
@@ -84,19 +84,8 @@ pub enum ReceiverError {
     Store(String),
 }
 
-impl ReceiverError {
-    /// Stable SCREAMING_SNAKE code.
-    pub fn code(&self) -> &'static str {
-        self.wire_code().name
-    }
-
-    /// HTTP status.
-    pub fn http_status(&self) -> u16 {
-        self.wire_code().status
-    }
-
-    /// The registered code (name and status).
-    pub fn wire_code(&self) -> Code {
+impl ErrorCode for ReceiverError {
+    fn code(&self) -> Code {
         match self {
             ReceiverError::Unauthorized(_) => codes::UNAUTHORIZED,
             ReceiverError::TaskMismatch => codes::TASK_MISMATCH,
@@ -110,7 +99,9 @@ impl ReceiverError {
             ReceiverError::Store(_) => codes::STORE_ERROR,
         }
     }
+}
 
+impl ReceiverError {
     /// Whether the sender should retry the same request later.
     pub fn retryable(&self) -> bool {
         matches!(

@@ -17,7 +17,7 @@ use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, Request, State};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
-use handoff_core::codes;
+use handoff_core::codes::{self, ErrorCode};
 use http::{HeaderValue, StatusCode, header};
 
 use crate::error::ReceiverError;
@@ -64,7 +64,7 @@ pub fn error_response(err: &ReceiverError) -> Response {
     let status =
         StatusCode::from_u16(err.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     if status.is_server_error() {
-        tracing::error!(code = err.code(), error = ?err, "a2a push failed");
+        tracing::error!(code = err.code().name, error = ?err, "a2a push failed");
     }
     let body = serde_json::json!({"code": err.code(), "message": err.public_message()});
     let mut response = (status, Json(body)).into_response();

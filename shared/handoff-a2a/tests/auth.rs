@@ -8,6 +8,7 @@ use std::sync::Arc;
 use common::*;
 use handoff_a2a::{AuthFailure, ExpectedAuth, JwkSet, JwtAlgorithm, JwtAuth, ReceiverError};
 use handoff_core::Store;
+use handoff_core::codes::ErrorCode;
 use jsonwebtoken::{Algorithm, EncodingKey};
 use serde_json::json;
 
@@ -170,12 +171,12 @@ async fn unknown_expired_and_revoked_subscriptions_look_like_bad_credentials() {
         assert_eq!(
             (
                 unknown.http_status(),
-                unknown.code(),
+                unknown.code().name,
                 unknown.public_message()
             ),
             (
                 bad_token.http_status(),
-                bad_token.code(),
+                bad_token.code().name,
                 bad_token.public_message()
             )
         );
@@ -564,7 +565,7 @@ async fn registration_refuses_weak_or_unsafe_subscriptions() {
     ];
     for auth in bad {
         let err = h.receiver.register(sub(auth.clone())).await.unwrap_err();
-        assert_eq!(err.code(), "INVALID_SUBSCRIPTION", "{auth:?}");
+        assert_eq!(err.code().name, "INVALID_SUBSCRIPTION", "{auth:?}");
     }
     let registration = h.register(Some(TASK), token_auth()).await;
     let record = h

@@ -9,6 +9,7 @@ use common::*;
 use handoff_a2a::a2a_types::{Part, TaskState};
 use handoff_a2a::{Outcome, ReceiverConfig, ReceiverError};
 use handoff_core::Store;
+use handoff_core::codes::ErrorCode;
 use serde_json::json;
 
 #[tokio::test]
@@ -53,7 +54,10 @@ async fn oversized_bodies_are_413_before_anything_else() {
     let big = artifact_body("a", &"x".repeat(2000), false, true);
     for id in [config.as_str(), "unknown"] {
         let err = h.post(id, &token_headers(), &big).await.unwrap_err();
-        assert_eq!((err.http_status(), err.code()), (413, "BODY_TOO_LARGE"));
+        assert_eq!(
+            (err.http_status(), err.code().name),
+            (413, "BODY_TOO_LARGE")
+        );
     }
     assert!(h.receiver.task(THREAD, TASK).await.unwrap().is_none());
 }
@@ -93,7 +97,7 @@ async fn notifications_for_another_task_are_403() {
         .post(&config, &token_headers(), &body(&other))
         .await
         .unwrap_err();
-    assert_eq!((err.http_status(), err.code()), (403, "TASK_MISMATCH"));
+    assert_eq!((err.http_status(), err.code().name), (403, "TASK_MISMATCH"));
     let taskless =
         json!({"message": {"messageId": "m", "role": "ROLE_AGENT", "parts": [{"text": "hi"}]}});
     let err = h
@@ -134,7 +138,8 @@ async fn a_subscription_without_a_task_is_bound_by_its_first_notification() {
             .bind_task(&config, "task-other")
             .await
             .unwrap_err()
-            .code(),
+            .code()
+            .name,
         "SUBSCRIPTION_BOUND"
     );
 }
@@ -370,7 +375,10 @@ async fn lost_races_are_retried_and_persistent_failures_are_503() {
         .post(&config, &token_headers(), &status_body("completed", None))
         .await
         .unwrap_err();
-    assert_eq!((err.http_status(), err.code()), (503, "STORE_UNAVAILABLE"));
+    assert_eq!(
+        (err.http_status(), err.code().name),
+        (503, "STORE_UNAVAILABLE")
+    );
     h.store.fail_next.store(0, Ordering::SeqCst);
     h.store.down.store(true, Ordering::SeqCst);
     let err = h
@@ -439,7 +447,7 @@ async fn the_ownership_challenge_echoes_for_live_subscriptions_only() {
             .await
             .unwrap_err();
         assert_eq!(
-            (err.http_status(), err.code()),
+            (err.http_status(), err.code().name),
             (400, "INVALID_CHALLENGE"),
             "{bad:?}"
         );

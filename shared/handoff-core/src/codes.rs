@@ -92,6 +92,37 @@ impl std::fmt::Display for Code {
     }
 }
 
+/// Serialized as its name, as every body and event sends it.
+impl serde::Serialize for Code {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.name)
+    }
+}
+
+/// An error answered with a registered [`Code`]: each error type says which code it is,
+/// once, and everything else about how it is answered follows from that code.
+///
+/// ```
+/// use handoff_core::codes::{self, Code, ErrorCode};
+///
+/// struct Busy;
+/// impl ErrorCode for Busy {
+///     fn code(&self) -> Code {
+///         codes::THREAD_BUSY
+///     }
+/// }
+/// assert_eq!((Busy.code().name, Busy.http_status()), ("THREAD_BUSY", 409));
+/// ```
+pub trait ErrorCode {
+    /// The registered code (name and status) this error is answered with.
+    fn code(&self) -> Code;
+
+    /// The HTTP status when answered before a stream starts: the code's.
+    fn http_status(&self) -> u16 {
+        self.code().status
+    }
+}
+
 macro_rules! registry {
     ($($(#[$doc:meta])* $name:ident = $status:literal;)*) => {
         $(
@@ -228,5 +259,11 @@ mod tests {
             assert!((400..600).contains(&code.status), "{code}");
             assert_eq!(Code::named(code.name), Some(*code));
         }
+    }
+
+    #[test]
+    fn a_code_serializes_as_its_name() {
+        let body = serde_json::json!({ "code": THREAD_BUSY });
+        assert_eq!(body.to_string(), r#"{"code":"THREAD_BUSY"}"#);
     }
 }

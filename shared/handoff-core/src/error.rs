@@ -2,7 +2,7 @@
 
 use agui_protocol::event::RunError;
 
-use crate::codes::{self, Code};
+use crate::codes::{self, Code, ErrorCode};
 use crate::store::StoreError;
 
 /// Everything that can stop a run or reject a request.
@@ -173,19 +173,8 @@ pub enum CoreError {
     CorruptRecord(String),
 }
 
-impl CoreError {
-    /// Stable SCREAMING_SNAKE code.
-    pub fn code(&self) -> &'static str {
-        self.wire_code().name
-    }
-
-    /// HTTP status when answered before the stream starts.
-    pub fn http_status(&self) -> u16 {
-        self.wire_code().status
-    }
-
-    /// The registered code (name and status) of this error.
-    pub fn wire_code(&self) -> Code {
+impl ErrorCode for CoreError {
+    fn code(&self) -> Code {
         match self {
             CoreError::InvalidInput(_) => codes::INVALID_INPUT,
             CoreError::ResumeIncomplete { .. } => codes::RESUME_INCOMPLETE,
@@ -219,7 +208,9 @@ impl CoreError {
             CoreError::Store(_) | CoreError::CorruptRecord(_) => codes::STORE_ERROR,
         }
     }
+}
 
+impl CoreError {
     /// Whether the same request may succeed later.
     pub fn retryable(&self) -> bool {
         matches!(
@@ -252,7 +243,7 @@ impl CoreError {
 impl From<&CoreError> for RunError {
     fn from(err: &CoreError) -> Self {
         let mut event = RunError::new(err.public_message());
-        event.code = Some(err.code().to_owned());
+        event.code = Some(err.code().name.to_owned());
         event
     }
 }

@@ -5,6 +5,7 @@ pub mod agent;
 pub mod approval;
 pub mod codes;
 pub mod context;
+pub mod conventions;
 pub mod decision;
 pub mod engine;
 pub mod error;

@@ -3,6 +3,7 @@
 
 mod support;
 
+use handoff_core::codes::ErrorCode;
 use handoff_core::{CoreError, ForkRequest, Principal, RunOptions};
 use support::*;
 
@@ -125,7 +126,7 @@ async fn four_eyes_the_owner_cannot_approve_their_own_request_an_approver_can() 
     )
     .await;
     assert!(matches!(own, CoreError::Forbidden(_)), "{own:?}");
-    assert_eq!((own.code(), own.http_status()), ("FORBIDDEN", 403));
+    assert_eq!((own.code().name, own.http_status()), ("FORBIDDEN", 403));
     // A colleague without the role may not even see the thread.
     let colleague = reject_as(
         &h,
@@ -204,7 +205,7 @@ async fn an_approver_may_not_fork_the_thread_they_approve_on() {
         .await
         .unwrap_err();
     assert!(matches!(err, CoreError::Forbidden(_)), "{err:?}");
-    assert_eq!((err.code(), err.http_status()), ("FORBIDDEN", 403));
+    assert_eq!((err.code().name, err.http_status()), ("FORBIDDEN", 403));
     assert!(
         h.engine
             .thread(&approver(), "copy")
@@ -302,9 +303,16 @@ async fn a_reused_run_id_on_a_hidden_thread_is_not_found() {
         .await;
     let probe = user_input("t", "r1", "something else");
     let err = reject_as(&h, &probe, &bob()).await;
-    assert_eq!((err.code(), err.http_status()), ("THREAD_NOT_FOUND", 404));
+    assert_eq!(
+        (err.code().name, err.http_status()),
+        ("THREAD_NOT_FOUND", 404)
+    );
     let err = reject_as(&h, &probe, &alice()).await;
-    assert_eq!(err.code(), "RUN_ID_CONFLICT", "the owner still learns why");
+    assert_eq!(
+        err.code().name,
+        "RUN_ID_CONFLICT",
+        "the owner still learns why"
+    );
 }
 
 #[tokio::test]
@@ -319,13 +327,13 @@ async fn ids_with_control_characters_are_refused_before_anything() {
     ] {
         let err = reject_as(&h, &input, &alice()).await;
         assert_eq!(
-            (err.code(), err.http_status()),
+            (err.code().name, err.http_status()),
             ("INVALID_INPUT", 400),
             "{err}"
         );
     }
     let err = h.engine.stop(&alice(), "t", "r\u{1f}1").await.unwrap_err();
-    assert_eq!(err.code(), "INVALID_INPUT");
+    assert_eq!(err.code().name, "INVALID_INPUT");
     assert!(
         h.engine.thread(&alice(), "t").await.unwrap().is_none(),
         "nothing written"
@@ -341,5 +349,5 @@ async fn a_thread_id_with_control_characters_is_refused_before_anything() {
         &Principal::anonymous(),
     )
     .await;
-    assert_eq!(err.code(), "INVALID_INPUT");
+    assert_eq!(err.code().name, "INVALID_INPUT");
 }

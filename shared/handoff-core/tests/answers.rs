@@ -13,6 +13,7 @@ use agui_protocol::{Interrupt, RunFinishedOutcome};
 use async_trait::async_trait;
 use futures::StreamExt;
 use futures::executor::block_on;
+use handoff_core::codes::ErrorCode;
 use handoff_core::records::{PendingInterrupt, RunStatus, ThreadRecord, ThreadStatus};
 use handoff_core::{Agent, AgentError, EffectFailure, Finish, RunContext, RunOptions, StoreError};
 use serde_json::{Value, json};
@@ -70,7 +71,10 @@ fn a_deadline_inside_a_resumed_effect_keeps_the_answer_and_re_drives_the_same_ke
         // A different answer could take the decline path while the money may have moved.
         let deny = resume_input("t", "r3", vec![deny(&raised[0])]);
         let err = h.reject(&deny).await;
-        assert_eq!((err.code(), err.http_status()), ("ANSWER_IN_DOUBT", 409));
+        assert_eq!(
+            (err.code().name, err.http_status()),
+            ("ANSWER_IN_DOUBT", 409)
+        );
 
         // The same answer (a client retry, any instance) re-drives the effect under its key.
         hold.open();
@@ -202,7 +206,7 @@ fn a_refused_failure_record_still_releases_the_lease() {
         let err = h
             .reject(&resume_input("t", "r3", vec![deny(&raised[0])]))
             .await;
-        assert_eq!(err.code(), "ANSWER_IN_DOUBT");
+        assert_eq!(err.code().name, "ANSWER_IN_DOUBT");
         let events = h
             .run(&resume_input("t", "r4", vec![approve(&raised[0])]))
             .await;
@@ -251,7 +255,7 @@ fn a_holder_that_died_applying_an_answer_pins_it_for_whoever_comes_next() {
             .await
             .err()
             .expect("a different answer was accepted while the refund is in doubt");
-        assert_eq!(err.code(), "ANSWER_IN_DOUBT");
+        assert_eq!(err.code().name, "ANSWER_IN_DOUBT");
 
         hold.open();
         let retry = resume_input("t", "r4", vec![approve(&raised[0])]);
@@ -426,7 +430,10 @@ fn an_effect_that_fails_after_sending_stays_in_doubt_and_pins_its_answer() {
         let err = h
             .reject(&resume_input("t", "r3", vec![deny(&raised[0])]))
             .await;
-        assert_eq!((err.code(), err.http_status()), ("ANSWER_IN_DOUBT", 409));
+        assert_eq!(
+            (err.code().name, err.http_status()),
+            ("ANSWER_IN_DOUBT", 409)
+        );
 
         let events = h
             .run(&resume_input("t", "r4", vec![approve(&raised[0])]))

@@ -9,6 +9,7 @@ use agui_protocol::{Event, Interrupt, Message, ResumeEntry, RunAgentInput};
 use async_trait::async_trait;
 use futures::StreamExt;
 use futures::executor::block_on;
+use handoff_core::codes::ErrorCode;
 use handoff_core::runtime::{ManualClock, NeverSleep, Runtime, SequentialIds};
 use handoff_core::store::memory::MemoryStore;
 use handoff_core::{
@@ -76,6 +77,7 @@ impl Agent for PayAgent {
 
 struct Bench {
     engine: Engine,
+    store: Arc<MemoryStore>,
     paid: Arc<Mutex<Vec<Value>>>,
 }
 
@@ -87,8 +89,13 @@ fn bench(policy: &ApprovalPolicy, reraise: bool) -> Bench {
         paid: paid.clone(),
     };
     let runtime = Runtime::new(ManualClock::new(1_000), SequentialIds::new("x"), NeverSleep);
-    let engine = Engine::new(agent, Arc::new(MemoryStore::new()), runtime);
-    Bench { engine, paid }
+    let store = Arc::new(MemoryStore::new());
+    let engine = Engine::new(agent, store.clone(), runtime);
+    Bench {
+        engine,
+        store,
+        paid,
+    }
 }
 
 fn alice() -> Principal {
@@ -164,7 +171,7 @@ fn the_requester_is_the_principal_whose_run_raised_the_interrupt() {
         )
         .await
         .expect_err("bob's run raised it");
-        assert_eq!((err.code(), err.http_status()), ("FORBIDDEN", 403));
+        assert_eq!((err.code().name, err.http_status()), ("FORBIDDEN", 403));
         assert!(
             err.to_string().contains("other than its requester"),
             "{err}"
@@ -192,7 +199,7 @@ fn without_edit_rules_no_edit_passes_and_an_unchanged_one_does() {
             .await
             .expect_err("no rule allows a change");
         assert_eq!(
-            (err.code(), err.http_status()),
+            (err.code().name, err.http_status()),
             ("RESUME_PAYLOAD_INVALID", 422)
         );
         assert!(err.to_string().contains("editedArgs.cents"), "{err}");
@@ -222,7 +229,7 @@ fn named_checks_refuse_with_their_reason_and_an_unregistered_one_fails_closed() 
         )
         .await
         .expect_err("nobody registered cap");
-        assert_eq!(err.code(), "RESUME_PAYLOAD_INVALID");
+        assert_eq!(err.code().name, "RESUME_PAYLOAD_INVALID");
         assert!(err.to_string().contains("not registered"), "{err}");
 
         let b = bench(&policy, false);
@@ -415,5 +422,80 @@ fn an_interrupt_is_not_pending_for_another_agent() {
         .await
         .expect("through its own agent");
         assert_eq!(b.paid.lock().unwrap().len(), 1);
+    });
+}
+
+/// Rewrites the stored thread head of `t` with `edit` applied to its first pending
+/// interrupt (as a record written by an older or a broken server would read).
+async fn rewrite_pending(store: &MemoryStore, edit: impl Fn(&mut Value)) {
+    use handoff_core::records::THREAD_KEY;
+    use handoff_core::{Condition, Store, Write};
+    let partition = alice().partition("t").unwrap();
+    let item = store
+        .get_one(&partition, THREAD_KEY, 1_000)
+        .await
+        .unwrap()
+        .unwrap();
+    let mut head: Value = serde_json::from_slice(&item.value).unwrap();
+    edit(&mut head["pending"][0]);
+    let write = Write::put(
+        THREAD_KEY,
+        Condition::Version(item.version),
+        head.to_string().into_bytes(),
+        item.expires_at_ms,
+    );
+    store.commit(&partition, vec![write], 1_000).await.unwrap();
+}
+
+/// A record stored before policies were typed keeps its metadata policy; one that claims a
+/// policy nobody can read is resolved by no one (its owner may still cancel it).
+#[test]
+fn a_stored_approval_without_a_readable_policy_is_answered_by_no_one() {
+    block_on(async {
+        let policy = ApprovalPolicy::new().role("approver").not_requester();
+        let b = bench(&policy, false);
+        let interrupt = ask(&b.engine).await;
+        // As written before typed policies: the policy only in the metadata.
+        rewrite_pending(&b.store, |pending| {
+            pending.as_object_mut().unwrap().remove("approval");
+        })
+        .await;
+        let own = answer(
+            &b.engine,
+            &alice(),
+            "r1",
+            approve(&interrupt, json!({"approved": true})),
+        )
+        .await;
+        assert!(
+            matches!(own, Err(CoreError::Forbidden(_))),
+            "the legacy policy holds"
+        );
+        // A claim of a policy that cannot be read.
+        rewrite_pending(&b.store, |pending| {
+            pending["interrupt"]["metadata"]["handoff.approval"] = json!({"roles": "approver"});
+        })
+        .await;
+        for who in [alice(), bob()] {
+            let err = answer(
+                &b.engine,
+                &who,
+                "r2",
+                approve(&interrupt, json!({"approved": true})),
+            )
+            .await
+            .expect_err("nobody may resolve it");
+            // The owner is refused; an approver is not even lent the thread.
+            assert!(
+                matches!(err, CoreError::Forbidden(_) | CoreError::ThreadNotFound),
+                "{err:?}"
+            );
+        }
+        assert!(b.paid.lock().unwrap().is_empty());
+        let cancel = ResumeEntry::cancelled(interrupt.id.clone());
+        answer(&b.engine, &alice(), "r3", cancel)
+            .await
+            .expect("the requester may withdraw it");
+        assert!(pending(&b.engine).await.is_empty());
     });
 }

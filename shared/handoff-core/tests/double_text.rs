@@ -8,6 +8,7 @@ mod support;
 use agui_protocol::{Message, RunAgentInput, RunFinishedOutcome};
 use futures::StreamExt;
 use futures::executor::block_on;
+use handoff_core::codes::ErrorCode;
 use handoff_core::records::RunStatus;
 use handoff_core::{DoubleText, EngineConfig, RunOptions};
 use support::*;
@@ -48,7 +49,7 @@ fn reject_is_the_default() {
         let h = harness(DoubleText::default(), &gate);
         let mut first = h.stream(&user_input("t", "r1", "long job")).await;
         until_blocked(&mut first);
-        assert_eq!(h.reject(&second_message()).await.code(), "THREAD_BUSY");
+        assert_eq!(h.reject(&second_message()).await.code().name, "THREAD_BUSY");
     });
 }
 

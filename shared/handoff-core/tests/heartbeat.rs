@@ -8,6 +8,7 @@ mod support;
 use agui_protocol::RunFinishedOutcome;
 use futures::StreamExt;
 use futures::executor::block_on;
+use handoff_core::codes::ErrorCode;
 use handoff_core::records::{ThreadRecord, ThreadStatus};
 use handoff_core::{EngineConfig, RunStream, StoreError};
 use support::*;
@@ -57,7 +58,7 @@ fn a_long_run_renews_its_lease_and_keeps_the_thread() {
         // Past the original lease end the thread is still this run's.
         h.advance(LEASE / 2 + 1);
         let err = h.reject(&user_input("t", "r2", "me too")).await;
-        assert_eq!(err.code(), "THREAD_BUSY");
+        assert_eq!(err.code().name, "THREAD_BUSY");
 
         // The run finishes under its renewed fence.
         gate.open();

@@ -8,6 +8,7 @@ mod support;
 use agui_protocol::{Message, RunAgentInput, RunFinishedOutcome};
 use futures::StreamExt;
 use futures::executor::block_on;
+use handoff_core::codes::ErrorCode;
 use handoff_core::records::ThreadRecord;
 use handoff_core::store::Write;
 use handoff_core::{EngineConfig, RunOptions, Store};
@@ -36,7 +37,10 @@ fn a_stale_second_tab_is_refused_and_changes_nothing() {
         let commits = h.store.commits();
 
         let err = h.reject(&stale).await;
-        assert_eq!((err.code(), err.http_status()), ("THREAD_CHANGED", 409));
+        assert_eq!(
+            (err.code().name, err.http_status()),
+            ("THREAD_CHANGED", 409)
+        );
         assert!(!err.retryable());
         assert_eq!(h.store.commits(), commits, "a refused request wrote");
         assert_eq!(h.thread("t").await, before);
@@ -108,7 +112,7 @@ fn a_retried_abandoned_run_after_a_newer_run_is_refused() {
             .await
             .err()
             .expect("the late retry was accepted");
-        assert_eq!(err.code(), "THREAD_CHANGED");
+        assert_eq!(err.code().name, "THREAD_CHANGED");
         assert_eq!(h.thread("t").await, before);
     });
 }

@@ -10,6 +10,7 @@ use std::sync::atomic::Ordering;
 use agui_protocol::{Event, Interrupt, RunAgentInput, RunFinishedOutcome};
 use futures::StreamExt;
 use futures::executor::block_on;
+use handoff_core::codes::ErrorCode;
 use handoff_core::records::{RunStatus, ThreadStatus};
 use handoff_core::{CoreError, Engine, RunOptions};
 use support::*;
@@ -146,7 +147,7 @@ fn the_same_run_id_with_a_different_body_conflicts() {
         for input in conflicting {
             let err = h.reject(&input).await;
             assert_eq!(
-                (err.code(), err.http_status(), err.retryable()),
+                (err.code().name, err.http_status(), err.retryable()),
                 ("RUN_ID_CONFLICT", 409, false),
                 "{err}"
             );
@@ -189,7 +190,11 @@ async fn check_race(
                 answered.push(results(events));
             }
             Err(e) => {
-                assert_eq!((e.code(), e.http_status()), ("THREAD_BUSY", 409), "{e}");
+                assert_eq!(
+                    (e.code().name, e.http_status()),
+                    ("THREAD_BUSY", 409),
+                    "{e}"
+                );
                 assert!(e.retryable());
             }
         }
@@ -277,7 +282,7 @@ fn a_resume_reusing_the_interrupted_runs_id_is_a_new_run_and_its_retry_a_replay(
             user_input("t", "r1", "something else"),
             resume_input("t", "r1", vec![deny(&raised[0])]),
         ] {
-            assert_eq!(h.reject(&input).await.code(), "RUN_ID_CONFLICT");
+            assert_eq!(h.reject(&input).await.code().name, "RUN_ID_CONFLICT");
         }
     });
 }
@@ -294,7 +299,7 @@ fn a_resume_may_reuse_only_the_id_of_the_run_that_raised_the_interrupts() {
         let err = h
             .reject(&resume_input("t", "r0", vec![approve(&raised[0])]))
             .await;
-        assert_eq!(err.code(), "RUN_ID_CONFLICT");
+        assert_eq!(err.code().name, "RUN_ID_CONFLICT");
     });
 }
 

@@ -4,13 +4,15 @@
 
 mod support;
 
-use agui_protocol::{Event, EventType, Message};
+use agui_protocol::{Event, EventType, Interrupt, Message};
 use futures::StreamExt;
 use futures::executor::block_on;
 use handoff_core::Principal;
+use handoff_core::codes::ErrorCode;
 use handoff_core::records::{RunStatus, ThreadStatus};
+use handoff_core::{Agent, AgentError, Finish, RunContext};
 use handoff_core::{EngineConfig, RunOptions, StoreError};
-use serde_json::json;
+use serde_json::{Value, json};
 use support::*;
 
 #[test]
@@ -70,6 +72,76 @@ fn snapshots_precede_the_interrupt_and_match_what_was_committed() {
         assert_eq!(
             view.last_run.map(|r| (r.run_id.to_string(), r.status)),
             Some(("r1".to_owned(), RunStatus::Interrupted))
+        );
+    });
+}
+
+/// Sets its state, then (optionally) says something, then asks.
+struct AsksAfterSettingState {
+    then_say: bool,
+}
+
+#[async_trait::async_trait]
+impl Agent for AsksAfterSettingState {
+    async fn run(&self, ctx: &mut RunContext) -> Result<Finish, AgentError> {
+        ctx.set_state(json!({ "expense": { "status": "awaiting_approval" } }));
+        if self.then_say {
+            ctx.say("Asking.");
+        }
+        Ok(Finish::interrupt(Interrupt::new("int-1", "approval")))
+    }
+}
+
+fn state_snapshots(events: &[Event]) -> Vec<&Value> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::StateSnapshot(s) => Some(&s.snapshot),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn an_agent_snapshot_right_before_the_interrupt_is_not_sent_twice() {
+    block_on(async {
+        let h = Harness::new(AsksAfterSettingState { then_say: false });
+        let events = h.run(&user_input("t", "r1", "file it")).await;
+        let expected = json!({ "expense": { "status": "awaiting_approval" } });
+        assert_eq!(state_snapshots(&events), [&expected], "{}", dump(&events));
+        let n = events.len();
+        assert_eq!(
+            types(&events)[n - 3..],
+            [
+                EventType::StateSnapshot,
+                EventType::MessagesSnapshot,
+                EventType::RunFinished
+            ]
+        );
+        assert_eq!(interrupts(&events).len(), 1);
+    });
+}
+
+#[test]
+fn an_agent_snapshot_followed_by_other_events_is_repeated_before_the_interrupt() {
+    block_on(async {
+        let h = Harness::new(AsksAfterSettingState { then_say: true });
+        let events = h.run(&user_input("t", "r1", "file it")).await;
+        let expected = json!({ "expense": { "status": "awaiting_approval" } });
+        assert_eq!(
+            state_snapshots(&events),
+            [&expected, &expected],
+            "{}",
+            dump(&events)
+        );
+        let n = events.len();
+        assert_eq!(
+            types(&events)[n - 3..],
+            [
+                EventType::StateSnapshot,
+                EventType::MessagesSnapshot,
+                EventType::RunFinished
+            ]
         );
     });
 }
@@ -182,7 +254,7 @@ fn a_failed_claim_is_answered_before_any_stream_and_writes_nothing() {
         h.store
             .fail_commits_where(StoreError::Unavailable("throttled".into()), |_, _| true);
         let err = h.reject(&user_input("t", "r1", "hello")).await;
-        assert_eq!(err.code(), "STORE_UNAVAILABLE");
+        assert_eq!(err.code().name, "STORE_UNAVAILABLE");
         assert_eq!(err.http_status(), 503);
         assert!(err.retryable());
         assert!(!err.public_message().contains("throttled"));

@@ -12,6 +12,7 @@ use agui_protocol::{Event, RunFinishedOutcome};
 use async_trait::async_trait;
 use futures::StreamExt;
 use futures::executor::block_on;
+use handoff_core::codes::ErrorCode;
 use handoff_core::records::{EffectRecord, RunStatus, ThreadStatus};
 use handoff_core::{Agent, AgentError, CoreError, EngineConfig, Finish, RunContext, RunOptions};
 use serde_json::{Value, json};
@@ -38,7 +39,7 @@ fn a_second_start_on_a_running_thread_is_busy() {
 
         for input in [user_input("t", "r2", "two"), first.clone()] {
             let err = h.reject(&input).await;
-            assert_eq!((err.code(), err.http_status()), ("THREAD_BUSY", 409));
+            assert_eq!((err.code().name, err.http_status()), ("THREAD_BUSY", 409));
             assert!(err.retryable());
             match &err {
                 CoreError::ThreadBusy {
@@ -96,7 +97,7 @@ fn an_expired_lease_lets_another_run_take_over_and_the_overrun_loses_its_commit(
 
         h.advance(LEASE - 1);
         assert_eq!(
-            h.reject(&user_input("t", "r2", "next")).await.code(),
+            h.reject(&user_input("t", "r2", "next")).await.code().name,
             "THREAD_BUSY"
         );
         h.advance(1);
@@ -153,7 +154,7 @@ fn the_lease_ends_at_the_host_deadline() {
         until_blocked(&mut stream);
         h.advance(4_999);
         assert_eq!(
-            h.reject(&user_input("t", "r2", "two")).await.code(),
+            h.reject(&user_input("t", "r2", "two")).await.code().name,
             "THREAD_BUSY"
         );
         h.advance(1);

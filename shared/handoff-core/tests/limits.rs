@@ -6,6 +6,7 @@ mod support;
 
 use agui_protocol::{Event, TokenUsage};
 use futures::executor::block_on;
+use handoff_core::codes::ErrorCode;
 use handoff_core::limits::Quota;
 use handoff_core::{Agent, AgentError, CoreError, EngineConfig, Finish, RunContext};
 use support::*;
@@ -62,7 +63,7 @@ fn the_bucket_refills_evenly_over_its_window() {
             h.run(&user_input(&format!("t{run}"), "r1", "hi")).await;
         }
         let refused = h.reject(&user_input("t4", "r1", "hi")).await;
-        assert_eq!(refused.code(), "RATE_LIMITED");
+        assert_eq!(refused.code().name, "RATE_LIMITED");
         assert_eq!(refused.http_status(), 429);
         // One run comes back every 3 s; the bucket is full again 9 s after the last take.
         assert_eq!(rate_limited(&refused), (0, 3_000, 9_000));
@@ -99,7 +100,7 @@ fn a_refused_answer_stays_pending_and_is_accepted_later() {
         let events = h.run(&user_input("t", "r1", "refund please")).await;
         let pending = interrupts(&events);
         let answer = resume_input("t", "r2", vec![approve(&pending[0])]);
-        assert_eq!(h.reject(&answer).await.code(), "RATE_LIMITED");
+        assert_eq!(h.reject(&answer).await.code().name, "RATE_LIMITED");
         assert_eq!(probe.calls(), 0, "nothing executed");
         let view = h.thread("t").await;
         assert_eq!(
@@ -125,7 +126,7 @@ fn a_spent_budget_refuses_new_runs_until_the_next_window() {
             &agui_protocol::RunFinishedOutcome::success()
         );
         let refused = h.reject(&user_input("t2", "r1", "go")).await;
-        assert_eq!(refused.code(), "BUDGET_EXCEEDED");
+        assert_eq!(refused.code().name, "BUDGET_EXCEEDED");
         let CoreError::BudgetExceeded { retry_after_ms } = refused else {
             unreachable!()
         };

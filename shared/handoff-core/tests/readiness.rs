@@ -10,6 +10,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use agui_protocol::RunFinishedOutcome;
 use async_trait::async_trait;
 use futures::executor::block_on;
+use handoff_core::codes::ErrorCode;
 use handoff_core::records::{RunStatus, ThreadStatus};
 use handoff_core::{
     Agent, AgentError, CoreError, Decision, Finish, Readiness, RunContext, StoreError,
@@ -87,7 +88,7 @@ fn an_answer_before_ready_is_refused_and_changes_nothing_then_succeeds() {
         let input = resume_input("t", "r2", vec![approve(&raised[0])]);
         let err = f.h.reject(&input).await;
         assert_eq!(
-            (err.code(), err.http_status(), err.retryable()),
+            (err.code().name, err.http_status(), err.retryable()),
             ("INTERRUPT_NOT_READY", 409, false)
         );
         assert_eq!(
@@ -148,7 +149,7 @@ fn one_unready_answer_refuses_the_whole_resume() {
         assert_eq!(raised.len(), 2);
         let input = resume_input("t", "r2", vec![cancel(&raised[0]), approve(&raised[1])]);
         let err = h.reject(&input).await;
-        assert_eq!(err.code(), "INTERRUPT_NOT_READY");
+        assert_eq!(err.code().name, "INTERRUPT_NOT_READY");
         assert!(err.public_message().contains(raised[1].id.as_str()));
         assert_eq!(h.thread("t").await.pending_interrupts.len(), 2);
     });
@@ -164,7 +165,10 @@ fn a_failing_check_is_answered_with_its_own_code() {
         let err =
             f.h.reject(&resume_input("t", "r2", vec![approve(&raised[0])]))
                 .await;
-        assert_eq!((err.code(), err.http_status()), ("STORE_UNAVAILABLE", 503));
+        assert_eq!(
+            (err.code().name, err.http_status()),
+            ("STORE_UNAVAILABLE", 503)
+        );
         assert_eq!(f.h.store.commits(), commits);
         assert_eq!(f.h.thread("t").await.pending_interrupts, raised);
     });

@@ -6,6 +6,7 @@ mod support;
 use agui_protocol::{Event, EventType, RunFinishedOutcome};
 use futures::StreamExt;
 use futures::executor::block_on;
+use handoff_core::codes::ErrorCode;
 use handoff_core::engine::compact;
 use handoff_core::records::{RunRecord, RunStatus, ThreadStatus};
 use handoff_core::{CoreError, Principal};
@@ -226,7 +227,7 @@ fn run_records_expire_after_their_ttl() {
         let err = h
             .reject(&resume_input("t", "r3", vec![approve(&raised[0])]))
             .await;
-        assert_eq!(err.code(), "INTERRUPT_NOT_PENDING");
+        assert_eq!(err.code().name, "INTERRUPT_NOT_PENDING");
         // …but the thread itself lives on.
         let view = h.thread("t").await;
         assert_eq!(view.state, json!({ "stage": "done" }));

@@ -6,6 +6,7 @@ mod support;
 
 use futures::executor::block_on;
 use handoff_core::StoreError;
+use handoff_core::codes::ErrorCode;
 use handoff_core::records::{RunStatus, ThreadStatus};
 use support::*;
 
@@ -70,7 +71,7 @@ fn when_the_release_is_refused_too_the_thread_stays_leased_until_the_lease_lapse
         h.store.heal();
 
         let busy = h.reject(&user_input("t", "r2", "hello")).await;
-        assert_eq!(busy.code(), "THREAD_BUSY");
+        assert_eq!(busy.code().name, "THREAD_BUSY");
         h.advance(h.engine.config().lease_ms);
         let events = h.run(&input).await;
         assert_eq!(interrupts(&events).len(), 1);

@@ -5,6 +5,7 @@ mod support;
 
 use agui_protocol::{EventType, Interrupt, ResumeEntry, RunFinishedOutcome};
 use futures::executor::block_on;
+use handoff_core::codes::ErrorCode;
 use handoff_core::records::{RunStatus, ThreadStatus};
 use handoff_core::{CoreError, ThreadView};
 use serde_json::{Value, json};
@@ -18,7 +19,8 @@ async fn interrupted(h: &Harness, thread: &str) -> Vec<Interrupt> {
 
 #[track_caller]
 fn assert_rejected(err: &CoreError, code: &str, status: u16) {
-    assert_eq!((err.code(), err.http_status()), (code, status), "{err}");
+    let got = (err.code().name, err.http_status());
+    assert_eq!(got, (code, status), "{err}");
     assert!(!err.retryable(), "{code} must not be retryable");
 }
 
@@ -261,7 +263,7 @@ fn a_rejected_resume_changes_nothing_and_a_correct_one_still_works() {
         ];
         for (run, entries) in &attempts {
             let err = h.reject(&resume_input("t", run, entries.clone())).await;
-            assert_ne!(err.code(), "THREAD_BUSY", "{run}");
+            assert_ne!(err.code().name, "THREAD_BUSY", "{run}");
             assert_eq!(h.thread("t").await, before, "{run} changed the thread");
             assert!(
                 h.run_record("t", run).await.is_none(),
@@ -276,7 +278,7 @@ fn a_rejected_resume_changes_nothing_and_a_correct_one_still_works() {
                 vec![approve(&raised[0]), approve(&raised[1])],
             ))
             .await;
-        assert_eq!(err.code(), "INTERRUPT_EXPIRED");
+        assert_eq!(err.code().name, "INTERRUPT_EXPIRED");
         assert_eq!(h.thread("t").await, before);
         assert_eq!(
             h.store.commits(),
@@ -583,7 +585,7 @@ fn answering_one_interrupt_twice_in_one_resume_is_invalid_input() {
             ))
             .await;
         assert_eq!(
-            (err.code(), err.http_status(), err.retryable()),
+            (err.code().name, err.http_status(), err.retryable()),
             ("INVALID_INPUT", 400, false),
             "{err}"
         );

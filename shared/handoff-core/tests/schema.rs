@@ -6,6 +6,7 @@ mod support;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use handoff_core::codes::ErrorCode;
 use handoff_core::schema::{SchemaFailure, SchemaValidator};
 use serde_json::Value;
 use support::*;
@@ -41,7 +42,7 @@ async fn the_hosts_validator_decides_and_a_refusal_writes_nothing() {
         .reject(&resume_input("t", "r2", vec![deny(&interrupt)]))
         .await;
     assert_eq!(
-        (err.code(), err.http_status()),
+        (err.code().name, err.http_status()),
         ("RESUME_PAYLOAD_INVALID", 422)
     );
     assert!(err.to_string().contains("only approvals"), "{err}");

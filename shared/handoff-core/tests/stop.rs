@@ -8,6 +8,7 @@ mod support;
 use agui_protocol::RunFinishedOutcome;
 use futures::StreamExt;
 use futures::executor::block_on;
+use handoff_core::codes::ErrorCode;
 use handoff_core::records::{RunStatus, ThreadRecord, ThreadStatus};
 use handoff_core::{Condition, EngineConfig, Principal, RunOptions, StopOutcome, Store, Write};
 use serde_json::json;
@@ -124,17 +125,20 @@ fn stopping_an_unknown_run_or_someone_elses_is_refused() {
         until_blocked(&mut stream);
         let anyone = Principal::anonymous();
         let err = h.engine.stop(&anyone, "t", "nope").await.unwrap_err();
-        assert_eq!((err.code(), err.http_status()), ("RUN_NOT_FOUND", 404));
+        assert_eq!((err.code().name, err.http_status()), ("RUN_NOT_FOUND", 404));
         let err = h.engine.stop(&anyone, "elsewhere", "r1").await.unwrap_err();
-        assert_eq!((err.code(), err.http_status()), ("THREAD_NOT_FOUND", 404));
+        assert_eq!(
+            (err.code().name, err.http_status()),
+            ("THREAD_NOT_FOUND", 404)
+        );
         // Another subject of the tenant may not see the owner's thread, another tenant
         // cannot even address it: both learn nothing about the run.
         let colleague = Principal::new("default", "mallory");
         let err = h.engine.stop(&colleague, "t", "r1").await.unwrap_err();
-        assert_eq!(err.code(), "THREAD_NOT_FOUND");
+        assert_eq!(err.code().name, "THREAD_NOT_FOUND");
         let stranger = Principal::new("acme", "anonymous");
         let err = h.engine.stop(&stranger, "t", "r1").await.unwrap_err();
-        assert_eq!(err.code(), "THREAD_NOT_FOUND");
+        assert_eq!(err.code().name, "THREAD_NOT_FOUND");
         assert!(
             h.item("t", "stop#r1").await.is_none(),
             "a refused stop wrote"
@@ -176,7 +180,7 @@ fn a_stop_inside_a_resumed_effect_ends_cancelled_and_keeps_the_answer_pinned() {
         let err = h
             .reject(&resume_input("t", "r3", vec![deny(&raised[0])]))
             .await;
-        assert_eq!(err.code(), "ANSWER_IN_DOUBT");
+        assert_eq!(err.code().name, "ANSWER_IN_DOUBT");
 
         // Resent, it re-drives the same key; the refund is counted once downstream.
         hold.open();

@@ -10,6 +10,7 @@ use std::sync::atomic::Ordering;
 use agui_protocol::{ResumeEntry, RunFinishedOutcome};
 use async_trait::async_trait;
 use futures::executor::block_on;
+use handoff_core::codes::ErrorCode;
 use handoff_core::schema::{SchemaValidator, TypedAnswers};
 use handoff_core::{Agent, AgentError, Finish, RunContext};
 use serde::Deserialize;
@@ -68,7 +69,7 @@ fn the_agents_types_decide_and_a_refused_answer_writes_nothing() {
         let extra = ResumeEntry::resolved(id.clone(), json!({"approved": true, "note": "ok"}));
         let err = h.reject(&resume_input("t", "r2", vec![extra])).await;
         assert_eq!(
-            (err.code(), err.http_status()),
+            (err.code().name, err.http_status()),
             ("RESUME_PAYLOAD_INVALID", 422)
         );
         assert!(
@@ -77,7 +78,7 @@ fn the_agents_types_decide_and_a_refused_answer_writes_nothing() {
         );
         let wrong = ResumeEntry::resolved(id.clone(), json!({"approved": "yes"}));
         let err = h.reject(&resume_input("t", "r2", vec![wrong])).await;
-        assert_eq!(err.code(), "RESUME_PAYLOAD_INVALID");
+        assert_eq!(err.code().name, "RESUME_PAYLOAD_INVALID");
         assert!(err.public_message().contains("at approved"), "{err}");
         assert_eq!(h.store.commits(), commits, "nothing was written");
         assert_eq!(h.thread("t").await, before);

@@ -9,6 +9,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Extension, Json, Router};
+use handoff_core::codes::ErrorCode;
 use handoff_core::principal::idempotency_key_tenant;
 use handoff_core::{Principal, Runtime};
 

@@ -11,6 +11,7 @@ use agui_protocol::{Event, Interrupt, Message, ResumeEntry, RunAgentInput};
 use async_trait::async_trait;
 use futures::StreamExt;
 use futures::executor::block_on;
+use handoff_core::codes::ErrorCode;
 use handoff_core::runtime::{ManualClock, NeverSleep, Runtime, SequentialIds};
 use handoff_core::store::memory::MemoryStore;
 use handoff_core::{Agent, CoreError, Engine, Principal, RunOptions, Store};
@@ -146,7 +147,7 @@ impl Desk {
             .await
             .expect_err("the edit is refused");
         assert_eq!(
-            (err.code(), err.http_status()),
+            (err.code().name, err.http_status()),
             ("RESUME_PAYLOAD_INVALID", 422),
             "{err}"
         );
@@ -177,7 +178,11 @@ fn refused_then_approved(llm: bool) {
                 .answer(who, "t", run, approve(&interrupt, yes.clone()))
                 .await
                 .expect_err("the requester may not approve");
-            assert_eq!((err.code(), err.http_status()), ("FORBIDDEN", 403), "{err}");
+            assert_eq!(
+                (err.code().name, err.http_status()),
+                ("FORBIDDEN", 403),
+                "{err}"
+            );
         }
         // Nor deny: a denial is a resolved answer; the requester withdraws by cancelling.
         let err = desk
@@ -189,7 +194,7 @@ fn refused_then_approved(llm: bool) {
             )
             .await
             .expect_err("the requester may not deny either");
-        assert_eq!(err.code(), "FORBIDDEN");
+        assert_eq!(err.code().name, "FORBIDDEN");
 
         // An approver moving the refund to another order, for 99,999,999 cents.
         let edited =

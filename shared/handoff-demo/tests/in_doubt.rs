@@ -8,6 +8,7 @@ use std::sync::Arc;
 use agui_protocol::{Event, Message, ResumeEntry, RunAgentInput};
 use futures::StreamExt;
 use futures::executor::block_on;
+use handoff_core::codes::ErrorCode;
 use handoff_core::runtime::{ManualClock, NeverSleep, Runtime, SequentialIds};
 use handoff_core::store::memory::MemoryStore;
 use handoff_core::{CoreError, Engine, Principal, RunOptions, Store};
@@ -71,7 +72,10 @@ fn a_refund_that_fails_after_paying_is_re_driven_under_its_key_and_pays_once() {
         assert_eq!(account.refunds, 1, "the money moved");
 
         let err = run(&engine, answer("r3", false)).await.unwrap_err();
-        assert_eq!((err.code(), err.http_status()), ("ANSWER_IN_DOUBT", 409));
+        assert_eq!(
+            (err.code().name, err.http_status()),
+            ("ANSWER_IN_DOUBT", 409)
+        );
 
         // The order has nothing left to refund, yet the re-drive is not refused.
         let events = run(&engine, answer("r4", true)).await.unwrap();
@@ -116,7 +120,7 @@ fn a_refund_beyond_what_was_paid_is_refused_before_the_run() {
         .await
         .unwrap_err();
         assert_eq!(
-            (err.code(), err.http_status()),
+            (err.code().name, err.http_status()),
             ("RESUME_PAYLOAD_INVALID", 422)
         );
         assert!(err.to_string().contains("left to refund"), "{err}");

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use agui_protocol::{Event, Interrupt, Message, ResumeEntry, RunAgentInput};
 use futures::StreamExt;
 use futures::executor::block_on;
+use handoff_core::codes::ErrorCode;
 use handoff_core::records::{THREAD_KEY, ThreadRecord};
 use handoff_core::runtime::{ManualClock, NeverSleep, Runtime, SequentialIds};
 use handoff_core::store::memory::MemoryStore;
@@ -113,7 +114,7 @@ fn edits_that_widen_the_refund_are_refused_before_the_run() {
                 .await
                 .expect_err(&format!("{edited} must be refused"));
             assert_eq!(
-                (err.code(), err.http_status()),
+                (err.code().name, err.http_status()),
                 ("RESUME_PAYLOAD_INVALID", 422),
                 "{edited}: {err}"
             );
@@ -175,7 +176,7 @@ fn the_policy_holds_an_edit_the_schema_lets_through() {
                 .await
                 .expect_err("refused by the policy");
             assert_eq!(
-                (err.code(), err.http_status()),
+                (err.code().name, err.http_status()),
                 ("RESUME_PAYLOAD_INVALID", 422)
             );
             assert!(err.to_string().contains(rule), "{err}");

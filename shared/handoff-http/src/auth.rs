@@ -40,19 +40,17 @@ impl AuthHook {
     pub(crate) fn reject(&self, error: &AuthError) -> ApiError {
         match error {
             AuthError::Unauthenticated(message) => {
-                let mut rejection = ApiError::new(codes::UNAUTHENTICATED, message.clone());
-                rejection.www_authenticate = Some(self.0.challenge());
-                rejection
+                ApiError::new(codes::UNAUTHENTICATED, message.clone())
+                    .with_www_authenticate(self.0.challenge())
             }
             // Unavailable, and whatever a later version adds: never a pass.
             other => {
                 tracing::warn!(error = %other, "authentication unavailable");
-                let mut rejection = ApiError::new(
+                ApiError::new(
                     codes::AUTH_UNAVAILABLE,
                     "credentials cannot be checked right now; retry shortly",
-                );
-                rejection.retry_after_ms = Some(5_000);
-                rejection
+                )
+                .with_retry_after_ms(5_000)
             }
         }
     }

@@ -3,45 +3,75 @@
 use axum::Json;
 use axum::response::{IntoResponse, Response};
 use handoff_core::CoreError;
-use handoff_core::codes::Code;
+use handoff_core::codes::{Code, ErrorCode};
 use http::{HeaderValue, StatusCode, header};
 use serde_json::json;
 
 /// A request answered with a JSON error body `{"code","message"}`.
+///
+/// Built only from a registered [`Code`] (which also sets the status), so no answer
+/// carries a code the registry does not list.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ApiError {
-    /// HTTP status.
-    pub status: StatusCode,
-    /// Stable code (the same vocabulary as `RUN_ERROR.code`).
-    pub code: &'static str,
-    /// Human-readable message, no internals.
-    pub message: String,
+    code: Code,
+    /// Human-readable, no internals.
+    message: String,
     /// `Retry-After`, in milliseconds.
-    pub retry_after_ms: Option<u64>,
+    retry_after_ms: Option<u64>,
     /// `WWW-Authenticate` challenge (401 only).
-    pub www_authenticate: Option<String>,
+    www_authenticate: Option<String>,
     /// `RateLimit-Policy` and `RateLimit` (429 `RATE_LIMITED` only).
-    pub rate_limit: Option<Box<RateLimitHeaders>>,
+    rate_limit: Option<Box<RateLimitHeaders>>,
 }
 
 impl ApiError {
     /// A rejection with a registered code (its status is the code's).
     pub fn new(code: Code, message: impl Into<String>) -> Self {
         ApiError {
-            status: StatusCode::from_u16(code.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
-            code: code.name,
+            code,
             message: message.into(),
             retry_after_ms: None,
             www_authenticate: None,
             rate_limit: None,
         }
     }
+
+    /// With a `Retry-After` of `ms` (sent in whole seconds, at least 1).
+    pub fn with_retry_after_ms(mut self, ms: u64) -> Self {
+        self.retry_after_ms = Some(ms);
+        self
+    }
+
+    /// With a `WWW-Authenticate` challenge.
+    pub fn with_www_authenticate(mut self, challenge: impl Into<String>) -> Self {
+        self.www_authenticate = Some(challenge.into());
+        self
+    }
+
+    /// The HTTP status (the code's).
+    pub fn status(&self) -> StatusCode {
+        StatusCode::from_u16(self.code.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
+    }
+
+    /// The message sent.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// The `Retry-After` sent, in milliseconds.
+    pub fn retry_after_ms(&self) -> Option<u64> {
+        self.retry_after_ms
+    }
+}
+
+impl ErrorCode for ApiError {
+    fn code(&self) -> Code {
+        self.code
+    }
 }
 
 impl From<CoreError> for ApiError {
     fn from(err: CoreError) -> Self {
-        let status =
-            StatusCode::from_u16(err.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
         let retry_after_ms = match &err {
             CoreError::ThreadBusy { retry_after_ms, .. }
             | CoreError::RateLimited { retry_after_ms, .. }
@@ -49,8 +79,9 @@ impl From<CoreError> for ApiError {
             e if e.retryable() => Some(1_000),
             _ => None,
         };
-        if status.is_server_error() {
-            tracing::error!(code = err.code(), error = %err, "request failed");
+        let code = err.code();
+        if code.status >= 500 {
+            tracing::error!(code = code.name, error = %err, "request failed");
         }
         let rate_limit = match &err {
             CoreError::RateLimited {
@@ -65,8 +96,7 @@ impl From<CoreError> for ApiError {
             _ => None,
         };
         ApiError {
-            status,
-            code: err.code(),
+            code,
             message: err.public_message(),
             retry_after_ms,
             www_authenticate: None,
@@ -78,7 +108,7 @@ impl From<CoreError> for ApiError {
 /// The IETF draft's structured fields (`draft-ietf-httpapi-ratelimit-headers`) for a
 /// refusal by the run rate limit.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RateLimitHeaders {
+pub(crate) struct RateLimitHeaders {
     /// `RateLimit-Policy`: `"runs";q=COUNT;w=SECONDS`.
     pub policy: String,
     /// `RateLimit`: `"runs";r=REMAINING;t=SECONDS` (until the bucket is full).
@@ -87,11 +117,11 @@ pub struct RateLimitHeaders {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let body = json!({"code": self.code, "message": self.message});
-        let mut response = (self.status, Json(body)).into_response();
+        let body = json!({"code": self.code.name, "message": self.message});
+        let mut response = (self.status(), Json(body)).into_response();
         response
             .extensions_mut()
-            .insert(crate::request_log::ErrorCode(self.code));
+            .insert(crate::request_log::ErrorCode(self.code.name));
         if let Some(ms) = self.retry_after_ms {
             let secs = ms.div_ceil(1000).max(1);
             if let Ok(value) = HeaderValue::from_str(&secs.to_string()) {

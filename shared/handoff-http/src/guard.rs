@@ -148,6 +148,7 @@ pub(crate) fn allowed_hosts(lookup: impl Fn(&str) -> Option<String>) -> Vec<Stri
 
 #[cfg(test)]
 mod tests {
+    use handoff_core::codes::ErrorCode;
     use http::HeaderValue;
 
     use super::*;
@@ -164,7 +165,7 @@ mod tests {
         guard
             .check(&method, &Uri::from_static("/"), &headers(pairs))
             .err()
-            .map(|e| e.code)
+            .map(|e| e.code().name)
     }
 
     #[test]
@@ -245,7 +246,7 @@ mod tests {
             guard
                 .check(&Method::GET, &Uri::from_static(uri), &HeaderMap::new())
                 .err()
-                .map(|e| e.code)
+                .map(|e| e.code().name)
         };
         let listed = Guard {
             origins: None,

@@ -13,39 +13,16 @@
 //! source) needs a real A2A peer: it runs the same scenario in `tests/node/a2a-policy.test.mjs`,
 //! and the MCP rows run against real servers on every host in `tests/node/lib/mcp-policy.mjs`.
 
+#[path = "support/named.rs"]
+mod named;
 #[path = "approval_paths/rows.rs"]
 mod rows;
 mod support;
 
-use handoff_core::{ApprovalSource, Principal};
-use handoff_http::{AuthError, Authenticator};
+use handoff_core::ApprovalSource;
 use http::StatusCode;
 use serde_json::{Value, json};
 use support::{code, send};
-
-/// `authorization: alice` (no role) or `bob` (approver), tenant acme.
-pub(crate) struct Named;
-
-impl Authenticator for Named {
-    fn authenticate<'a>(
-        &'a self,
-        request: &'a http::request::Parts,
-    ) -> futures::future::BoxFuture<'a, Result<Principal, AuthError>> {
-        let who = request
-            .headers
-            .get("authorization")
-            .and_then(|v| v.to_str().ok());
-        let principal = match who {
-            Some("alice") => Ok(Principal::new("acme", "alice")),
-            Some("bob") => Ok(Principal::new("acme", "bob").with_roles(["approver"])),
-            _ => Err(AuthError::unauthenticated("who are you?")),
-        };
-        Box::pin(async move { principal })
-    }
-    fn scheme(&self) -> &'static str {
-        "test-names"
-    }
-}
 
 async fn call(
     app: &axum::Router,

@@ -5,42 +5,21 @@
 //! an edit may only lower the amount of the same order. Seeing the thread to answer does
 //! not let the approver fork it.
 
+#[path = "support/named.rs"]
+mod named;
 mod support;
 
 use std::sync::Arc;
 
 use handoff_core::runtime::{ManualClock, NeverSleep, Runtime, SequentialIds};
 use handoff_core::store::memory::MemoryStore;
-use handoff_core::{Engine, Principal, Store};
+use handoff_core::{Engine, Store};
 use handoff_demo::{DemoAgent, DemoConfig, Ledger};
-use handoff_http::{AuthError, Authenticator, HttpConfig, Routes};
+use handoff_http::{HttpConfig, Routes};
 use http::StatusCode;
+use named::Named;
 use serde_json::{Value, json};
 use support::code;
-
-/// `authorization: alice` (no role) or `bob` (approver), tenant acme.
-struct Named;
-
-impl Authenticator for Named {
-    fn authenticate<'a>(
-        &'a self,
-        request: &'a http::request::Parts,
-    ) -> futures::future::BoxFuture<'a, Result<Principal, AuthError>> {
-        let who = request
-            .headers
-            .get("authorization")
-            .and_then(|v| v.to_str().ok());
-        let principal = match who {
-            Some("alice") => Ok(Principal::new("acme", "alice")),
-            Some("bob") => Ok(Principal::new("acme", "bob").with_roles(["approver"])),
-            _ => Err(AuthError::unauthenticated("who are you?")),
-        };
-        Box::pin(async move { principal })
-    }
-    fn scheme(&self) -> &'static str {
-        "test-names"
-    }
-}
 
 fn app() -> (axum::Router, Ledger) {
     let store: Arc<dyn Store> = Arc::new(MemoryStore::new());

@@ -8,7 +8,9 @@
 use agui_protocol::{Message, Tool};
 use serde_json::{Value, json};
 
-use crate::delta::{FinishReason, ModelDelta, Parsed, Usage};
+use agui_protocol::TokenUsage;
+
+use crate::delta::{FinishReason, ModelDelta, Parsed};
 use crate::error::ModelError;
 use crate::sse::FrameParser;
 
@@ -119,11 +121,11 @@ impl EventParser {
                 );
                 let input = count("input_tokens")
                     .map(|uncached| uncached + read.unwrap_or(0) + written.unwrap_or(0));
-                vec![ModelDelta::Usage(Usage {
+                vec![ModelDelta::Usage(TokenUsage {
                     input_tokens: input,
                     cached_input_tokens: read,
                     cache_write_input_tokens: written,
-                    ..Usage::default()
+                    ..TokenUsage::default()
                 })]
             }
             "content_block_start" => {
@@ -160,9 +162,9 @@ impl EventParser {
                     deltas.push(ModelDelta::Finish(FinishReason::parse(reason)));
                 }
                 if let Some(output) = body["usage"].get("output_tokens").and_then(Value::as_u64) {
-                    deltas.push(ModelDelta::Usage(Usage {
+                    deltas.push(ModelDelta::Usage(TokenUsage {
                         output_tokens: Some(output),
-                        ..Usage::default()
+                        ..TokenUsage::default()
                     }));
                 }
                 deltas

@@ -1,5 +1,7 @@
 //! The one vocabulary both provider dialects are parsed into.
 
+use agui_protocol::TokenUsage;
+
 use crate::error::ModelError;
 
 /// One increment of a model's answer.
@@ -27,8 +29,11 @@ pub enum ModelDelta {
     },
     /// Why the model stopped.
     Finish(FinishReason),
-    /// Token counts (may come more than once; later counts add to earlier ones).
-    Usage(Usage),
+    /// Token counts, unlabelled (may come more than once; later counts add to earlier
+    /// ones). As AG-UI counts them: the parts (reasoning, cached and cache-write input)
+    /// are included in the totals, and a count the provider did not report stays `None`
+    /// (never 0).
+    Usage(TokenUsage),
 }
 
 /// Why a model stopped its turn.
@@ -55,64 +60,6 @@ impl FinishReason {
             "length" | "max_tokens" => FinishReason::Length,
             "content_filter" | "refusal" => FinishReason::ContentFilter,
             other => FinishReason::Other(other.to_owned()),
-        }
-    }
-}
-
-/// Token counts of a turn, as AG-UI's `TokenUsage` counts them: the parts (reasoning,
-/// cached and cache-write input) are included in the totals, and a count the provider did
-/// not report stays `None` (never 0).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Usage {
-    /// Prompt tokens, cached ones included.
-    pub input_tokens: Option<u64>,
-    /// Generated tokens, reasoning included.
-    pub output_tokens: Option<u64>,
-    /// Of the output, tokens spent reasoning.
-    pub reasoning_tokens: Option<u64>,
-    /// Of the input, tokens read from the provider's cache.
-    pub cached_input_tokens: Option<u64>,
-    /// Of the input, tokens written to the provider's cache.
-    pub cache_write_input_tokens: Option<u64>,
-}
-
-impl Usage {
-    /// Adds `other` (providers report input and output in separate frames).
-    pub fn add(&mut self, other: Usage) {
-        let sum = |a: Option<u64>, b: Option<u64>| match (a, b) {
-            (None, None) => None,
-            (a, b) => Some(a.unwrap_or(0).saturating_add(b.unwrap_or(0))),
-        };
-        self.input_tokens = sum(self.input_tokens, other.input_tokens);
-        self.output_tokens = sum(self.output_tokens, other.output_tokens);
-        self.reasoning_tokens = sum(self.reasoning_tokens, other.reasoning_tokens);
-        self.cached_input_tokens = sum(self.cached_input_tokens, other.cached_input_tokens);
-        self.cache_write_input_tokens = sum(
-            self.cache_write_input_tokens,
-            other.cache_write_input_tokens,
-        );
-    }
-
-    /// Whether any count was reported.
-    pub fn is_reported(&self) -> bool {
-        *self != Usage::default()
-    }
-
-    /// As AG-UI reports it, labelled with the provider and model; `totalTokens` when both
-    /// totals are known.
-    pub fn to_token_usage(&self, provider: &str, model: &str) -> agui_protocol::TokenUsage {
-        agui_protocol::TokenUsage {
-            provider: Some(provider.to_owned()),
-            model: Some(model.to_owned()),
-            input_tokens: self.input_tokens,
-            output_tokens: self.output_tokens,
-            total_tokens: self
-                .input_tokens
-                .zip(self.output_tokens)
-                .map(|(i, o)| i.saturating_add(o)),
-            reasoning_tokens: self.reasoning_tokens,
-            cached_input_tokens: self.cached_input_tokens,
-            cache_write_input_tokens: self.cache_write_input_tokens,
         }
     }
 }

@@ -4,10 +4,10 @@ use agui_protocol::event::{
     ReasoningEnd, ReasoningMessageContent, ReasoningMessageEnd, ReasoningMessageStart,
     ReasoningStart,
 };
-use agui_protocol::{MessageId, ToolCallId};
+use agui_protocol::{MessageId, TokenUsage, ToolCallId};
 use handoff_core::RunContext;
 
-use crate::delta::{FinishReason, ModelDelta, Usage};
+use crate::delta::{FinishReason, ModelDelta};
 use crate::error::ModelError;
 
 /// One tool call the model made this turn, with its AG-UI id.
@@ -32,8 +32,8 @@ pub struct ModelTurn {
     pub tool_calls: Vec<ModelToolCall>,
     /// Why it stopped (`None`: the stream ended without saying).
     pub finish_reason: Option<FinishReason>,
-    /// Token counts.
-    pub usage: Usage,
+    /// Token counts, unlabelled; `totalTokens` when both totals are known.
+    pub usage: TokenUsage,
 }
 
 struct OpenCall {
@@ -53,7 +53,7 @@ pub struct TurnEmitter {
     reasoning: Option<(MessageId, MessageId)>,
     calls: Vec<OpenCall>,
     finish_reason: Option<FinishReason>,
-    usage: Usage,
+    usage: TokenUsage,
 }
 
 impl TurnEmitter {
@@ -119,7 +119,7 @@ impl TurnEmitter {
                 open.call.arguments.push_str(&fragment);
             }
             ModelDelta::Finish(reason) => self.finish_reason = Some(reason),
-            ModelDelta::Usage(usage) => self.usage.add(usage),
+            ModelDelta::Usage(usage) => self.usage.add(&usage),
         }
         Ok(())
     }
@@ -138,12 +138,19 @@ impl TurnEmitter {
         for call in &tool_calls {
             ctx.tool_call_end(&call.id);
         }
+        let mut usage = self.usage;
+        if usage.total_tokens.is_none() {
+            usage.total_tokens = usage
+                .input_tokens
+                .zip(usage.output_tokens)
+                .map(|(i, o)| i.saturating_add(o));
+        }
         ModelTurn {
             message_id,
             text: self.said,
             tool_calls,
             finish_reason: self.finish_reason,
-            usage: self.usage,
+            usage,
         }
     }
 

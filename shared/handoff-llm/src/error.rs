@@ -1,6 +1,6 @@
 //! Why a model call failed, and the stable code a run ends with.
 
-use handoff_core::codes::{self, Code};
+use handoff_core::codes::{self, Code, ErrorCode};
 use handoff_core::{AgentError, RunContext};
 
 /// A failed model call. The `detail` (the provider's words) is for logs only.
@@ -84,20 +84,6 @@ impl ModelError {
         }
     }
 
-    /// Stable code of the run's `RUN_ERROR`.
-    pub fn code(&self) -> &'static str {
-        self.wire_code().name
-    }
-
-    /// The registered code of the run's `RUN_ERROR`.
-    pub fn wire_code(&self) -> Code {
-        match self {
-            ModelError::RateLimited { .. } => codes::MODEL_RATE_LIMITED,
-            ModelError::Unavailable { .. } => codes::MODEL_UNAVAILABLE,
-            ModelError::Rejected { .. } | ModelError::Malformed { .. } => codes::MODEL_ERROR,
-        }
-    }
-
     /// What the client is told (the provider's words are not).
     pub fn public_message(&self) -> String {
         match self {
@@ -127,12 +113,18 @@ impl ModelError {
     /// Ends the run with this error's code and public message (the detail is logged):
     /// `return Err(error.fail_run(ctx))`.
     pub fn fail_run(&self, ctx: &mut RunContext) -> AgentError {
-        ctx.fail_with(
-            self.wire_code(),
-            self.public_message(),
-            self.retryable(),
-            self,
-        )
+        ctx.fail_with(self.code(), self.public_message(), self.retryable(), self)
+    }
+}
+
+/// The code of the run's `RUN_ERROR`.
+impl ErrorCode for ModelError {
+    fn code(&self) -> Code {
+        match self {
+            ModelError::RateLimited { .. } => codes::MODEL_RATE_LIMITED,
+            ModelError::Unavailable { .. } => codes::MODEL_UNAVAILABLE,
+            ModelError::Rejected { .. } | ModelError::Malformed { .. } => codes::MODEL_ERROR,
+        }
     }
 }
 
@@ -163,7 +155,7 @@ mod tests {
     #[test]
     fn http_statuses_map_to_stable_codes() {
         let limited = ModelError::from_http(429, Some("2"), "{\"error\":\"slow down\"}");
-        assert_eq!(limited.code(), "MODEL_RATE_LIMITED");
+        assert_eq!(limited.code().name, "MODEL_RATE_LIMITED");
         assert!(limited.retryable());
         assert_eq!(
             limited.public_message(),
@@ -171,11 +163,11 @@ mod tests {
         );
         assert!(!limited.public_message().contains("slow down"));
         assert_eq!(
-            ModelError::from_http(503, None, "").code(),
+            ModelError::from_http(503, None, "").code().name,
             "MODEL_UNAVAILABLE"
         );
         let auth = ModelError::from_http(401, None, "bad key sk-123");
-        assert_eq!((auth.code(), auth.retryable()), ("MODEL_ERROR", false));
+        assert_eq!((auth.code().name, auth.retryable()), ("MODEL_ERROR", false));
         assert!(!auth.public_message().contains("sk-123"));
     }
 

@@ -80,13 +80,15 @@ pub mod mcp;
 pub mod openai;
 pub mod sse;
 mod telemetry;
+mod tool;
 
-pub use agent::{BackendTool, LlmAgent, ToolError, approval_schema};
+pub use agent::LlmAgent;
 pub use client::{ByteStream, ModelClient, ModelRequest, Provider};
-pub use delta::{FinishReason, ModelDelta, Usage};
+pub use delta::{FinishReason, ModelDelta};
 pub use emit::{ModelToolCall, ModelTurn, TurnEmitter};
 pub use error::ModelError;
 pub use sse::ProviderStream;
 pub use telemetry::content::{
     CAPTURE_MESSAGE_CONTENT, capture_message_content, capture_setting, set_capture_message_content,
 };
+pub use tool::{BackendTool, ToolError, approval_schema};

@@ -10,7 +10,9 @@ use std::collections::HashSet;
 use agui_protocol::{Message, Tool};
 use serde_json::{Value, json};
 
-use crate::delta::{FinishReason, ModelDelta, Parsed, Usage};
+use agui_protocol::TokenUsage;
+
+use crate::delta::{FinishReason, ModelDelta, Parsed};
 use crate::error::ModelError;
 use crate::sse::FrameParser;
 
@@ -141,12 +143,12 @@ impl ChunkParser {
                     .try_fold(usage, |v, k| v.get(*k))
                     .and_then(Value::as_u64)
             };
-            deltas.push(ModelDelta::Usage(Usage {
+            deltas.push(ModelDelta::Usage(TokenUsage {
                 input_tokens: count(&["prompt_tokens"]),
                 output_tokens: count(&["completion_tokens"]),
                 reasoning_tokens: count(&["completion_tokens_details", "reasoning_tokens"]),
                 cached_input_tokens: count(&["prompt_tokens_details", "cached_tokens"]),
-                cache_write_input_tokens: None,
+                ..TokenUsage::default()
             }));
         }
         Ok(deltas)

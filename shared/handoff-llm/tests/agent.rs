@@ -11,6 +11,7 @@ use agui_protocol::{Event, RunAgentInput, RunFinishedOutcome};
 use async_trait::async_trait;
 use futures::StreamExt;
 use futures::executor::block_on;
+use handoff_core::codes::ErrorCode;
 use handoff_core::runtime::{ManualClock, NeverSleep, Runtime, SequentialIds};
 use handoff_core::store::memory::MemoryStore;
 use handoff_core::{ApprovalPolicy, Engine, RunOptions};
@@ -454,7 +455,10 @@ fn a_tool_that_may_have_run_keeps_its_approval_in_doubt() {
     let deny = input(json!({ "threadId": "t1", "runId": "r3", "messages": [],
         "resume": [{ "interruptId": interrupts[0].id, "status": "resolved", "payload": { "approved": false } }] }));
     let refused = block_on(s.engine.start(deny, RunOptions::default()));
-    assert_eq!(refused.err().map(|e| e.code()), Some("ANSWER_IN_DOUBT"));
+    assert_eq!(
+        refused.err().map(|e| e.code().name),
+        Some("ANSWER_IN_DOUBT")
+    );
     let again = input(json!({ "threadId": "t1", "runId": "r4", "messages": [],
         "resume": [{ "interruptId": interrupts[0].id, "status": "resolved", "payload": { "approved": true } }] }));
     assert_eq!(

@@ -38,6 +38,7 @@ use tracing_subscriber::filter::Targets;
 use tracing_subscriber::registry::LookupSpan;
 
 mod client;
+mod typed;
 
 /// The exporter and what it needs to flush at the right moment.
 #[derive(Clone)]
@@ -83,6 +84,7 @@ impl Telemetry {
             .with_http_client(client::UreqExport::new())
             .build()
             .map_err(|e| format!("OTLP exporter: {e}"))?;
+        let exporter = typed::Typed(exporter);
         let mut resource = opentelemetry_sdk::Resource::builder();
         if !set("OTEL_SERVICE_NAME") {
             resource = resource.with_service_name("handoff");

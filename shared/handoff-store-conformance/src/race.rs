@@ -23,6 +23,7 @@ use agui_protocol::verify::{OutcomeKind, VerifyOptions, verify_events};
 use agui_protocol::{Event, Interrupt, Message, ResumeEntry, RunAgentInput, RunFinishedOutcome};
 use async_trait::async_trait;
 use futures::StreamExt;
+use handoff_core::codes::ErrorCode;
 use handoff_core::records::ThreadStatus;
 use handoff_core::{Agent, AgentError, Engine, Finish, RunContext, RunOptions};
 use serde_json::{Value, json};
@@ -116,7 +117,7 @@ pub async fn interrupt_thread_with(
     let stream = engine
         .start(input.clone(), options)
         .await
-        .unwrap_or_else(|e| panic!("the new run was refused: {} ({e})", e.code()));
+        .unwrap_or_else(|e| panic!("the new run was refused: {} ({e})", e.code().name));
     let events: Vec<Event> = stream.collect().await;
     if let Err(violation) = verify_events(&events, VerifyOptions::strict().with_input(input)) {
         panic!("invalid new-run stream: {violation}\n{}", dump(&events));
@@ -155,13 +156,13 @@ pub async fn attempt(engine: &Engine, input: RunAgentInput) -> Outcome {
 pub async fn attempt_with(engine: &Engine, input: RunAgentInput, options: RunOptions) -> Outcome {
     let stream = match engine.start(input.clone(), options).await {
         Ok(stream) => stream,
-        Err(e) if e.code() == "THREAD_BUSY" && e.http_status() == 409 => return Outcome::Busy,
+        Err(e) if e.code().name == "THREAD_BUSY" && e.http_status() == 409 => return Outcome::Busy,
         Err(e) => {
             return Outcome::Other(format!(
                 "run {}: refused with {} {} ({e})",
                 input.run_id,
                 e.http_status(),
-                e.code()
+                e.code().name
             ));
         }
     };

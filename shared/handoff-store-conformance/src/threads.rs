@@ -9,6 +9,7 @@
 
 use std::sync::Arc;
 
+use handoff_core::codes::ErrorCode;
 use handoff_core::records::audit::{AuditEntry, audit_entry_key, is_audit_key};
 use handoff_core::runtime::{ManualClock, NeverSleep, Runtime, SequentialIds};
 use handoff_core::store::{Condition, Write};
@@ -115,7 +116,7 @@ pub async fn thread_is_erased_whole(store: Arc<dyn Store>) {
         engine
             .delete_thread(&alice, thread_id)
             .await
-            .map_err(|e| e.code()),
+            .map_err(|e| e.code().name),
         Err("THREAD_NOT_FOUND"),
         "a second delete"
     );
@@ -132,7 +133,10 @@ async fn audit_trail_survives_and_tampering_shows(
 ) {
     let auditor = Principal::new(alice.tenant.clone(), "audrey").with_roles(["auditor"]);
     assert_eq!(
-        engine.verify_audit(alice, None).await.map_err(|e| e.code()),
+        engine
+            .verify_audit(alice, None)
+            .await
+            .map_err(|e| e.code().name),
         Err("FORBIDDEN"),
         "only auditors read the trail"
     );

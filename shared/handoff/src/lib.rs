@@ -118,6 +118,24 @@
 //! Served over HTTP, the same two runs are two POSTs to `/agent`; between them,
 //! `GET /threads/t1` shows the pending interrupt (e.g. after a page reload).
 //!
+//! # Reading an answer
+//!
+//! A resumed run sees each answer as a [`Decision`]: [`Decision::approved`] reads its
+//! `approved`, [`Decision::payload_as`] the whole answer as your type (derive
+//! `serde::Deserialize`; the starter derives the `responseSchema` from the same type with
+//! `schemars`), [`Decision::field`] one member, [`Decision::args`] the tool call's arguments
+//! (an allowed `editedArgs`, else the proposed ones) and [`Decision::is_cancelled`] whether the
+//! user abandoned the question. An answer reaches the agent only after it passed the
+//! interrupt's `responseSchema` and approval policy; a refused one is a 4xx and writes nothing.
+//!
+//! An interrupt's `reason` (`"approval"` above, `"tool_call"` in the starter) is for the client
+//! and for the agent itself: AG-UI names `tool_call` (the interrupt is about a tool call, set
+//! with `with_tool_call`), `input_required`, `confirmation` and namespaced `<framework>:<name>`.
+//! The engine does not interpret it; who may answer and what an edit may change come from the
+//! [`ApprovalPolicy`] attached with [`WithApproval::with_approval`], whatever the reason. An
+//! agent that asks several kinds of question tells them apart by `decision.interrupt.reason`.
+//! `examples/own_agent.rs` (the README's) puts it together on the local server.
+//!
 //! # Traces and logs
 //!
 //! Every run is traced with OpenTelemetry's GenAI names, on every host and store: `invoke_agent
@@ -125,8 +143,9 @@
 //! thread, `handoff.run.id`, `handoff.run.outcome` = `success|interrupt|cancelled|error`,
 //! `handoff.tenant`, `error.type` = the `RUN_ERROR` code, the run's `gen_ai.usage.*`), a client span
 //! `chat {model}` per model call (`gen_ai.provider.name`, `gen_ai.request.model`,
-//! `gen_ai.response.finish_reasons`, `gen_ai.usage.input_tokens` / `output_tokens` / cache and
-//! reasoning counts, `gen_ai.response.time_to_first_chunk` in seconds), `execute_tool {tool}` per
+//! `gen_ai.response.finish_reasons` as an array of strings, `gen_ai.usage.input_tokens` /
+//! `output_tokens` / cache and reasoning counts as integers, as the conventions type them,
+//! `gen_ai.response.time_to_first_chunk` in seconds), `execute_tool {tool}` per
 //! backend tool (`gen_ai.tool.name`, `gen_ai.tool.call.id`), `handoff.effect` per `ctx.effect`
 //! (`handoff.effect.key`, `handoff.effect.replayed`, `handoff.effect.outcome` =
 //! `executed|replayed|not_executed|in_doubt`) and `handoff.store {operation}` per store call

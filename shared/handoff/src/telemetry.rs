@@ -12,7 +12,8 @@
 //!     `duration_ms`, `store_calls`, and the `request_id` and `trace_id` of the request
 //!     that started it.
 //!
-//!   No message content, tool argument, token or key is ever logged.
+//!   No message content, tool argument, token or key is ever logged. Text lines are
+//!   coloured only when stderr is a terminal and `NO_COLOR` is unset or empty.
 //! - Traces (feature `otel`): with `OTEL_EXPORTER_OTLP_ENDPOINT` (or
 //!   `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`) set, the engine's spans go out over OTLP/HTTP
 //!   and each request continues the caller's `traceparent`; see
@@ -75,11 +76,15 @@ pub(crate) fn init(
         .unwrap_or_else(|| {
             tracing_subscriber::filter::Targets::new().with_default(tracing::Level::INFO)
         });
+    let colour = colour(
+        std::io::IsTerminal::is_terminal(&std::io::stderr()),
+        env("NO_COLOR").as_deref(),
+    );
     let logs = match (format, timestamps) {
         (LogFormat::Json, true) => json_layer().boxed(),
         (LogFormat::Json, false) => json_layer().without_time().boxed(),
-        (LogFormat::Text, true) => text_layer().boxed(),
-        (LogFormat::Text, false) => text_layer().without_time().boxed(),
+        (LogFormat::Text, true) => text_layer(colour).boxed(),
+        (LogFormat::Text, false) => text_layer(colour).without_time().boxed(),
     };
     #[cfg(feature = "otel")]
     let traces = {
@@ -97,6 +102,14 @@ pub(crate) fn init(
         .with(logs.with_filter(filter))
         .try_init()
         .is_ok())
+}
+
+/// Whether text lines are coloured: only for a person at a terminal. A log redirected to a
+/// file or a pipe (a test's capture, `2> dev.log`, a process manager) would otherwise be
+/// full of escape codes; `NO_COLOR` (<https://no-color.org>, any non-empty value) turns
+/// colour off even at a terminal.
+fn colour(stderr_is_terminal: bool, no_color: Option<&str>) -> bool {
+    stderr_is_terminal && no_color.is_none_or(str::is_empty)
 }
 
 fn json_layer<S>() -> tracing_subscriber::fmt::Layer<
@@ -118,7 +131,9 @@ where
         .with_writer(std::io::stderr as fn() -> std::io::Stderr)
 }
 
-fn text_layer<S>() -> tracing_subscriber::fmt::Layer<
+fn text_layer<S>(
+    colour: bool,
+) -> tracing_subscriber::fmt::Layer<
     S,
     tracing_subscriber::fmt::format::DefaultFields,
     tracing_subscriber::fmt::format::Format,
@@ -127,7 +142,15 @@ fn text_layer<S>() -> tracing_subscriber::fmt::Layer<
 where
     S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
 {
-    tracing_subscriber::fmt::layer().with_writer(std::io::stderr as fn() -> std::io::Stderr)
+    let layer =
+        tracing_subscriber::fmt::layer().with_writer(std::io::stderr as fn() -> std::io::Stderr);
+    // Only ever switched off: the default is already off where tracing-subscriber lacks its
+    // `ansi` feature (the Lambda build), and asking for colour there panics in debug builds.
+    if colour {
+        layer
+    } else {
+        layer.with_ansi(false)
+    }
 }
 
 /// Wraps `app` so each request gets a server span continuing its `traceparent`, when
@@ -200,5 +223,16 @@ mod tests {
         let bad = |k: &str| (k == "HANDOFF_LOG").then(|| "yaml".to_owned());
         let error = LogFormat::from_lookup(bad, LogFormat::Text).unwrap_err();
         assert!(error.contains("HANDOFF_LOG=yaml"), "{error}");
+    }
+
+    #[test]
+    fn colour_only_at_a_terminal_and_without_no_color() {
+        assert!(colour(true, None));
+        assert!(colour(true, Some("")), "an empty NO_COLOR is unset");
+        assert!(!colour(true, Some("1")));
+        assert!(!colour(true, Some("false")), "any non-empty value");
+        assert!(!colour(false, None), "a redirected log");
+        assert!(!colour(false, Some("")));
+        assert!(!colour(false, Some("1")));
     }
 }

@@ -192,48 +192,57 @@ export function assertLogs(logs) {
  */
 export function describeMcpHost(title, { start, stop, timeout }) {
   describe(title, { timeout }, () => {
-    let everything, counter, model, server, issuer, vault;
-
-    before(async () => {
-      everything = await startEverything();
-      counter = await startCounter({ token: COUNTER_TOKEN });
-      issuer = await startIssuer(VAULT_CLIENT);
-      vault = await startVault(issuer);
-      model = await standIn([]);
-      server = await start(mcpEnv(model, { everything, counter, downPort: await freePort(), vault, issuer }));
-    });
-
-    after(async () => {
-      await stop();
-      await Promise.all([everything?.close(), counter?.close(), vault?.close(), issuer?.close(), model?.close()]);
-    });
+    const fixtures = mcpFixtures({ start, stop, env: mcpEnv });
 
     test("listing: the servers' tools are offered as {server}__{tool}; a call with arguments", async () => {
-      await assertListingAndEcho(server, model);
+      await assertListingAndEcho(fixtures.server, fixtures.model);
     });
 
     test("structured content comes back as its JSON text", async () => {
-      await assertStructured(server, model);
+      await assertStructured(fixtures.server, fixtures.model);
     });
 
     test("an isError result is the tool's error and the run goes on", async () => {
-      await assertErrorResult(server, model);
+      await assertErrorResult(fixtures.server, fixtures.model);
     });
 
     test("approval: interrupt, approve, exactly one call; a replayed resume does not call again", async () => {
-      await assertApprovalOnce(server, model, counter);
+      await assertApprovalOnce(fixtures.server, fixtures.model, fixtures.counter);
     });
 
     test("a server that forgot the session (404) is initialised again", async () => {
-      await assertSessionRecovers(server, model, counter);
+      await assertSessionRecovers(fixtures.server, fixtures.model, fixtures.counter);
     });
 
     test("OAuth client credentials: a token for the server's audience, kept, replaced when refused", async () => {
-      await assertOAuthClientCredentials(server, model, { vault, issuer });
+      await assertOAuthClientCredentials(fixtures.server, fixtures.model, fixtures);
     });
 
     test("the logs name the server that is down and hold no MCP token", () => {
-      assertLogs(server.logs());
+      assertLogs(fixtures.server.logs());
     });
   });
+}
+
+/**
+ * Inside a `describe`: before its tests, the MCP servers, the model stand-in and the host
+ * (`start(env(model, servers))`); after them, all stopped. The returned object is filled in
+ * by the time the tests run: {server, model, everything, counter, vault, issuer}.
+ */
+export function mcpFixtures({ start, stop, env }) {
+  const fixtures = {};
+  before(async () => {
+    fixtures.everything = await startEverything();
+    fixtures.counter = await startCounter({ token: COUNTER_TOKEN });
+    fixtures.issuer = await startIssuer(VAULT_CLIENT);
+    fixtures.vault = await startVault(fixtures.issuer);
+    fixtures.model = await standIn([]);
+    fixtures.server = await start(env(fixtures.model, { ...fixtures, downPort: await freePort() }));
+  });
+  after(async () => {
+    await stop();
+    const { everything, counter, vault, issuer, model } = fixtures;
+    await Promise.all([everything?.close(), counter?.close(), vault?.close(), issuer?.close(), model?.close()]);
+  });
+  return fixtures;
 }

@@ -5,12 +5,11 @@
 // edit is refused; bob (approver) cannot edit it (422), sees it in GET /approvals and reads
 // the thread; his approval calls the tool exactly once, and a replay calls nothing.
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { postJson, request, sseEvents } from "./devserver.mjs";
 import { assertStrict, uid, userMessage } from "./flows.mjs";
-import { COUNTER_TOKEN, VAULT_CLIENT, mcpEnv } from "./mcp-flows.mjs";
-import { freePort, startCounter, startEverything, startIssuer, startVault } from "./mcp-servers.mjs";
-import { POLICY_KEYS, dialects, standIn } from "./model-standin.mjs";
+import { COUNTER_TOKEN, mcpEnv, mcpFixtures } from "./mcp-flows.mjs";
+import { POLICY_KEYS, dialects } from "./model-standin.mjs";
 
 const { openai } = dialects;
 const as = (who) => ({ headers: { authorization: `Bearer ${POLICY_KEYS[who]}` } });
@@ -82,24 +81,10 @@ export async function assertMcpApprovalPolicy(server, model, counter) {
 /** The scenario as a suite on one host: `start(env)` resolves to {url}, `stop()` stops it. */
 export function describeMcpPolicy(title, { start, stop, timeout }) {
   describe(title, { timeout }, () => {
-    let everything, counter, model, server, issuer, vault;
-
-    before(async () => {
-      everything = await startEverything();
-      counter = await startCounter({ token: COUNTER_TOKEN });
-      issuer = await startIssuer(VAULT_CLIENT);
-      vault = await startVault(issuer);
-      model = await standIn([]);
-      server = await start(mcpPolicyEnv(model, { everything, counter, downPort: await freePort(), vault, issuer }));
-    });
-
-    after(async () => {
-      await stop();
-      await Promise.all([everything?.close(), counter?.close(), vault?.close(), issuer?.close(), model?.close()]);
-    });
+    const fixtures = mcpFixtures({ start, stop, env: mcpPolicyEnv });
 
     test("an MCP tool's approval: not the requester, no edits, the approver's inbox, one call", async () => {
-      await assertMcpApprovalPolicy(server, model, counter);
+      await assertMcpApprovalPolicy(fixtures.server, fixtures.model, fixtures.counter);
     });
   });
 }

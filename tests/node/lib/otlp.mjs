@@ -1,7 +1,8 @@
 // A real OTLP/HTTP trace receiver: accepts POST /v1/traces as http/protobuf (decoded by
 // protobufjs with the collector's message definitions, field numbers as in
 // opentelemetry-proto) or http/json (the OTLP JSON encoding), and keeps every span with
-// its attributes flattened, plus the raw bodies (to look for what must never be sent).
+// its attributes flattened and the type each was sent as, plus the raw bodies (to look
+// for what must never be sent).
 import http from "node:http";
 import protobuf from "protobufjs";
 
@@ -50,6 +51,21 @@ function anyValue(v) {
 
 const attributes = (list = []) => Object.fromEntries(list.map((kv) => [kv.key, anyValue(kv.value)]));
 
+/**
+ * The OTLP type a value was sent as, whichever the encoding: `string`, `bool`, `int`,
+ * `double`, `bytes`, `kvlist` or `array<…>` of its elements' types. `attributes` alone
+ * cannot tell an `intValue` from a `stringValue` of digits.
+ */
+function valueType(v) {
+  const key = Object.keys(v ?? {}).find((k) => k !== "value");
+  const type = key?.replace(/(_value|Value)$/, "");
+  if (type !== "array") return type;
+  const elements = [...new Set((v[key].values ?? []).map(valueType))];
+  return `array<${elements.join("|")}>`;
+}
+
+const types = (list = []) => Object.fromEntries(list.map((kv) => [kv.key, valueType(kv.value)]));
+
 /** One span from either encoding, in one shape. */
 function normal(span, resource, json) {
   return {
@@ -61,6 +77,7 @@ function normal(span, resource, json) {
     start: BigInt(json ? span.startTimeUnixNano : span.start_time_unix_nano.toString()),
     end: BigInt(json ? span.endTimeUnixNano : span.end_time_unix_nano.toString()),
     attributes: attributes(span.attributes),
+    types: types(span.attributes),
     status: Number(span.status?.code ?? 0),
     resource,
   };

@@ -20,6 +20,7 @@ use axum::extract::Path;
 use axum::http::StatusCode;
 use axum::routing::post;
 use futures::StreamExt;
+use handoff_core::codes::ErrorCode;
 use handoff_core::store::counting::CountingStore;
 use handoff_core::{
     Agent, AgentError, CoreError, Decision, Engine, Finish, IdGen, Readiness, RunContext,

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use a2a_types::{StreamResponse, TaskPushNotificationConfig};
+use handoff_core::codes::ErrorCode;
 use handoff_core::{Condition, Item, Runtime, Store, StoreError, Write};
 use http::HeaderMap;
 use tracing::Instrument;
@@ -164,7 +165,7 @@ impl Receiver {
             }
             Err(error) => {
                 span.record("otel.status_code", "ERROR");
-                span.record("error.type", error.code());
+                span.record("error.type", error.code().name);
             }
         }
         result
@@ -198,7 +199,7 @@ impl Receiver {
         )
         .await
         .inspect_err(|e| {
-            tracing::info!(config_id, code = e.code(), reason = ?e.auth_failure(), "a2a push rejected");
+            tracing::info!(config_id, code = e.code().name, reason = ?e.auth_failure(), "a2a push rejected");
         })?;
         let (event, format) = StreamResponse::from_slice(body)
             .map_err(|e| ReceiverError::InvalidNotification(e.to_string()))?;

@@ -26,7 +26,7 @@ impl RunContext {
             .iter_mut()
             .find(|u| u.provider == usage.provider && u.model == usage.model)
         {
-            Some(total) => add(total, &usage),
+            Some(total) => total.add(&usage),
             None => self.usage.push(usage),
         }
     }
@@ -88,20 +88,4 @@ impl RunContext {
     pub(crate) fn usage_report(&self) -> Option<Vec<TokenUsage>> {
         (!self.usage.is_empty()).then(|| self.usage.clone())
     }
-}
-
-fn add(total: &mut TokenUsage, more: &TokenUsage) {
-    let sum = |a: Option<u64>, b: Option<u64>| match (a, b) {
-        (None, None) => None,
-        (a, b) => Some(a.unwrap_or(0).saturating_add(b.unwrap_or(0))),
-    };
-    total.input_tokens = sum(total.input_tokens, more.input_tokens);
-    total.output_tokens = sum(total.output_tokens, more.output_tokens);
-    total.total_tokens = sum(total.total_tokens, more.total_tokens);
-    total.reasoning_tokens = sum(total.reasoning_tokens, more.reasoning_tokens);
-    total.cached_input_tokens = sum(total.cached_input_tokens, more.cached_input_tokens);
-    total.cache_write_input_tokens = sum(
-        total.cache_write_input_tokens,
-        more.cache_write_input_tokens,
-    );
 }

@@ -9,10 +9,11 @@
 //! no role and a thread it owns.
 
 use agui_protocol::{Interrupt, ResumeStatus};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
 
-use super::{Inner, cursor};
+use super::Inner;
+use super::cursor::{IndexPosition, ListCursor};
 use crate::access::{Access, approver_roles};
 use crate::error::CoreError;
 use crate::principal::{Principal, split_partition};
@@ -99,14 +100,6 @@ pub struct ApprovalPage {
     pub next_cursor: Option<String>,
 }
 
-/// Where a page ended: after `skip` interrupts of the thread at this listing position.
-#[derive(Serialize, Deserialize)]
-struct Position {
-    r: u64,
-    p: String,
-    skip: usize,
-}
-
 /// Whether `principal` may resolve `pending` on `thread` (the approval policy as the
 /// claim will enforce it, and the authorizer's word).
 fn may_resolve(
@@ -185,17 +178,22 @@ pub(crate) async fn list(
         )));
     }
     let scope = approvals_scope(&principal.tenant);
-    let seal_scope = [scope.as_str(), "\u{1f}", &principal.subject].concat();
-    let (mut after, mut skip) = match cursor_text {
-        Some(text) => {
-            let at: Position = cursor::open(inner, &seal_scope, text).await?;
+    // A page ends inside a thread: after `skip` of the interrupts it shows the caller.
+    let cursors = ListCursor::<IndexPosition>::new(
+        inner,
+        [scope.as_str(), "\u{1f}", &principal.subject].concat(),
+    );
+    let (mut after, mut skip) = match cursors.open(cursor_text).await? {
+        Some(at) => {
+            let (hit, skip) = at.into_parts();
+            // Each thread has one inbox entry, under this key (cursors sealed before the
+            // position carried a key have none).
             let hit = IndexHit {
-                rank: at.r,
-                partition: at.p,
                 key: APPROVALS_KEY.to_owned(),
+                ..hit
             };
             // The thread the page ended in comes again, minus what was shown of it.
-            (Some(hit), at.skip)
+            (Some(hit), skip)
         }
         None => (None, 0),
     };
@@ -238,12 +236,8 @@ pub(crate) async fn list(
                 .collect();
             for (n, pending) in mine.iter().enumerate().skip(skip) {
                 if approvals.len() == limit {
-                    let position = Position {
-                        r: hit.rank,
-                        p: hit.partition.clone(),
-                        skip: n,
-                    };
-                    let next = cursor::seal(inner, &seal_scope, &position).await?;
+                    let position = IndexPosition::new(hit.clone(), n);
+                    let next = cursors.seal(&position).await?;
                     return Ok(ApprovalPage {
                         approvals,
                         next_cursor: Some(next),
@@ -270,12 +264,8 @@ pub(crate) async fn list(
     // Read as much as one call may: the next page starts after the last thread read.
     let next_cursor = match after {
         Some(at) => {
-            let position = Position {
-                r: at.rank,
-                p: at.partition,
-                skip: usize::MAX,
-            };
-            Some(cursor::seal(inner, &seal_scope, &position).await?)
+            let position = IndexPosition::new(at, usize::MAX);
+            Some(cursors.seal(&position).await?)
         }
         None => None,
     };

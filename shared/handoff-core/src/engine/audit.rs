@@ -1,9 +1,10 @@
 //! Reading and checking the audit trail ([`crate::records::audit`]): `GET /audit` and
 //! `GET /audit/verify`, for principals holding role [`AUDITOR_ROLE`] in their tenant.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
-use super::{Inner, cursor};
+use super::Inner;
+use super::cursor::{IndexPosition, ListCursor};
 use crate::error::CoreError;
 use crate::principal::Principal;
 use crate::records::audit::{
@@ -57,13 +58,6 @@ pub struct AuditVerdict {
     pub thread_id: Option<String>,
 }
 
-#[derive(Serialize, Deserialize)]
-struct Position {
-    r: u64,
-    p: String,
-    k: String,
-}
-
 fn require_auditor(principal: &Principal) -> Result<(), CoreError> {
     if principal.has_role(AUDITOR_ROLE) {
         return Ok(());
@@ -89,21 +83,12 @@ pub(crate) async fn list(
     let scope = audit_scope(&principal.tenant);
     if let Some(thread_id) = &query.thread_id {
         let partition = principal.partition(thread_id)?;
-        let seal_scope = [scope.as_str(), "\u{1f}", partition.as_str()].concat();
-        return list_thread(inner, &partition, &seal_scope, query).await;
+        let cursors = ListCursor::new(inner, [scope.as_str(), "\u{1f}", &partition].concat());
+        return list_thread(inner, &partition, &cursors, query).await;
     }
-    let seal_scope = [scope.as_str(), "\u{1f}*"].concat();
-    let mut after = match &query.cursor {
-        Some(text) => {
-            let at: Position = cursor::open(inner, &seal_scope, text).await?;
-            Some(IndexHit {
-                rank: at.r,
-                partition: at.p,
-                key: at.k,
-            })
-        }
-        None => None,
-    };
+    let cursors = ListCursor::<IndexPosition>::new(inner, [scope.as_str(), "\u{1f}*"].concat());
+    let opened = cursors.open(query.cursor.as_deref()).await?;
+    let mut after = opened.map(|at| at.into_parts().0);
     let now = inner.runtime.now_ms();
     let since = query.since_ms.unwrap_or(0);
     let mut entries = Vec::new();
@@ -124,7 +109,7 @@ pub(crate) async fn list(
                 if entries.len() == query.limit {
                     // `after` is the last hit shown: the next page starts after it.
                     let next = match after {
-                        Some(at) => Some(seal(inner, &seal_scope, at).await?),
+                        Some(at) => Some(cursors.seal(&IndexPosition::new(at, 0)).await?),
                         None => None,
                     };
                     return Ok(AuditPage {
@@ -156,17 +141,14 @@ pub(crate) async fn list(
 async fn list_thread(
     inner: &Inner,
     partition: &str,
-    seal_scope: &str,
+    cursors: &ListCursor<'_, IndexPosition>,
     query: &AuditQuery,
 ) -> Result<AuditPage, CoreError> {
     let now = inner.runtime.now_ms();
     // The sequence number the page starts below. A cursor names the last entry shown, as
     // those of the tenant-listing reader did: one minted before an upgrade still opens.
-    let below = match &query.cursor {
-        Some(text) => {
-            let at: Position = cursor::open(inner, seal_scope, text).await?;
-            entry_seq(&at.k).ok_or(CoreError::InvalidCursor)?
-        }
+    let below = match cursors.open(query.cursor.as_deref()).await? {
+        Some(at) => entry_seq(&at.into_parts().0.key).ok_or(CoreError::InvalidCursor)?,
         None => match inner.store.get_one(partition, AUDIT_HEAD_KEY, now).await? {
             Some(item) => decode::<AuditHead>(&item)?.seq.saturating_add(1),
             None => 1,
@@ -206,7 +188,7 @@ async fn list_thread(
     }
     let next_cursor = match last {
         Some(at) if more && entries.len() == query.limit => {
-            Some(seal(inner, seal_scope, at).await?)
+            Some(cursors.seal(&IndexPosition::new(at, 0)).await?)
         }
         _ => None,
     };
@@ -219,15 +201,6 @@ async fn list_thread(
 /// The sequence number in an entry's key.
 fn entry_seq(key: &str) -> Option<u64> {
     key.strip_prefix("audit#")?.parse().ok()
-}
-
-async fn seal(inner: &Inner, seal_scope: &str, at: IndexHit) -> Result<String, CoreError> {
-    let position = Position {
-        r: at.rank,
-        p: at.partition,
-        k: at.key,
-    };
-    cursor::seal(inner, seal_scope, &position).await
 }
 
 /// Checks one thread's chain, or every chain of the tenant.

@@ -7,6 +7,8 @@
 //! on any other: it carries no authority, and an altered or forged one is
 //! [`CoreError::InvalidCursor`].
 
+use std::marker::PhantomData;
+
 use futures::lock::Mutex;
 use hmac::{Hmac, KeyInit, Mac};
 use serde::de::DeserializeOwned;
@@ -16,7 +18,7 @@ use sha2::{Digest, Sha256};
 use super::Inner;
 use crate::error::CoreError;
 use crate::records;
-use crate::store::{Condition, StoreError, Write};
+use crate::store::{Condition, IndexHit, StoreError, Write};
 
 /// The partition of deployment-wide records (a control character keeps it apart from
 /// every thread partition, whose ids refuse them).
@@ -88,36 +90,138 @@ fn tag(key: &[u8; 32], scope: &str, payload: &[u8]) -> Vec<u8> {
     mac.finalize().into_bytes()[..TAG_BYTES].to_vec()
 }
 
-/// `position` sealed for the list `scope`.
-pub(crate) async fn seal<T: Serialize>(
-    inner: &Inner,
-    scope: &str,
-    position: &T,
-) -> Result<String, CoreError> {
-    let key = inner.cursor_key.get(inner).await?;
-    let payload = records::encode(position);
-    let tag = tag(&key, scope, &payload);
-    Ok([hex::encode(&payload), ".".into(), hex::encode(tag)].concat())
+/// The cursors of one list: positions of type `P`, sealed for the list's scope (one
+/// owner's threads, one thread's history, one caller's inbox …). Every list pages through
+/// this one type; only what a position holds differs.
+pub(crate) struct ListCursor<'a, P> {
+    inner: &'a Inner,
+    scope: String,
+    position: PhantomData<fn() -> P>,
 }
 
-/// The position in `cursor`, if it was sealed for `scope` by this deployment.
-pub(crate) async fn open<T: DeserializeOwned>(
-    inner: &Inner,
-    scope: &str,
-    cursor: &str,
-) -> Result<T, CoreError> {
-    let (payload, sealed) = cursor.split_once('.').ok_or(CoreError::InvalidCursor)?;
-    let payload = hex::decode(payload).map_err(|_| CoreError::InvalidCursor)?;
-    let sealed = hex::decode(sealed).map_err(|_| CoreError::InvalidCursor)?;
-    let key = inner.cursor_key.get(inner).await?;
-    let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(&key).expect("HMAC takes any key");
-    mac.update(scope.as_bytes());
-    mac.update(&[0x1f]);
-    mac.update(&payload);
-    mac.verify_truncated_left(&sealed)
-        .map_err(|_| CoreError::InvalidCursor)?;
-    if sealed.len() != TAG_BYTES {
-        return Err(CoreError::InvalidCursor);
+impl<'a, P: Serialize + DeserializeOwned> ListCursor<'a, P> {
+    /// The cursors of the list `scope`.
+    pub(crate) fn new(inner: &'a Inner, scope: String) -> Self {
+        ListCursor {
+            inner,
+            scope,
+            position: PhantomData,
+        }
     }
-    serde_json::from_slice(&payload).map_err(|_| CoreError::InvalidCursor)
+
+    /// `position` sealed for this list.
+    pub(crate) async fn seal(&self, position: &P) -> Result<String, CoreError> {
+        let key = self.inner.cursor_key.get(self.inner).await?;
+        let payload = records::encode(position);
+        let tag = tag(&key, &self.scope, &payload);
+        Ok([hex::encode(&payload), ".".into(), hex::encode(tag)].concat())
+    }
+
+    /// The position in `cursor` (none without one), if this deployment sealed it for this
+    /// list; [`CoreError::InvalidCursor`] otherwise.
+    pub(crate) async fn open(&self, cursor: Option<&str>) -> Result<Option<P>, CoreError> {
+        let Some(cursor) = cursor else {
+            return Ok(None);
+        };
+        let (payload, sealed) = cursor.split_once('.').ok_or(CoreError::InvalidCursor)?;
+        let payload = hex::decode(payload).map_err(|_| CoreError::InvalidCursor)?;
+        let sealed = hex::decode(sealed).map_err(|_| CoreError::InvalidCursor)?;
+        let key = self.inner.cursor_key.get(self.inner).await?;
+        let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(&key).expect("HMAC takes any key");
+        mac.update(self.scope.as_bytes());
+        mac.update(&[0x1f]);
+        mac.update(&payload);
+        mac.verify_truncated_left(&sealed)
+            .map_err(|_| CoreError::InvalidCursor)?;
+        if sealed.len() != TAG_BYTES {
+            return Err(CoreError::InvalidCursor);
+        }
+        // The MAC covers the bytes as sent, so a position reads with the defaults below
+        // whatever version of this struct sealed it.
+        serde_json::from_slice(&payload).map_err(|_| CoreError::InvalidCursor)
+    }
+}
+
+/// Where a page of an index listing (threads, audit entries, approvals) ended: at a
+/// listing hit, after `skip` of that hit's own items (an inbox thread's interrupts).
+///
+/// Encoded as `{"r","p","k"}` plus `skip` when not 0: the threads' and audit's cursors
+/// are the bytes they were before this type, and an inbox cursor sealed without `k`
+/// still opens.
+#[derive(Debug, PartialEq, Serialize, Deserialize)]
+pub(crate) struct IndexPosition {
+    r: u64,
+    p: String,
+    #[serde(default)]
+    k: String,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    skip: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+impl IndexPosition {
+    /// After `skip` items of `hit` (0: at the hit itself).
+    pub(crate) fn new(hit: IndexHit, skip: usize) -> Self {
+        IndexPosition {
+            r: hit.rank,
+            p: hit.partition,
+            k: hit.key,
+            skip,
+        }
+    }
+
+    /// The hit, and how many of its items were shown.
+    pub(crate) fn into_parts(self) -> (IndexHit, usize) {
+        let hit = IndexHit {
+            rank: self.r,
+            partition: self.p,
+            key: self.k,
+        };
+        (hit, self.skip)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hit(key: &str) -> IndexHit {
+        IndexHit {
+            rank: 7,
+            partition: "t\u{1f}a".into(),
+            key: key.into(),
+        }
+    }
+
+    #[test]
+    fn a_listing_position_encodes_as_the_cursors_sealed_before_it() {
+        // What the threads' and audit's own position structs wrote.
+        #[derive(Serialize)]
+        struct Before {
+            r: u64,
+            p: String,
+            k: String,
+        }
+        let before = Before {
+            r: 7,
+            p: "t\u{1f}a".into(),
+            k: "thread".into(),
+        };
+        let now = IndexPosition::new(hit("thread"), 0);
+        assert_eq!(records::encode(&now), records::encode(&before));
+    }
+
+    #[test]
+    fn an_inbox_position_sealed_before_it_still_reads() {
+        // The approvals' own position struct had no key.
+        let before = br#"{"r":7,"p":"t\u001fa","skip":3}"#;
+        let read: IndexPosition = serde_json::from_slice(before).expect("reads");
+        assert_eq!(read.into_parts(), (hit(""), 3));
+        let now = IndexPosition::new(hit("approvals"), 3);
+        let again: IndexPosition = serde_json::from_slice(&records::encode(&now)).unwrap();
+        assert_eq!(again, now);
+    }
 }

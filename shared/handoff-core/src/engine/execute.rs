@@ -21,6 +21,7 @@ use super::stop::{self, StopBoard};
 use super::telemetry;
 use super::{Inner, RunOptions, SharedRunStream};
 use crate::agent::Finish;
+use crate::codes::ErrorCode;
 use crate::context::fence::Fence;
 use crate::context::{ContextParts, RunContext, SharedLog};
 use crate::error::CoreError;
@@ -169,7 +170,7 @@ async fn execute(inner: &Inner, ctx: &mut RunContext, options: RunOptions, claim
             let error = ctx
                 .take_fatal()
                 .unwrap_or_else(|| CoreError::Agent(agent_error.0.clone()));
-            tracing::error!(run_id = %ctx.run_id(), error = %agent_error, code = error.code(), "agent failed");
+            tracing::error!(run_id = %ctx.run_id(), error = %agent_error, code = error.code().name, "agent failed");
             Err(error)
         }
         Ok(Ok(Ok(finish))) => match ctx.take_fatal() {

@@ -14,6 +14,7 @@ use super::compact::compact_fragments;
 use super::history;
 use crate::agent::Finish;
 use crate::approval::{APPROVAL, RaisedInterrupt};
+use crate::codes::ErrorCode;
 use crate::context::RunContext;
 use crate::error::CoreError;
 use crate::records::{
@@ -46,9 +47,14 @@ pub(crate) async fn finish_run(
             Vec::new(),
         ),
         Finish::Interrupt(raised) => {
-            ctx.emit_engine(
-                Event::from(StateSnapshot::new(ctx.state().clone())).with_timestamp(now),
-            );
+            // The client must hold the final state before the interrupt: unless the run's
+            // last event already gave it (an agent's `set_state` just before it asks), a
+            // second, identical snapshot would tell it nothing.
+            if !ends_with_state(ctx) {
+                ctx.emit_engine(
+                    Event::from(StateSnapshot::new(ctx.state().clone())).with_timestamp(now),
+                );
+            }
             ctx.emit_engine(
                 Event::from(MessagesSnapshot::new(ctx.messages().to_vec())).with_timestamp(now),
             );
@@ -101,6 +107,17 @@ pub(crate) async fn finish_run(
             }
             emit_error(ctx, &error)
         }
+    }
+}
+
+/// Whether the run's last event is a snapshot of its current state (the parent's, not a
+/// subagent's).
+fn ends_with_state(ctx: &RunContext) -> bool {
+    match ctx.log().last().map(|event| &**event) {
+        Some(Event::StateSnapshot(last)) => {
+            last.subagent_run_id.is_none() && last.snapshot == *ctx.state()
+        }
+        _ => false,
     }
 }
 
@@ -412,7 +429,7 @@ fn audit(ctx: &RunContext, claimed: &Claimed) -> Vec<AnswerAudit> {
 }
 
 fn emit_error(ctx: &mut RunContext, error: &CoreError) {
-    tracing::error!(run_id = %ctx.run_id(), code = error.code(), error = %error, "run could not be committed");
+    tracing::error!(run_id = %ctx.run_id(), code = error.code().name, error = %error, "run could not be committed");
     let event = Event::from(run_error(ctx, error)).with_timestamp(ctx.now_ms());
     ctx.emit_engine(event);
 }

@@ -9,7 +9,8 @@
 use agui_protocol::{Interrupt, Message};
 use serde::{Deserialize, Serialize};
 
-use super::{Inner, cursor, leftovers, stop};
+use super::cursor::{IndexPosition, ListCursor};
+use super::{Inner, leftovers, stop};
 use crate::access::Access;
 use crate::error::CoreError;
 use crate::principal::{Owner, Principal, split_partition};
@@ -106,14 +107,6 @@ pub struct MessagePage {
     pub next_before: Option<String>,
 }
 
-/// Where a list page ended, as sealed in its cursor.
-#[derive(Serialize, Deserialize)]
-struct ListPosition {
-    r: u64,
-    p: String,
-    k: String,
-}
-
 /// Where a history page began: messages before `offset` of virtual page `page` (0: the
 /// inline history of a head written before pages; n: `msgs#{n-1}`) come next, `left` of
 /// them in all.
@@ -142,17 +135,9 @@ pub(crate) async fn list(
 ) -> Result<ThreadPage, CoreError> {
     check_limit(query.limit)?;
     let scope = threads_scope(&principal.tenant, &Owner::from(principal));
-    let mut after = match &query.cursor {
-        Some(text) => {
-            let at: ListPosition = cursor::open(inner, &scope, text).await?;
-            Some(IndexHit {
-                rank: at.r,
-                partition: at.p,
-                key: at.k,
-            })
-        }
-        None => None,
-    };
+    let cursors = ListCursor::<IndexPosition>::new(inner, scope.clone());
+    let opened = cursors.open(query.cursor.as_deref()).await?;
+    let mut after = opened.map(|at| at.into_parts().0);
     let now = inner.runtime.now_ms();
     let mut threads = Vec::new();
     for _ in 0..MAX_ROUNDS {
@@ -173,7 +158,7 @@ pub(crate) async fn list(
             if threads.len() == query.limit {
                 return Ok(ThreadPage {
                     threads,
-                    next_cursor: Some(list_cursor(inner, &scope, after).await?),
+                    next_cursor: Some(list_cursor(&cursors, after).await?),
                 });
             }
             let items = items?;
@@ -202,7 +187,7 @@ pub(crate) async fn list(
         }
     }
     let next_cursor = match after {
-        Some(at) => Some(list_cursor(inner, &scope, Some(at)).await?),
+        Some(at) => Some(list_cursor(&cursors, Some(at)).await?),
         None => None,
     };
     Ok(ThreadPage {
@@ -212,8 +197,7 @@ pub(crate) async fn list(
 }
 
 async fn list_cursor(
-    inner: &Inner,
-    scope: &str,
+    cursors: &ListCursor<'_, IndexPosition>,
     at: Option<IndexHit>,
 ) -> Result<String, CoreError> {
     let at = at.unwrap_or(IndexHit {
@@ -221,12 +205,7 @@ async fn list_cursor(
         partition: String::new(),
         key: String::new(),
     });
-    let position = ListPosition {
-        r: at.rank,
-        p: at.partition,
-        k: at.key,
-    };
-    cursor::seal(inner, scope, &position).await
+    cursors.seal(&IndexPosition::new(at, 0)).await
 }
 
 /// The summary of a listed thread from its head and profile, if it is still the caller's.
@@ -422,9 +401,9 @@ pub(crate) async fn messages(
     };
     let thread: ThreadRecord = records::decode(&item)?;
     inner.authorize(principal, Some(&thread), Access::Read)?;
-    let scope = ["messages\u{1f}", partition.as_str()].concat();
-    let mut at = match before {
-        Some(text) => cursor::open(inner, &scope, text).await?,
+    let cursors = ListCursor::new(inner, ["messages\u{1f}", partition.as_str()].concat());
+    let mut at = match cursors.open(before).await? {
+        Some(at) => at,
         None => HistoryPosition {
             page: thread.pages,
             offset: usize::MAX,
@@ -465,7 +444,7 @@ pub(crate) async fn messages(
     }
     let messages = chunks.into_iter().rev().flatten().collect();
     let next_before = if at.left > 0 {
-        Some(cursor::seal(inner, &scope, &at).await?)
+        Some(cursors.seal(&at).await?)
     } else {
         None
     };

@@ -14,6 +14,7 @@ use agui_protocol::{Event, RunAgentInput};
 use futures::StreamExt;
 use futures::future::BoxFuture;
 use handoff_core::Principal;
+use handoff_core::codes::ErrorCode;
 use handoff_core::records::RunRecord;
 use handoff_core::runtime::{ManualClock, SequentialIds};
 use handoff_core::{
@@ -215,7 +216,7 @@ impl Harness {
     pub async fn stream_with(&self, input: &RunAgentInput, options: RunOptions) -> RunStream {
         match self.engine.start(input.clone(), options).await {
             Ok(stream) => stream,
-            Err(e) => panic!("run {} was rejected: {} ({e})", input.run_id, e.code()),
+            Err(e) => panic!("run {} was rejected: {} ({e})", input.run_id, e.code().name),
         }
     }
 

@@ -17,7 +17,7 @@ use handoff_llm::{
 };
 use serde_json::{Value, json};
 
-use super::Named;
+use super::named::Named;
 use handoff_http::{HttpConfig, Routes};
 
 /// One way of raising an approval, and the scenario's inputs for it.

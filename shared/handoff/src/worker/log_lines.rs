@@ -10,6 +10,7 @@
 //!   "durationMs", "attributes": {…}}`. A request continues its `traceparent`, and
 //!   outgoing fetches carry one.
 
+use handoff_core::conventions::{AttributeType, attribute_type};
 use serde_json::{Map, Value, json};
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
@@ -58,7 +59,7 @@ impl Visit for Fields {
             }
             "handoff.traceparent" => self.traceparent = Some(value.to_owned()),
             name => {
-                self.map.insert(name.to_owned(), Value::from(value));
+                self.map.insert(name.to_owned(), typed(name, value));
             }
         }
     }
@@ -76,6 +77,17 @@ impl Visit for Fields {
     }
     fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
         self.record_str(field, &format!("{value:?}"));
+    }
+}
+
+/// A string attribute as the conventions type it ([`handoff_core::conventions`]), so a
+/// span line says what the native hosts export: the finish reasons as an array. (Counts
+/// need nothing: this visitor keeps an unsigned number a number.)
+fn typed(name: &str, value: &str) -> Value {
+    match attribute_type(name) {
+        Some(AttributeType::StringArray) => Value::from(vec![value]),
+        Some(AttributeType::Int) => value.parse::<i64>().map_or(Value::from(value), Value::from),
+        None => Value::from(value),
     }
 }
 
@@ -203,4 +215,37 @@ pub(crate) fn traceparent() -> Option<String> {
             Some(format!("00-{}-{}-01", data.trace_id, data.span_id))
         })
         .flatten()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What a span line's attributes hold after the chat span records these strings.
+    fn recorded(values: &[(&str, &str)]) -> Map<String, Value> {
+        tracing::subscriber::with_default(tracing_subscriber::registry(), || {
+            let span = tracing::info_span!(
+                "chat",
+                gen_ai.response.finish_reasons = tracing::field::Empty,
+                gen_ai.request.model = tracing::field::Empty,
+            );
+            let fields = span.metadata().expect("an enabled span").fields();
+            let mut visitor = Fields::default();
+            for (name, value) in values {
+                let field = fields.field(*name).expect("a declared field");
+                visitor.record_str(&field, value);
+            }
+            visitor.map
+        })
+    }
+
+    #[test]
+    fn span_lines_type_attributes_as_the_native_hosts_export_them() {
+        let map = recorded(&[
+            ("gen_ai.response.finish_reasons", "stop"),
+            ("gen_ai.request.model", "42"),
+        ]);
+        assert_eq!(map["gen_ai.response.finish_reasons"], json!(["stop"]));
+        assert_eq!(map["gen_ai.request.model"], json!("42"));
+    }
 }
