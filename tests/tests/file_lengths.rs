@@ -16,10 +16,6 @@ const KNOWN: &[(&str, &str)] = &[
         "split by the Lambda host's rework (issue 50)",
     ),
     (
-        "shared/handoff-llm/src/agent.rs",
-        "split with the LLM crate's HTTP client (issue 50)",
-    ),
-    (
         "shared/handoff-a2a/tests/auth.rs",
         "moves with the JWT verifier into handoff-auth (issue 50)",
     ),

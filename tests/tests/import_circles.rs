@@ -31,7 +31,6 @@ const KNOWN: &[(&str, &[&str])] = &[
         &["src/api_key.rs", "src/config.rs", "src/iam.rs"],
     ),
     ("shared/handoff-demo", &["src/flows.rs", "src/fraud.rs"]),
-    ("shared/handoff-llm", &["src/agent.rs", "src/mcp/tools.rs"]),
 ];
 
 fn workspace() -> PathBuf {
