@@ -17,13 +17,6 @@ use agui_protocol::ResumeStatus;
 use crate::principal::{Owner, Principal};
 use crate::records::PendingInterrupt;
 
-/// Interrupt metadata naming the role an answer needs (before approval policies; read
-/// as a policy with that role).
-pub const REQUIRED_ROLE: &str = "handoff.requiredRole";
-/// Interrupt metadata: `true` when the requester may not resolve it (before approval
-/// policies; read as a policy's not-the-requester rule).
-pub const NOT_OWNER: &str = "handoff.notOwner";
-
 /// What the caller wants to do.
 #[derive(Debug, Clone, Copy)]
 #[non_exhaustive]

@@ -1,5 +1,6 @@
 //! The trait a user implements, and how a run ends.
 
+use std::str::FromStr;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -8,7 +9,7 @@ use serde_json::Value;
 use crate::approval::{ApprovalChecks, ApprovalPolicy, RaisedInterrupt};
 use crate::context::RunContext;
 use crate::decision::Decision;
-use crate::error::CoreError;
+use crate::error::{AgentError, CoreError};
 use crate::schema::SchemaValidator;
 
 /// User code that turns a run context into events.
@@ -80,7 +81,7 @@ pub trait Agent: Send + Sync + 'static {
 
     /// What a message sent while one of this agent's runs is running does; `None` (the
     /// default) leaves it to the host (`HANDOFF_DOUBLE_TEXT`, default reject).
-    fn double_text(&self) -> Option<crate::DoubleText> {
+    fn double_text(&self) -> Option<DoubleText> {
         None
     }
 }
@@ -128,30 +129,27 @@ impl Finish {
     }
 }
 
-/// An agent failure. Its text is logged, never sent to the client.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct AgentError(pub String);
-
-impl AgentError {
-    /// Wraps any displayable error.
-    pub fn new(message: impl std::fmt::Display) -> Self {
-        AgentError(message.to_string())
-    }
+/// What a message sent while a run is running does (`HANDOFF_DOUBLE_TEXT`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum DoubleText {
+    /// 409 `THREAD_BUSY`.
+    #[default]
+    Reject,
+    /// Stop the running run, then run.
+    Interrupt,
+    /// Run once the running run has finished.
+    Enqueue,
 }
 
-impl From<String> for AgentError {
-    fn from(s: String) -> Self {
-        AgentError(s)
-    }
-}
-impl From<&str> for AgentError {
-    fn from(s: &str) -> Self {
-        AgentError(s.to_owned())
-    }
-}
-impl From<serde_json::Error> for AgentError {
-    fn from(e: serde_json::Error) -> Self {
-        AgentError(e.to_string())
+impl FromStr for DoubleText {
+    type Err = String;
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        match text.trim() {
+            "reject" => Ok(DoubleText::Reject),
+            "interrupt" => Ok(DoubleText::Interrupt),
+            "enqueue" => Ok(DoubleText::Enqueue),
+            other => Err(format!("`{other}`: expected reject, interrupt or enqueue")),
+        }
     }
 }

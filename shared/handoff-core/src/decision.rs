@@ -4,8 +4,8 @@ use agui_protocol::{Interrupt, InterruptId, Metadata, ResumeStatus, ToolCallId};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::agent::AgentError;
 use crate::approval::ApprovalPolicy;
+use crate::error::AgentError;
 
 /// One interrupt this thread raised, with the client's answer.
 #[derive(Debug, Clone, PartialEq)]

@@ -247,3 +247,31 @@ impl From<&CoreError> for RunError {
         event
     }
 }
+
+/// An agent failure. Its text is logged, never sent to the client.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct AgentError(pub String);
+
+impl AgentError {
+    /// Wraps any displayable error.
+    pub fn new(message: impl std::fmt::Display) -> Self {
+        AgentError(message.to_string())
+    }
+}
+
+impl From<String> for AgentError {
+    fn from(s: String) -> Self {
+        AgentError(s)
+    }
+}
+impl From<&str> for AgentError {
+    fn from(s: &str) -> Self {
+        AgentError(s.to_owned())
+    }
+}
+impl From<serde_json::Error> for AgentError {
+    fn from(e: serde_json::Error) -> Self {
+        AgentError(e.to_string())
+    }
+}

@@ -10,6 +10,7 @@ pub mod decision;
 pub mod engine;
 pub mod error;
 pub mod limits;
+mod message_ids;
 pub mod principal;
 pub mod records;
 pub mod runtime;
@@ -18,19 +19,19 @@ pub mod store;
 pub mod time_fmt;
 
 pub use access::{Access, Authorizer, OwnerPolicy, Verdict};
-pub use agent::{Agent, AgentError, Finish, Readiness};
+pub use agent::{Agent, DoubleText, Finish, Readiness};
 pub use approval::{
     ApprovalChecks, ApprovalPolicy, ApprovalSource, EditRule, RaisedInterrupt, WithApproval,
 };
 pub use context::{EffectFailure, NotExecuted, RunContext};
 pub use decision::Decision;
 pub use engine::{
-    AUDITOR_ROLE, Approval, ApprovalPage, AuditPage, AuditQuery, AuditVerdict, DoubleText, Engine,
+    AUDITOR_ROLE, Approval, ApprovalPage, AuditPage, AuditQuery, AuditVerdict, Engine,
     EngineConfig, ForkRequest, FrameStream, MAX_LIMIT, MAX_NAME_CHARS, MessagePage, RunOptions,
     RunStream, SharedRunStream, StopOutcome, ThreadChanges, ThreadPage, ThreadQuery, ThreadSummary,
     ThreadView,
 };
-pub use error::CoreError;
+pub use error::{AgentError, CoreError};
 pub use principal::{Owner, Principal};
 pub use runtime::{Clock, IdGen, Runtime, Sleep, Spawn};
 pub use store::traced::StoreCalls;

@@ -10,10 +10,10 @@ use worker::wasm_bindgen::JsValue;
 use worker::{Env, Method, ObjectNamespace, Request, RequestInit, kv::KvStore};
 
 use crate::blob::{self, BlobStats, Counters};
-use crate::listing::{ListIndexResponse, Listed, MAX_RANK, WireHit, scope_object_name};
+use crate::listing::{MAX_RANK, scope_object_name};
 use crate::protocol::{
-    ConditionFailedResponse, GetResponse, ListResponse, StoreRequest, StoredValue, WirePut,
-    WireWrite,
+    ConditionFailedResponse, GetResponse, ListIndexResponse, ListResponse, Listed, StoreRequest,
+    StoredValue, WireHit, WirePut, WireWrite,
 };
 
 /// Values up to this size stay in the object's row; larger ones go to KV.

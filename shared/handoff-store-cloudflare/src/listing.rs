@@ -18,57 +18,7 @@
 //!
 //! A hit is a pointer: the engine reads the item it names and trusts what it reads.
 
-use serde::{Deserialize, Serialize};
-
-use crate::protocol::{Mutation, Row};
-
-/// Where a put item is listed, on the wire.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Listed {
-    /// The scope.
-    pub scope: String,
-    /// Highest first.
-    pub rank: u64,
-}
-
-/// One change to a scope's listing, as the partition's object sends it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ListingChange {
-    /// The partition's sequence number (0 until the outbox numbers it).
-    #[serde(default)]
-    pub seq: u64,
-    /// The scope whose listing changes.
-    pub scope: String,
-    /// The item's key in its partition.
-    pub key: String,
-    /// Its new rank, or `None`: the item leaves the listing.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rank: Option<u64>,
-    /// The item's expiry (Unix ms): the entry stops listing it then.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub expires_at_ms: Option<u64>,
-}
-
-/// One listed item, on the wire.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct WireHit {
-    /// Rank when last written.
-    pub rank: u64,
-    /// The item's partition.
-    pub partition: String,
-    /// The item's key.
-    pub key: String,
-}
-
-/// The answer to a listing request.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ListIndexResponse {
-    /// Up to the requested number of hits, in listing order.
-    pub hits: Vec<WireHit>,
-}
+use crate::protocol::{ListingChange, Mutation, Row};
 
 /// The name of the object that keeps `scope`'s listing. The record separator keeps it
 /// apart from partition names, which the engine never starts with one followed by `listing`.

@@ -28,10 +28,11 @@ use worker::{
     SqlStorageValue, State, Storage, durable_object,
 };
 
-use crate::listing::{ListIndexResponse, Listed, ListingChange, listing_changes};
+use crate::listing::listing_changes;
 use crate::protocol::{
-    BlobChanges, ConditionFailedResponse, GetResponse, ListResponse, Mutation, Row, StoreRequest,
-    StoredValue, WireWrite, batch_blobs, blob_changes, is_collectable, plan_commit,
+    BlobChanges, ConditionFailedResponse, GetResponse, ListIndexResponse, ListResponse, Listed,
+    ListingChange, Mutation, Row, StoreRequest, StoredValue, WireWrite, batch_blobs, blob_changes,
+    is_collectable, plan_commit,
 };
 
 mod blob_gc;

@@ -11,8 +11,8 @@ use handoff_core::store::{Condition, StoreError, Write, WriteOp, condition_holds
 use rusqlite::params;
 
 use crate::prepared::Prepared;
+use crate::row::{DELETE, live_version};
 use crate::sql::{index_to_sql, ms_to_sql, sql_err};
-use crate::write::{DELETE, live_version};
 
 // A row is live while `expires_at_ms` is NULL or after now (`?5`, or `?4` in a delete). A
 // negative value is an expiry past `i64::MAX` as `u64` (see `ms_to_sql`): live, since this

@@ -163,6 +163,7 @@ mod open;
 mod options;
 mod prepared;
 mod read;
+mod row;
 mod sql;
 mod worker;
 mod write;

@@ -3,16 +3,15 @@
 
 use std::collections::HashMap;
 
-use handoff_core::store::{Item, StoreError, Write, WriteOp, condition_holds, is_live};
-use rusqlite::{OptionalExtension, params};
+use handoff_core::store::{StoreError, Write, WriteOp, condition_holds, is_live};
+use rusqlite::params;
 
 use crate::conditional;
 use crate::options::Purge;
 use crate::prepared::Prepared;
-use crate::sql::{index_to_sql, ms_from_sql, ms_to_sql, sql_err, version_from_sql};
+use crate::row::{DELETE, live_version};
+use crate::sql::{index_to_sql, ms_to_sql, sql_err};
 
-const SELECT_VERSION: &str =
-    "SELECT version, expires_at_ms FROM items WHERE partition = ?1 AND key = ?2";
 /// A put of the general path, its listing columns (`?6`, `?7`) included.
 const UPSERT: &str = "
     INSERT INTO items (partition, key, version, value, expires_at_ms, ix_scope, ix_rank)
@@ -20,7 +19,6 @@ const UPSERT: &str = "
     ON CONFLICT (partition, key) DO UPDATE SET
         version = excluded.version, value = excluded.value, expires_at_ms = excluded.expires_at_ms,
         ix_scope = excluded.ix_scope, ix_rank = excluded.ix_rank";
-pub(crate) const DELETE: &str = "DELETE FROM items WHERE partition = ?1 AND key = ?2";
 /// The sweep's next window, the `?2` rows after rowid `?1`: its last rowid, how many rows it
 /// has and how many of them expired at or before `?3`.
 const SWEEP_WINDOW: &str =
@@ -106,31 +104,6 @@ fn apply_checked(p: &mut Prepared<'_>, commit: Commit) -> Result<(), StoreError>
         }
     }
     Ok(())
-}
-
-/// The row's version and expiry if it is live at `now_ms` (the item carries no key or value).
-pub(crate) fn live_version(
-    p: &mut Prepared<'_>,
-    partition: &str,
-    key: &str,
-    now_ms: u64,
-) -> Result<Option<Item>, StoreError> {
-    let row = p
-        .get(SELECT_VERSION)?
-        .query_row(params![partition, key], |row| {
-            Ok((row.get::<_, i64>(0)?, row.get::<_, Option<i64>>(1)?))
-        })
-        .optional()
-        .map_err(sql_err)?;
-    match row {
-        Some((version, expires)) if is_live(expires.map(ms_from_sql), now_ms) => Ok(Some(Item {
-            key: String::new(),
-            version: version_from_sql(version)?,
-            value: Vec::new(),
-            expires_at_ms: expires.map(ms_from_sql),
-        })),
-        _ => Ok(None),
-    }
 }
 
 /// The shortest wait between two sweeps, by the commits' clock: with a small horizon (tests),

@@ -58,11 +58,16 @@ use agui_protocol::Interrupt;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::access::{NOT_OWNER, REQUIRED_ROLE};
-
 pub use check::EditedAnswer;
 pub(crate) use check::enforce;
 pub use raised::{ApprovalSource, RaisedInterrupt};
+
+/// Interrupt metadata naming the role an answer needs (before approval policies; read
+/// as a policy with that role).
+pub const REQUIRED_ROLE: &str = "handoff.requiredRole";
+/// Interrupt metadata: `true` when the requester may not resolve it (before approval
+/// policies; read as a policy's not-the-requester rule).
+pub const NOT_OWNER: &str = "handoff.notOwner";
 
 /// Interrupt metadata echoing the [`ApprovalPolicy`] on the wire (written by the engine
 /// from the typed field; never read back as a policy on new records).

@@ -10,7 +10,7 @@ use tracing::Instrument;
 use super::RunContext;
 use super::audit::AuditAppend;
 use super::fence::EffectState;
-use crate::agent::AgentError;
+use crate::error::AgentError;
 use crate::error::CoreError;
 use crate::records::{self, EffectRecord, THREAD_KEY, effect_key};
 use crate::store::{Condition, StoreError, Write};

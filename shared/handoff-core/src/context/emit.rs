@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 
 use super::RunContext;
 use super::state::apply_patch;
-use crate::agent::AgentError;
+use crate::error::AgentError;
 
 impl RunContext {
     /// Opens an assistant text message and returns its id.

@@ -9,7 +9,7 @@ use agui_protocol::message::{
 use agui_protocol::{Content, Event, Message, ToolCall};
 use serde_json::Value;
 
-use crate::engine::Ids;
+use crate::message_ids::Ids;
 
 /// The history, updated event by event.
 #[derive(Debug, Clone, Default)]

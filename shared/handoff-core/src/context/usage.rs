@@ -4,8 +4,8 @@
 use agui_protocol::TokenUsage;
 
 use super::RunContext;
-use crate::agent::AgentError;
 use crate::codes;
+use crate::error::AgentError;
 use crate::limits;
 
 impl RunContext {

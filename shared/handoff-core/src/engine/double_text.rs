@@ -11,7 +11,6 @@
 //! The new message cannot contain the running run's reply, so it is merged after what
 //! that run committed instead of being refused as stale (`THREAD_CHANGED`).
 
-use std::str::FromStr;
 use std::sync::Arc;
 
 use agui_protocol::Event;
@@ -20,35 +19,11 @@ use agui_protocol::event::RunError;
 use futures::StreamExt;
 
 use super::{Inner, RunOptions, SharedRunStream, claim, execute, stop};
+use crate::agent::DoubleText;
 use crate::error::CoreError;
 
 /// How often a waiting run tries its claim again.
 const RETRY_MS: u64 = 250;
-
-/// What a message sent while a run is running does (`HANDOFF_DOUBLE_TEXT`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[non_exhaustive]
-pub enum DoubleText {
-    /// 409 `THREAD_BUSY`.
-    #[default]
-    Reject,
-    /// Stop the running run, then run.
-    Interrupt,
-    /// Run once the running run has finished.
-    Enqueue,
-}
-
-impl FromStr for DoubleText {
-    type Err = String;
-    fn from_str(text: &str) -> Result<Self, Self::Err> {
-        match text.trim() {
-            "reject" => Ok(DoubleText::Reject),
-            "interrupt" => Ok(DoubleText::Interrupt),
-            "enqueue" => Ok(DoubleText::Enqueue),
-            other => Err(format!("`{other}`: expected reject, interrupt or enqueue")),
-        }
-    }
-}
 
 /// The stream of a run that waits for the running run `busy` to end first.
 pub(crate) fn wait_then_run(

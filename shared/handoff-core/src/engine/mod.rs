@@ -5,6 +5,7 @@ mod audit;
 mod claim;
 mod claimed;
 mod compact;
+mod config;
 mod cursor;
 mod digest;
 mod double_text;
@@ -31,10 +32,10 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::access::{Access, Authorizer, OwnerPolicy, ThreadFacts, Verdict};
-use crate::agent::Agent;
+use crate::agent::{Agent, DoubleText};
 use crate::approval::ApprovalChecks;
 use crate::error::CoreError;
-use crate::limits::{self, Quota, RunLimits};
+use crate::limits::{self, RunLimits};
 use crate::principal::Principal;
 use crate::records::{
     self, AnswerAudit, LastRun, RunRecord, THREAD_KEY, ThreadRecord, ThreadStatus, run_key,
@@ -47,105 +48,13 @@ use crate::store::traced::{StoreCalls, TracedStore};
 pub use approvals::{Approval, ApprovalPage};
 pub use audit::{AUDITOR_ROLE, AuditPage, AuditQuery, AuditVerdict};
 pub use compact::{compact, compact_with_cuts, expand};
-pub use double_text::DoubleText;
+pub use config::{EngineConfig, RunOptions};
 pub use fork::ForkRequest;
-pub(crate) use history::Ids;
 pub use live::FrameStream;
 pub use stop::StopOutcome;
 pub use threads::{
     MAX_LIMIT, MAX_NAME_CHARS, MessagePage, ThreadChanges, ThreadPage, ThreadQuery, ThreadSummary,
 };
-
-/// Tunables. Defaults suit Lambda and Workers alike.
-#[derive(Debug, Clone)]
-pub struct EngineConfig {
-    /// Lease length when the host gives no deadline (the longest a run may take).
-    pub lease_ms: u64,
-    /// How long before the host deadline the engine stops the agent and finishes
-    /// cancelled; at most a fifth of the run's whole budget.
-    pub deadline_margin_ms: u64,
-    /// How long finished runs (and their resume records) stay replayable.
-    pub run_ttl_ms: u64,
-    /// How long an untouched thread is kept.
-    pub thread_ttl_ms: u64,
-    /// How long effect records (and so exactly-once) are kept.
-    pub effect_ttl_ms: u64,
-    /// How long a history page is kept after it is written (at least twice `thread_ttl_ms`).
-    /// A finish renews every page (same bytes, fresh retention) only when the oldest would
-    /// expire before the head it writes: with the defaults once per 335 days of activity,
-    /// one read of the pages and a commit per 63 of them.
-    pub history_ttl_ms: u64,
-    /// `Retry-After` hint for busy answers.
-    pub busy_retry_after_ms: u64,
-    /// How often a running run looks for a stop request sent to another instance
-    /// (one small read each time; 0: only requests to this instance stop it).
-    pub stop_poll_ms: u64,
-    /// How often a running run journals its new events for clients that reconnect on
-    /// another instance, and how often such a client polls (0: no journal; a client then
-    /// rejoins once the run has finished).
-    pub live_flush_ms: u64,
-    /// What a message sent while a run is running does, unless the agent says
-    /// ([`Agent::double_text`]).
-    pub double_text: DoubleText,
-    /// Runs a principal may start per window, across instances (see [`crate::limits`]).
-    pub rate_limit: Option<Quota>,
-    /// Model tokens a tenant may use per window, across instances (see [`crate::limits`]).
-    pub token_budget: Option<Quota>,
-}
-
-impl Default for EngineConfig {
-    fn default() -> Self {
-        const DAY: u64 = 24 * 60 * 60 * 1000;
-        EngineConfig {
-            lease_ms: 15 * 60 * 1000,
-            deadline_margin_ms: 3_000,
-            run_ttl_ms: 7 * DAY,
-            thread_ttl_ms: 30 * DAY,
-            effect_ttl_ms: 30 * DAY,
-            history_ttl_ms: 365 * DAY,
-            busy_retry_after_ms: 1_000,
-            stop_poll_ms: 1_000,
-            live_flush_ms: 250,
-            double_text: DoubleText::Reject,
-            rate_limit: None,
-            token_budget: None,
-        }
-    }
-}
-
-/// Per-request facts from the host.
-#[derive(Debug, Clone)]
-pub struct RunOptions {
-    /// When the host will kill this invocation (Unix ms), e.g. Lambda's deadline.
-    pub deadline_ms: Option<u64>,
-    /// Who asks: scopes the thread to the principal's tenant and is checked against the
-    /// engine's [`Authorizer`] before anything is revealed or written.
-    pub principal: Principal,
-    /// The agent the caller addressed (CopilotKit's `agentId`), recorded on the thread
-    /// for thread lists; `None`: the engine's agent name.
-    pub agent_id: Option<String>,
-    /// The host's id of the request that starts the run, for the run's log line.
-    pub request_id: Option<String>,
-    /// The trace the request belongs to (32 hex digits), for the run's log line.
-    pub trace_id: Option<String>,
-    /// Counts the run's store calls (claim, effects, finish), for its log line; share a
-    /// clone to read the count once the run has ended.
-    pub store_calls: StoreCalls,
-}
-
-impl Default for RunOptions {
-    /// No deadline, [`Principal::anonymous`].
-    fn default() -> Self {
-        RunOptions {
-            deadline_ms: None,
-            principal: Principal::anonymous(),
-            agent_id: None,
-            request_id: None,
-            trace_id: None,
-            store_calls: StoreCalls::default(),
-        }
-    }
-}
 
 /// A stream of events for one response. Always ends with a terminal event.
 pub type RunStream = BoxStream<'static, Event>;

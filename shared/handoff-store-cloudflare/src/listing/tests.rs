@@ -1,5 +1,5 @@
 use super::*;
-use crate::protocol::{StoreRequest, StoredValue};
+use crate::protocol::{Listed, StoreRequest, StoredValue};
 use serde_json::json;
 
 fn row(key: &str, index: Option<(&str, u64)>, expires_at_ms: Option<u64>) -> Row {

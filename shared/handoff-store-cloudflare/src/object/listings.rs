@@ -8,8 +8,8 @@ use wasm_bindgen::JsValue;
 use worker::{Method, ObjectNamespace, Request, RequestInit, Result, SqlStorage, SqlStorageValue};
 
 use super::{as_u64, int, object_now};
-use crate::listing::{ListingChange, WireHit};
 use crate::protocol::StoreRequest;
+use crate::protocol::{ListingChange, WireHit};
 
 /// The tables of both roles (an object plays one; the other's tables stay empty).
 pub(super) const SCHEMA: [&str; 5] = [

@@ -36,6 +36,11 @@ use aws_smithy_runtime_api::client::result::ConnectorError;
 use aws_smithy_runtime_api::client::runtime_components::RuntimeComponents;
 use aws_smithy_runtime_api::http::StatusCode;
 use aws_smithy_types::body::SdkBody;
+use std::collections::BTreeMap;
+
+use aws_sdk_dynamodb::types::AttributeValue;
+use handoff_core::StoreError;
+use handoff_store_conformance::BASE_MS;
 use handoff_store_dynamodb::{DynamoOptions, DynamoStore};
 
 /// A running `moto_server`, stopped (by PID) when dropped — and, for the shared one, which is
@@ -354,4 +359,63 @@ pub async fn fresh_store_with(options: DynamoOptions) -> DynamoStore {
         .await
         .unwrap_or_else(|e| panic!("create table {table}: {e}"));
     DynamoStore::with_options(client, table, options)
+}
+
+// Shared by the test binaries that look at what the store sent and stored.
+
+pub const NOW: u64 = BASE_MS;
+
+pub fn unavailable<T>(result: &Result<T, StoreError>) -> bool {
+    matches!(result, Err(StoreError::Unavailable(_)))
+}
+
+/// Requests the store sent while `f` ran, per operation.
+pub async fn calls<F: Future>(store: &DynamoStore, f: F) -> (F::Output, BTreeMap<String, u64>) {
+    let before = store.call_counter().snapshot();
+    let out = f.await;
+    (out, store.call_counter().since(&before))
+}
+
+pub fn counts(pairs: &[(&str, u64)]) -> BTreeMap<String, u64> {
+    pairs.iter().map(|(k, v)| ((*k).to_owned(), *v)).collect()
+}
+
+/// Every item of the table's partition `pk`, internal ones included, by raw sort key.
+pub async fn raw_items(
+    store: &DynamoStore,
+    pk: &str,
+) -> BTreeMap<String, std::collections::HashMap<String, AttributeValue>> {
+    let mut out = BTreeMap::new();
+    let mut start = None;
+    loop {
+        let page = store
+            .client()
+            .query()
+            .table_name(store.table_name())
+            .key_condition_expression("pk = :pk")
+            .expression_attribute_values(":pk", AttributeValue::S(pk.to_owned()))
+            .consistent_read(true)
+            .set_exclusive_start_key(start.take())
+            .send()
+            .await
+            .expect("raw query");
+        for item in page.items.unwrap_or_default() {
+            let Some(AttributeValue::S(sk)) = item.get("sk") else {
+                panic!("item without sk")
+            };
+            out.insert(sk.clone(), item);
+        }
+        match page.last_evaluated_key {
+            Some(last) if !last.is_empty() => start = Some(last),
+            _ => return out,
+        }
+    }
+}
+
+pub async fn chunk_count(store: &DynamoStore, pk: &str) -> usize {
+    raw_items(store, pk)
+        .await
+        .keys()
+        .filter(|sk| sk.starts_with("~c#"))
+        .count()
 }
