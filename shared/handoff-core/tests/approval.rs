@@ -499,3 +499,25 @@ fn a_stored_approval_without_a_readable_policy_is_answered_by_no_one() {
         assert!(pending(&b.engine).await.is_empty());
     });
 }
+
+/// The inbox lists an interrupt to whoever the claim would let resolve it: not to the
+/// requester of a four-eyes approval (even with no role named), but to someone else
+/// allowed to answer it.
+#[test]
+fn the_inbox_shows_what_the_claim_would_accept() {
+    block_on(async {
+        let policy = ApprovalPolicy::new().not_requester();
+        let b = bench(&policy, false);
+        let interrupt = ask(&b.engine).await;
+        let inbox = b.engine.list_approvals(&alice(), 10, None).await.unwrap();
+        assert!(inbox.approvals.is_empty(), "{:?}", inbox.approvals);
+        let own = answer(
+            &b.engine,
+            &alice(),
+            "r1",
+            approve(&interrupt, json!({"approved": true})),
+        )
+        .await;
+        assert!(matches!(own, Err(CoreError::Forbidden(_))));
+    });
+}

@@ -42,17 +42,8 @@ pub(crate) fn enforce(
     if decision.status != ResumeStatus::Resolved {
         return Ok(());
     }
-    let policy = match pending.policy() {
-        Ok(Some(policy)) => policy,
-        Ok(None) => return Ok(()),
-        // Fail closed: a policy this server cannot read protects nothing if skipped.
-        Err(reason) => {
-            tracing::error!(%reason, "unreadable approval policy");
-            return Err(CoreError::Forbidden(format!(
-                "interrupt {} carries an approval policy this server cannot read",
-                pending.interrupt.id
-            )));
-        }
+    let Some(policy) = stored_policy(pending)? else {
+        return Ok(());
     };
     enforce_policy(checks, principal, pending, owner, decision, &policy)?;
     match reevaluated {
@@ -63,14 +54,38 @@ pub(crate) fn enforce(
     }
 }
 
-/// `Ok` when a `resolved` `decision` by `principal` satisfies `policy`.
-fn enforce_policy(
-    checks: &ApprovalChecks,
+/// `Ok` when `principal` may resolve `pending` as far as its stored policy says who may
+/// (roles, not the requester): the claim's rule, which the approvals inbox shows too.
+pub(crate) fn may_resolve(
     principal: &Principal,
     pending: &PendingInterrupt,
     owner: Option<&Owner>,
-    decision: &Decision,
+) -> Result<(), CoreError> {
+    match stored_policy(pending)? {
+        Some(policy) => may_resolve_under(&policy, principal, pending, owner),
+        None => Ok(()),
+    }
+}
+
+/// The stored policy of `pending`; one that cannot be read refuses every resolution.
+fn stored_policy(pending: &PendingInterrupt) -> Result<Option<ApprovalPolicy>, CoreError> {
+    // Fail closed: a policy this server cannot read protects nothing if skipped.
+    pending.policy().map_err(|reason| {
+        tracing::error!(%reason, "unreadable approval policy");
+        CoreError::Forbidden(format!(
+            "interrupt {} carries an approval policy this server cannot read",
+            pending.interrupt.id
+        ))
+    })
+}
+
+/// Who may resolve under `policy`: a holder of one of its roles, and not the requester
+/// when it says so (`owner` stands in for a requester records before it did not keep).
+fn may_resolve_under(
     policy: &ApprovalPolicy,
+    principal: &Principal,
+    pending: &PendingInterrupt,
+    owner: Option<&Owner>,
 ) -> Result<(), CoreError> {
     let id = &pending.interrupt.id;
     if !policy.roles.is_empty() && !policy.roles.iter().any(|r| principal.has_role(r)) {
@@ -85,6 +100,20 @@ fn enforce_policy(
             "interrupt {id} must be approved by someone other than its requester (who may cancel it)"
         )));
     }
+    Ok(())
+}
+
+/// `Ok` when a `resolved` `decision` by `principal` satisfies `policy`.
+fn enforce_policy(
+    checks: &ApprovalChecks,
+    principal: &Principal,
+    pending: &PendingInterrupt,
+    owner: Option<&Owner>,
+    decision: &Decision,
+    policy: &ApprovalPolicy,
+) -> Result<(), CoreError> {
+    let id = &pending.interrupt.id;
+    may_resolve_under(policy, principal, pending, owner)?;
     let invalid = |reason: String| CoreError::ResumePayloadInvalid {
         id: id.to_string(),
         reason: format!("the approval policy does not allow it: {reason}"),

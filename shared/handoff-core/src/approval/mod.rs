@@ -59,7 +59,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub use check::EditedAnswer;
-pub(crate) use check::enforce;
+pub(crate) use check::{enforce, may_resolve};
 pub use raised::{ApprovalSource, RaisedInterrupt};
 
 /// Interrupt metadata naming the role an answer needs (before approval policies; read

@@ -119,17 +119,8 @@ fn may_resolve(
     {
         return false;
     }
-    let Ok(policy) = pending.policy() else {
-        return false;
-    };
-    let policy = policy.unwrap_or_default();
-    let owns = thread.owner.as_ref().is_none_or(|o| principal.same_as(o));
-    if policy.roles.is_empty() {
-        return owns;
-    }
-    let requester = pending.raised_by.as_ref().or(thread.owner.as_ref());
-    let is_requester = requester.is_some_and(|r| principal.same_as(r));
-    policy.roles.iter().any(|r| principal.has_role(r)) && !(policy.not_requester && is_requester)
+    // The claim's own rule, so the inbox lists only what the caller's answer would pass.
+    crate::approval::may_resolve(principal, pending, thread.owner.as_ref()).is_ok()
 }
 
 fn approval(thread_id: &str, pending: PendingInterrupt) -> Approval {

@@ -13,19 +13,20 @@ use agui_protocol::{ResumeStatus, RunAgentInput};
 use crate::agent::{Agent, Readiness};
 use crate::decision::Decision;
 use crate::error::CoreError;
-use crate::records::ThreadRecord;
+use crate::records::{PendingInterrupt, ThreadRecord};
 use crate::schema::{SchemaFailure, SchemaValidator};
 
-/// Checks `input.resume` against the thread's pending interrupts and returns the decisions.
-pub(crate) fn validate_resume(
+/// Checks `input.resume` against the thread's pending interrupts and returns the decisions,
+/// each with the pending interrupt it answers.
+pub(crate) fn validate_resume<'a>(
     validator: Option<&dyn SchemaValidator>,
-    thread: &ThreadRecord,
+    thread: &'a ThreadRecord,
     agent_id: &str,
     input: &RunAgentInput,
     resume_key: Option<&str>,
     abandoned_answer: Option<&str>,
     now_ms: u64,
-) -> Result<Vec<Decision>, CoreError> {
+) -> Result<Vec<(&'a PendingInterrupt, Decision)>, CoreError> {
     let entries = input.resume_entries();
     for (index, entry) in entries.iter().enumerate() {
         if entries[..index]
@@ -59,7 +60,7 @@ pub(crate) fn validate_resume(
     if !missing.is_empty() {
         return Err(CoreError::ResumeIncomplete { missing });
     }
-    let mut decisions = Vec::with_capacity(thread.pending.len());
+    let mut answers = Vec::with_capacity(thread.pending.len());
     for pending in &thread.pending {
         let Some(entry) = entries
             .iter()
@@ -84,16 +85,17 @@ pub(crate) fn validate_resume(
                 check_payload(validator, &id, schema, entry.payload.as_ref())?;
             }
         }
-        decisions.push(Decision {
+        let decision = Decision {
             interrupt: pending.interrupt.clone(),
             status: entry.status,
             payload: entry.payload.clone(),
             metadata: entry.metadata.clone(),
             proposed_args: pending.tool_args.clone(),
             approval: pending.policy().ok().flatten(),
-        });
+        };
+        answers.push((pending, decision));
     }
-    Ok(decisions)
+    Ok(answers)
 }
 
 /// Asks the agent whether each `resolved` answer may be applied now (see

@@ -19,7 +19,7 @@ pub(crate) fn decide(
     existing: Option<&ThreadRecord>,
     now: u64,
 ) -> Result<Vec<Decision>, CoreError> {
-    let decisions = validate_resume(
+    let answers = validate_resume(
         inner.validator.as_deref(),
         thread,
         request.agent_id,
@@ -28,14 +28,7 @@ pub(crate) fn decide(
         abandoned_answer(thread),
         now,
     )?;
-    for decision in &decisions {
-        let pending = thread
-            .pending
-            .iter()
-            .find(|p| p.interrupt.id == decision.interrupt.id)
-            .ok_or_else(|| CoreError::InterruptNotPending {
-                id: decision.interrupt.id.to_string(),
-            })?;
+    for (pending, decision) in &answers {
         let access = Access::Answer {
             pending,
             status: decision.status,
@@ -53,7 +46,7 @@ pub(crate) fn decide(
             reevaluated.as_ref(),
         )?;
     }
-    Ok(decisions)
+    Ok(answers.into_iter().map(|(_, decision)| decision).collect())
 }
 
 /// The answer a holder that died was applying: it may have executed its effects, so only
