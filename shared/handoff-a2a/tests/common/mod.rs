@@ -331,3 +331,14 @@ pub fn fixture(path: &str) -> Vec<u8> {
         .join(path);
     std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
+
+/// The reason a push was refused, asserting it was the bare 401 every failure reads as.
+pub fn reason(
+    result: Result<handoff_a2a::Ack, handoff_a2a::ReceiverError>,
+) -> handoff_a2a::AuthFailure {
+    use handoff_core::codes::ErrorCode;
+    let err = result.expect_err("must be rejected");
+    assert_eq!(err.http_status(), 401, "{err:?}");
+    assert_eq!(err.public_message(), "unauthorized");
+    err.auth_failure().unwrap()
+}
