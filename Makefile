@@ -19,7 +19,7 @@ CHROMIUM ?= chromium
 WASM_CRATES := agui-protocol handoff-core handoff-demo handoff-http handoff-auth a2a-types handoff-a2a handoff-store-cloudflare agent-worker agent-worker-tests
 # Cloudflare Workers toolchain. The wasm-bindgen CLI must equal the `wasm-bindgen` pinned in Cargo.toml.
 WORKER_DIR := functions/agent-worker
-# The test-only Worker (the /__test/ routes of tests/node/worker.test.mjs): built for the Node
+# The test-only Worker (the /__test/ routes of tests/node/worker-store.test.mjs): built for the Node
 # tests, never deployed, so the deployable Worker above carries no test code.
 TEST_WORKER_DIR := functions/agent-worker-tests
 STARTER_DIR := functions/starter

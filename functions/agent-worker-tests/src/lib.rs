@@ -1,4 +1,4 @@
-//! The test-only Worker: the routes `tests/node/worker.test.mjs` drives inside workerd
+//! The test-only Worker: the routes `tests/node/worker-store.test.mjs` drives inside workerd
 //! (Miniflare, `tests/node/lib/worker.mjs`) against the real Durable Objects and KV,
 //! all under `/__test/` ([`routes`]). Built by `make build-test-worker` only; it has no
 //! `wrangler.toml`, so nothing deploys it. Its routes write to the store with no
