@@ -3,7 +3,7 @@
 //!
 //! **SSRF guard**: the scheme must be `https`; the host name is resolved once,
 //! by ureq through a guarding resolver, and every address must be public
-//! ([`handoff_a2a::url_guard::check_addresses`]): loopback, private (RFC 1918,
+//! ([`handoff_auth::url_guard::check_addresses`]): loopback, private (RFC 1918,
 //! CGNAT, ULA), link-local (incl. cloud metadata `169.254.169.254`), multicast,
 //! reserved and unspecified addresses are refused. The connection then goes to
 //! exactly those checked addresses, so a name that re-resolves elsewhere after
@@ -21,8 +21,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use handoff_a2a::HttpJwks;
 use handoff_a2a::client::{ClientError, HttpClient, HttpRequest, HttpResponse, TokenSource};
-use handoff_a2a::url_guard::address_allowed;
-pub use handoff_a2a::url_guard::is_public;
+use handoff_auth::url_guard::address_allowed;
 use resolver::{GuardedResolver, Refused};
 use ureq::unversioned::resolver::Resolver;
 use ureq::unversioned::transport::DefaultConnector;
@@ -154,7 +153,7 @@ impl HttpClient for UreqHttp {
     }
 }
 
-/// Fetches sender key sets with [`UreqHttp`] (wrap it in `handoff_a2a::CachedJwks`).
+/// Fetches sender key sets with [`UreqHttp`] (wrap it in `handoff_auth::CachedJwks`).
 pub type UreqJwks = HttpJwks<UreqHttp>;
 
 /// A key-set fetcher under `policy`.

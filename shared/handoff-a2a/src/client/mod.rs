@@ -4,7 +4,8 @@
 //!
 //! The HTTP transport is injected ([`HttpClient`]), as is the token randomness
 //! ([`TokenSource`]), so this stays runtime-agnostic (native hosts use
-//! `handoff_native::a2a`). Every URL is checked with [`check_outbound_url`]
+//! `handoff_native::a2a`). Every URL is checked with
+//! [`check_outbound_url`](handoff_auth::url_guard::check_outbound_url)
 //! before use; transports must refuse private addresses after DNS resolution.
 //!
 //! Wire: v1.0 cards (`supportedInterfaces[]` with `protocolBinding: "JSONRPC"`)
@@ -26,6 +27,7 @@ use tracing::Instrument;
 use crate::config::{ExpectedAuth, JwtAuth, Subscription};
 use crate::error::ReceiverError;
 use crate::receiver::Receiver;
+use handoff_auth::url_guard::check_outbound_url;
 
 mod card;
 mod http_jwks;
@@ -35,7 +37,6 @@ pub use card::{CardInfo, WireVersion, parse_card};
 pub use http_jwks::HttpJwks;
 pub use transport::{
     AGENT_CARD_PATH, ClientError, HttpClient, HttpRequest, HttpResponse, MAX_RESPONSE, TokenSource,
-    check_outbound_url,
 };
 
 /// What to delegate.
@@ -375,21 +376,6 @@ fn v03_params(message: &Message, push: &TaskPushNotificationConfig) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn outbound_urls_are_guarded() {
-        assert!(check_outbound_url("https://agent.example.com/a2a", false).is_ok());
-        assert!(check_outbound_url("http://agent.example.com/a2a", false).is_err());
-        assert!(check_outbound_url("https://127.0.0.1/a2a", false).is_err());
-        assert!(check_outbound_url("https://10.0.0.1/a2a", false).is_err());
-        assert!(check_outbound_url("https://169.254.169.254/", false).is_err());
-        assert!(check_outbound_url("http://127.0.0.1:9000/a2a", true).is_ok());
-        assert!(check_outbound_url("http://localhost:9000/", true).is_ok());
-        assert!(check_outbound_url("http://[::1]:9000/", true).is_ok());
-        assert!(check_outbound_url("http://10.0.0.1/", true).is_err());
-        assert!(check_outbound_url("http://169.254.169.254/", true).is_err());
-        assert!(check_outbound_url("ftp://x/", true).is_err());
-    }
 
     #[test]
     fn reads_v1_and_v03_cards() {

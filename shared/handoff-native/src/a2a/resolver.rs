@@ -1,13 +1,13 @@
 //! The SSRF guard at connection time: a ureq resolver that looks the host up
 //! once, refuses the request unless every answer passes the policy
-//! ([`handoff_a2a::url_guard::check_addresses`]), and hands ureq exactly those
+//! ([`handoff_auth::url_guard::check_addresses`]), and hands ureq exactly those
 //! checked addresses to connect to. There is no second lookup, so a name that
 //! re-resolves to loopback or a private address after the check (DNS
 //! rebinding) is never reached.
 
 use std::fmt;
 
-use handoff_a2a::url_guard::check_addresses;
+use handoff_auth::url_guard::check_addresses;
 use ureq::config::Config;
 use ureq::http::Uri;
 use ureq::unversioned::resolver::{DefaultResolver, ResolvedSocketAddrs, Resolver};

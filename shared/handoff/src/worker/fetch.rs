@@ -9,10 +9,10 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use futures::future::{Either, select};
-use handoff_a2a::client::check_outbound_url;
 use handoff_a2a::client::{
     ClientError, HttpClient, HttpRequest, HttpResponse, MAX_RESPONSE, TokenSource,
 };
+use handoff_auth::url_guard::check_outbound_url;
 use worker::send::SendFuture;
 use worker::wasm_bindgen::JsValue;
 use worker::{

@@ -11,7 +11,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use futures::future::{Either, select};
 use futures::{StreamExt, stream};
-use handoff_a2a::client::check_outbound_url;
+use handoff_auth::url_guard::check_outbound_url;
 use handoff_llm::mcp::{
     MAX_ANSWER_BYTES, McpHttp, McpHttpError, McpRequest, McpResponse, read_capped,
 };

@@ -302,7 +302,8 @@ pub fn a2a(
 ) -> (handoff_a2a::Receiver, handoff_a2a::A2aClient) {
     use std::sync::OnceLock;
 
-    use handoff_a2a::{A2aClient, CachedJwks, HttpJwks, Receiver, ReceiverConfig};
+    use handoff_a2a::{A2aClient, HttpJwks, Receiver, ReceiverConfig};
+    use handoff_auth::CachedJwks;
 
     /// Sender key sets, cached for the isolate's lifetime (engines are per request).
     static JWKS: OnceLock<Arc<CachedJwks<HttpJwks<FetchHttp>>>> = OnceLock::new();
