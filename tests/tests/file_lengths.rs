@@ -10,10 +10,7 @@ use std::path::{Path, PathBuf};
 const MAX_LINES: usize = 600;
 
 /// `(path from the workspace root, why it is not split yet)`.
-const KNOWN: &[(&str, &str)] = &[(
-    "shared/handoff/src/lambda.rs",
-    "split by the Lambda host's rework (issue 50)",
-)];
+const KNOWN: &[(&str, &str)] = &[];
 
 fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
