@@ -17,32 +17,31 @@ use std::sync::Arc;
 use handoff::a2a::{TaskSnapshots, client_from_env, receiver_from_env};
 use handoff::lambda::Lambda;
 use handoff::llm::{NetPolicy, UreqMcp, UreqModels};
-use handoff_demo::llm::choose;
-use handoff_demo::{DemoAgent, FraudReview};
+use handoff_demo::{DemoHost, DemoSettings, PushUrl};
 
 #[tokio::main]
 async fn main() -> Result<(), handoff::lambda::Error> {
     handoff::lambda::init_logs();
-    let env = |key: &str| std::env::var(key).ok().filter(|v| !v.is_empty());
     let (store, runtime) = (
         handoff::lambda::store_from_env().await?,
         handoff::lambda::runtime(),
     );
     // Registers subscriptions and reads task snapshots; the webhook function receives the pushes.
     let receiver = receiver_from_env(store.clone(), runtime.clone());
-    let webhook_url = env("HANDOFF_A2A_WEBHOOK_URL");
-    let fraud = FraudReview::from_lookup(env, receiver.clone(), client_from_env(), webhook_url)?;
-    let scripted = DemoAgent::from_lookup(store.clone(), env, fraud);
-    let ledger = scripted.ledger().clone();
-    let agent = choose(
-        scripted,
-        runtime.clone(),
-        env,
+    let host = DemoHost {
+        store: store.clone(),
+        runtime: runtime.clone(),
+        receiver: receiver.clone(),
+        a2a_client: client_from_env(),
+        push_url: PushUrl::WebhookFunction,
+    };
+    let served = DemoSettings::from_lookup(|key| std::env::var(key).ok()).demo(
+        host,
         || Arc::new(UreqModels::new()),
         |allow_loopback| Arc::new(UreqMcp::new(NetPolicy { allow_loopback })),
     )?;
-    let routes = handoff_demo::http::routes(ledger, runtime.clone());
-    Lambda::new(agent)
+    let routes = handoff_demo::http::routes(served.ledger, runtime.clone());
+    Lambda::new(served.agent)
         .store(store)
         .runtime(runtime)
         .protected_routes(routes)

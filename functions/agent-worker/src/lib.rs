@@ -18,8 +18,7 @@ use std::sync::Arc;
 use handoff::a2a::TaskSnapshots;
 use handoff::llm::{FetchMcp, FetchModels};
 use handoff::worker::{Worker, var};
-use handoff_demo::llm::choose;
-use handoff_demo::{DemoAgent, FraudReview};
+use handoff_demo::{DemoHost, DemoSettings, PushUrl};
 use worker::{Context, Env, HttpRequest, event};
 
 /// The Durable Object class that owns each partition; exported for the runtime.
@@ -32,27 +31,28 @@ async fn fetch(
     ctx: Context,
 ) -> worker::Result<handoff::worker::Response> {
     let host = Worker::new(env, ctx)?;
-    let vars = |key: &str| var(host.env(), key);
-    let (receiver, client) = handoff::worker::a2a(host.env(), host.shared_store(), host.runtime());
-    let callback_url = vars("HANDOFF_PUBLIC_URL").unwrap_or_else(|| handoff::worker::origin(&req));
-    let fraud = FraudReview::from_lookup(vars, receiver.clone(), client, Some(callback_url))
+    let (receiver, a2a_client) =
+        handoff::worker::a2a(host.env(), host.shared_store(), host.runtime());
+    let demo_host = DemoHost {
+        store: host.shared_store(),
+        runtime: host.runtime(),
+        receiver: receiver.clone(),
+        a2a_client,
+        push_url: PushUrl::ThisHost(handoff::worker::origin(&req)),
+    };
+    let served = DemoSettings::from_lookup(|key| var(host.env(), key))
+        .demo(
+            demo_host,
+            || Arc::new(FetchModels),
+            |allow_loopback| Arc::new(FetchMcp { allow_loopback }),
+        )
         .map_err(worker::Error::RustError)?;
-    let scripted = DemoAgent::from_lookup(host.shared_store(), vars, fraud);
-    let ledger = scripted.ledger().clone();
-    let agent = choose(
-        scripted,
-        host.runtime(),
-        vars,
-        || Arc::new(FetchModels),
-        |allow_loopback| Arc::new(FetchMcp { allow_loopback }),
-    )
-    .map_err(worker::Error::RustError)?;
     // The A2A receiver checks its own push tokens; the demo's ledger is behind the authenticator.
     let routes = handoff::a2a::routes(receiver.clone());
-    let demo = handoff_demo::http::routes(ledger, host.runtime());
+    let demo = handoff_demo::http::routes(served.ledger, host.runtime());
     let host = host
         .routes(routes)
         .protected_routes(demo)
         .thread_extras(Arc::new(TaskSnapshots(receiver)));
-    host.serve(req, agent).await
+    host.serve(req, served.agent).await
 }

@@ -18,8 +18,7 @@ use std::sync::Arc;
 use handoff::a2a::{TaskSnapshots, client_from_env, receiver_from_env};
 use handoff::llm::{NetPolicy, UreqMcp, UreqModels};
 use handoff::server::{EnvStore, Server};
-use handoff_demo::llm::choose;
-use handoff_demo::{DemoAgent, FraudReview, http::curl_example};
+use handoff_demo::{DemoHost, DemoSettings, PushUrl, http::curl_example};
 
 /// mimalloc: a run allocates many small, short-lived values (events, records, frames); under
 /// the issue-16 load it takes server CPU per pair from about 246 to 183 µs against glibc's.
@@ -29,25 +28,24 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 #[tokio::main]
 async fn main() -> Result<(), handoff::server::Error> {
     handoff::server::init_logs();
-    let env = |key: &str| std::env::var(key).ok();
     let (store, runtime) = (EnvStore::open()?, handoff::server::runtime());
     let listener = handoff::server::bind_from_env().await?;
     let url = format!("http://{}", listener.local_addr()?);
     let receiver = receiver_from_env(store.shared(), runtime.clone());
-    let callback_url = env("HANDOFF_PUBLIC_URL").unwrap_or_else(|| url.clone());
-    let fraud =
-        FraudReview::from_lookup(env, receiver.clone(), client_from_env(), Some(callback_url))?;
-    let scripted = DemoAgent::from_lookup(store.shared(), env, fraud);
-    let ledger = scripted.ledger().clone();
-    let agent = choose(
-        scripted,
-        runtime.clone(),
-        env,
+    let host = DemoHost {
+        store: store.shared(),
+        runtime: runtime.clone(),
+        receiver: receiver.clone(),
+        a2a_client: client_from_env(),
+        push_url: PushUrl::ThisHost(url.clone()),
+    };
+    let served = DemoSettings::from_lookup(|key| std::env::var(key).ok()).demo(
+        host,
         || Arc::new(UreqModels::new()),
         |allow_loopback| Arc::new(UreqMcp::new(NetPolicy { allow_loopback })),
     )?;
-    let demo = handoff_demo::http::routes(ledger, runtime.clone());
-    Server::new(agent)
+    let demo = handoff_demo::http::routes(served.ledger, runtime.clone());
+    Server::new(served.agent)
         .env_store(store)
         .runtime(runtime)
         .listener(listener)

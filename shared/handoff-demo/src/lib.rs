@@ -29,8 +29,9 @@
 //!
 //! # Settings
 //!
-//! Hosts read these from the environment ([`DemoConfig::from_lookup`] and the hosts'
-//! demo functions), the same on the dev server, Lambda and the Worker:
+//! Every host builds the demo with [`DemoSettings::demo`] from its own environment lookup,
+//! so the dev server, Lambda and the Worker read these the same way; an empty variable is
+//! unset:
 //!
 //! | variable | default | what |
 //! |---|---|---|
@@ -39,6 +40,8 @@
 //! | `DEMO_LLM=openai\|anthropic` | unset: the scripted demo | a model drives the refund flow: it looks the order up and proposes the refund, which still waits for approval; with `OPENAI_API_KEY` / `OPENAI_BASE_URL` (any OpenAI-compatible server, e.g. a local `http://127.0.0.1:11434/v1`), `ANTHROPIC_API_KEY` / `ANTHROPIC_BASE_URL`, `DEMO_LLM_MODEL`; without a key the scripted demo runs; the same on Lambda and the Worker |
 //! | `DEMO_FRAUD_AGENT_URL` | unset: no review | the refund first delegates a fraud review to this remote A2A agent ([`FraudReview`]) |
 //! | `DEMO_FRAUD_AGENT_JWKS_URL` | unset | every push must also carry a JWT signed with the agent's published keys |
+//! | `HANDOFF_PUBLIC_URL` | the host's own URL | dev server and Worker: the base URL the fraud agent pushes to ([`PushUrl`]) |
+//! | `HANDOFF_A2A_WEBHOOK_URL` | unset | Lambda: the webhook function's URL the fraud agent pushes to (needed with `DEMO_FRAUD_AGENT_URL`) |
 //! | `HANDOFF_TEST_FAULT` | unset | tests only, debug builds only: `hang-after-refund` makes the refund hang after the ledger moved the money (the kill -9 test); `error-after-refund` makes it move the money and then fail, as a payment API's timeout after sending does (the effect stays in doubt) |
 //!
 //! ```
@@ -62,6 +65,7 @@ pub mod mcp;
 mod orders;
 mod policy;
 mod proposal;
+pub mod settings;
 
 use std::sync::Arc;
 
@@ -72,6 +76,7 @@ pub use fraud::{A2A_TASK_REASON, FraudReview};
 pub use ledger::{ACCOUNT_TTL_MS, Ledger, OrderAccount, RefundError};
 pub use orders::{Order, Request, format_cents, parse_request};
 pub use policy::refund_policy;
+pub use settings::{DemoHost, DemoSettings, PushUrl, ServedDemo};
 
 /// Demo settings.
 #[derive(Debug, Clone)]

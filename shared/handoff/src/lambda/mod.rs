@@ -1,0 +1,239 @@
+//! The AWS Lambda host: your agent behind the Handoff router, streamed through
+//! a Function URL with `InvokeMode: RESPONSE_STREAM`.
+//!
+//! [`run`] reads everything from the environment; [`Lambda`] sets any part
+//! explicitly and falls back to the environment for the rest:
+//!
+//! | variable | default |
+//! |---|---|
+//! | `HANDOFF_TABLE` | required: the DynamoDB table (`HANDOFF_CREATE_TABLE=true` creates it in a debug build, for local development, and fails Init in a release build; `AWS_ENDPOINT_URL_DYNAMODB` points the SDK at moto) |
+//! | `AWS_CA_BUNDLE` | unset: DynamoDB's certificate is checked against the platform's root certificates; a path to a PEM file: its certificates are trusted too (an endpoint behind a private CA, a TLS-intercepting proxy). A file that cannot be read, or holds no certificate or one that cannot be parsed, refuses to start, naming `AWS_CA_BUNDLE` |
+//! | `HANDOFF_STORE` | DynamoDB; `memory` keeps state inside one instance, so it is refused unless `HANDOFF_ALLOW_LOCAL_STORE=true` (a single-instance test); `sqlite` is refused |
+//! | `HANDOFF_BODY_LIMIT` | 6,000,000 (Lambda's own request limit is 6 MB) |
+//! | `HANDOFF_KEEP_ALIVE_MS` | 15000 |
+//! | `HANDOFF_LEASE_MS` | 15 min, capped by each invocation's deadline |
+//! | `HANDOFF_STOP_POLL_MS` | 1000: how often a running run looks for a stop sent to another instance |
+//! | `HANDOFF_LIVE_FLUSH_MS` | 250: how often a running run journals its events for reconnecting clients |
+//! | `HANDOFF_COPILOTKIT_BASE` | `/copilotkit`: where the CopilotKit runtime protocol is served |
+//! | `RUST_LOG` | `info`; `level` and `target=level` directives (comma-separated) |
+//! | `HANDOFF_LOG` | `json`: JSON lines with the current spans' fields (run, thread, tenant); `text` |
+//! | `OTEL_EXPORTER_OTLP_ENDPOINT` | unset: no traces; set (feature `otel`): OTLP/HTTP export, flushed before each invocation ends, X-Ray's header the parent when sampled |
+//!
+//! Init opens the store's connection: after the store is built, [`Lambda::run`] reads one
+//! key that never exists (a DynamoDB `GetItem`, which the function's role already may
+//! do), so DNS, TCP and the TLS handshake happen during Init rather than in the first
+//! request. A failure there (or no answer within 2 s) is logged as a warning and never
+//! fails Init; the first request then connects as it would have.
+//!
+//! The invocation deadline becomes the engine's deadline: a run that would
+//! outlive the function is stopped a few seconds before, closes what it opened
+//! and ends with `RUN_FINISHED{cancelled}`, and its lease ends with the
+//! invocation instead of blocking the thread.
+//!
+//! ```no_run
+//! # use handoff::{Agent, AgentError, Finish, RunContext};
+//! # struct MyAgent;
+//! # #[handoff::async_trait]
+//! # impl Agent for MyAgent {
+//! #     async fn run(&self, _: &mut RunContext) -> Result<Finish, AgentError> { Ok(Finish::done()) }
+//! # }
+//! #[tokio::main]
+//! async fn main() -> Result<(), handoff::lambda::Error> {
+//!     handoff::lambda::run(MyAgent).await
+//! }
+//! ```
+
+mod caller;
+mod deadline;
+mod store;
+mod tls;
+mod warm;
+
+use std::sync::Arc;
+
+use axum::Router;
+use handoff_core::{Agent, Clock, Runtime, Store};
+use handoff_http::{Host, HostDeadline};
+pub use lambda_http::Error;
+use lambda_http::{Request, RequestExt};
+use tower::ServiceExt;
+
+use crate::options::{HostOptions, host_setters, native_authenticator};
+use caller::iam_caller;
+use deadline::absolute_deadline;
+pub use store::store_from_env;
+use warm::warm_up;
+
+/// Serves `agent` with every setting from the environment (see the [module docs](self)).
+pub async fn run(agent: impl Agent) -> Result<(), Error> {
+    Lambda::new(agent).run().await
+}
+
+/// Serves plain `routes` in Lambda's default buffered mode (small JSON answers,
+/// e.g. an A2A webhook), with the same logs.
+pub async fn run_buffered(routes: Router) -> Result<(), Error> {
+    init_logs();
+    lambda_http::run(routes).await
+}
+
+/// JSON logs (`RUST_LOG`, default `info`; `HANDOFF_LOG=text` for text): one object per
+/// line with the current span's fields; no timestamp, since CloudWatch stamps every line.
+/// Traces over OTLP when an endpoint is set (feature `otel`), flushed before each
+/// invocation ends. Does nothing if a subscriber is already installed.
+pub fn init_logs() {
+    match crate::telemetry::init(env, crate::telemetry::LogFormat::Json, false) {
+        Ok(true) => startup_mark("logs ready"),
+        Ok(false) => {}
+        Err(error) => eprintln!("{error}"),
+    }
+}
+
+/// A startup milestone at debug level on the `handoff::startup` target, stamped with
+/// wall-clock microseconds, so a cold start can be broken down from outside
+/// (`RUST_LOG=warn,handoff::startup=debug`; `make bench-lambda` does).
+fn startup_mark(stage: &'static str) {
+    tracing::debug!(target: "handoff::startup", unix_us = unix_us(), stage);
+}
+
+fn unix_us() -> u64 {
+    #[allow(clippy::disallowed_methods)] // A log stamp, not engine time.
+    let now = std::time::SystemTime::now();
+    now.duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX))
+}
+
+/// Clock, ids, timers and a task spawner for tokio.
+pub fn runtime() -> Runtime {
+    handoff_native::runtime()
+}
+
+/// Everything [`run`] does, with each part settable.
+pub struct Lambda {
+    agent: Arc<dyn Agent>,
+    store: Option<Arc<dyn Store>>,
+    runtime: Option<Runtime>,
+    options: HostOptions,
+}
+
+impl Lambda {
+    /// A function serving `agent`; unset parts come from the environment.
+    pub fn new(agent: impl Agent) -> Self {
+        Lambda {
+            agent: Arc::new(agent),
+            store: None,
+            runtime: None,
+            options: HostOptions::default(),
+        }
+    }
+
+    /// Keeps state in `store` instead of [`store_from_env`].
+    pub fn store(mut self, store: Arc<dyn Store>) -> Self {
+        self.store = Some(store);
+        self
+    }
+
+    /// Uses `runtime` (clock, ids, timers) instead of [`runtime()`].
+    pub fn runtime(mut self, runtime: Runtime) -> Self {
+        self.runtime = Some(runtime);
+        self
+    }
+
+    host_setters!("Lambda");
+
+    /// Serves invocations until the runtime stops the function.
+    pub async fn run(mut self) -> Result<(), Error> {
+        if crate::telemetry::init(env, crate::telemetry::LogFormat::Json, false)? {
+            startup_mark("logs ready");
+        }
+        // Before anything else: a function without HANDOFF_AUTH must not start at all.
+        let authenticator = match self.options.authenticator.take() {
+            Some(authenticator) => authenticator,
+            None => native_authenticator(Host::Lambda)?,
+        };
+        if authenticator.scheme() == "none" {
+            tracing::warn!("HANDOFF_AUTH=none: this function serves without authentication");
+        }
+        let store = match self.store {
+            Some(store) => store,
+            None => store_from_env().await?,
+        };
+        let runtime = self.runtime.unwrap_or_else(runtime);
+        // Connect during Init, not in the first request (see the module docs).
+        warm_up(store.as_ref(), runtime.clock.now_ms()).await;
+        let engine = self
+            .options
+            .engine(Host::Lambda, self.agent, store, runtime, env);
+        let app = self.options.app(Host::Lambda, engine, authenticator, env)?;
+
+        // Lambda requests carry a `lambda_http::Body`; the router takes axum bodies and
+        // the invocation deadline as an extension.
+        let clock = handoff_native::SystemClock;
+        let app = crate::telemetry::traced(app);
+        let service = app.map_request(move |request: Request| {
+            let deadline = request
+                .lambda_context_ref()
+                .map(|context| absolute_deadline(context.deadline, clock.now_ms()));
+            let caller = iam_caller(&request);
+            let request_id = request
+                .lambda_context_ref()
+                .map(|context| handoff_http::RequestId(context.request_id.clone()));
+            #[cfg(feature = "otel")]
+            let xray = request
+                .lambda_context_ref()
+                .and_then(|context| context.xray_trace_id.clone());
+            let (mut parts, body) = request.into_parts();
+            #[cfg(feature = "otel")]
+            if let Some(xray) = xray {
+                parts.extensions.insert(crate::telemetry::XRayHeader(xray));
+            }
+            parts.extensions.insert(HostDeadline(deadline));
+            if let Some(request_id) = request_id {
+                parts.extensions.insert(request_id);
+            }
+            if let Some(caller) = caller {
+                parts.extensions.insert(caller);
+            }
+            axum::http::Request::from_parts(parts, axum::body::Body::from(body.to_vec()))
+        });
+        // The instance is frozen as soon as the response ends: its spans leave first.
+        #[cfg(feature = "otel")]
+        let service = service.map_response(|response: axum::response::Response| {
+            match crate::telemetry::telemetry() {
+                Some(telemetry) => response.map(|body| flushed_at_end(body, telemetry)),
+                None => response,
+            }
+        });
+        startup_mark("serving");
+        lambda_http::run_with_streaming_response(service).await
+    }
+}
+
+/// `body`, then a flush of the spans before the stream ends (the runs it streamed
+/// close their spans just after their last event, so the flush waits for them briefly).
+#[cfg(feature = "otel")]
+fn flushed_at_end(
+    body: axum::body::Body,
+    telemetry: &'static handoff_native::telemetry::Telemetry,
+) -> axum::body::Body {
+    use futures::StreamExt;
+    let flush = futures::stream::once(async move {
+        telemetry.flush(std::time::Duration::from_millis(500)).await;
+        None
+    })
+    .filter_map(futures::future::ready);
+    axum::body::Body::from_stream(body.into_data_stream().chain(flush))
+}
+
+fn env(key: &str) -> Option<String> {
+    std::env::var(key).ok()
+}
+
+/// A lookup over `vars`, for the tests of the modules that read the environment.
+#[cfg(test)]
+fn test_env<'a>(vars: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
+    move |key| {
+        vars.iter()
+            .find(|(k, _)| *k == key)
+            .map(|(_, v)| (*v).to_owned())
+    }
+}
