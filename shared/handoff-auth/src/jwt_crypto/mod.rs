@@ -30,7 +30,8 @@ pub fn install() {
 #[cfg(not(target_arch = "wasm32"))]
 pub use ring_verifier::RING_VERIFIER;
 
-#[cfg(target_arch = "wasm32")]
+// Also compiled for the native unit tests, which compare it with jsonwebtoken's own backend.
+#[cfg(any(target_arch = "wasm32", test))]
 mod rust_crypto;
 #[cfg(target_arch = "wasm32")]
 pub use rust_crypto::RUST_CRYPTO_VERIFIER;

@@ -20,6 +20,8 @@ use sha2::{Digest, Sha256, Sha384, Sha512};
 
 /// Every algorithm `jsonwebtoken` knows (HS*, RS*, PS*, ES256, ES384, EdDSA over Ed25519),
 /// verification only: signing is refused (`InvalidAlgorithm`).
+// Exported on wasm32 only; the native build compiles it for the unit tests below.
+#[cfg_attr(not(target_arch = "wasm32"), allow(unreachable_pub))]
 pub static RUST_CRYPTO_VERIFIER: CryptoProvider = CryptoProvider {
     signer_factory: no_signer,
     verifier_factory: verifier,
@@ -192,5 +194,127 @@ impl signature::Verifier<Vec<u8>> for RustCryptoVerifier {
 impl JwtVerifier for RustCryptoVerifier {
     fn algorithm(&self) -> Algorithm {
         self.algorithm
+    }
+}
+
+/// Checked natively against `jsonwebtoken`'s own RustCrypto provider (the dev-dependency turns
+/// it on): tokens it signs verify here, and every case (valid, altered, wrong key family,
+/// wrong key) gets the same outcome from both providers.
+#[cfg(test)]
+mod tests {
+    use base64::Engine as _;
+    use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    use jsonwebtoken::crypto::{CryptoProvider, rust_crypto};
+    use jsonwebtoken::jwk::Jwk;
+    use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey};
+
+    use super::RUST_CRYPTO_VERIFIER;
+
+    const RSA_PEM: &str = include_str!("../../tests/fixtures/rsa.pem");
+    const RSA_PUBLIC_PEM: &str = include_str!("../../tests/fixtures/rsa.pub.pem");
+    const EC_PEM: &str = include_str!("../../tests/fixtures/ec.pem");
+    const ED_PEM: &str = include_str!("../../tests/fixtures/ed25519.pem");
+    const SECRET: &[u8] = b"a shared secret of some length";
+
+    /// The signing key for `alg` and the public keys a verifier is given for it (RSA both as
+    /// JWK components and as PKCS#1 DER).
+    fn keys(alg: Algorithm) -> (EncodingKey, Vec<DecodingKey>) {
+        let from_jwk = |key: &EncodingKey| {
+            let jwk = Jwk::from_encoding_key(key, alg).expect("jwk");
+            DecodingKey::from_jwk(&jwk).expect("decoding key")
+        };
+        match alg {
+            Algorithm::HS256 | Algorithm::HS384 | Algorithm::HS512 => (
+                EncodingKey::from_secret(SECRET).expect("secret"),
+                vec![DecodingKey::from_secret(SECRET).expect("secret")],
+            ),
+            Algorithm::ES256 => {
+                let key = EncodingKey::from_ec_pem(EC_PEM.as_bytes()).expect("ec");
+                let public = from_jwk(&key);
+                (key, vec![public])
+            }
+            Algorithm::EdDSA => {
+                let key = EncodingKey::from_ed_pem(ED_PEM.as_bytes()).expect("ed25519");
+                let public = from_jwk(&key);
+                (key, vec![public])
+            }
+            _ => {
+                let key = EncodingKey::from_rsa_pem(RSA_PEM.as_bytes()).expect("rsa");
+                let der = DecodingKey::from_rsa_pem(RSA_PUBLIC_PEM.as_bytes()).expect("rsa der");
+                let public = from_jwk(&key);
+                (key, vec![public, der])
+            }
+        }
+    }
+
+    /// `Ok(true)` verified, `Ok(false)` a refused signature, `Err` a refused key.
+    fn outcome(
+        provider: &CryptoProvider,
+        alg: Algorithm,
+        key: &DecodingKey,
+        msg: &[u8],
+        signature: &[u8],
+    ) -> Result<bool, String> {
+        let verifier = (provider.verifier_factory)(&alg, key).map_err(|e| format!("{e:?}"))?;
+        Ok(verifier.verify(msg, &signature.to_vec()).is_ok())
+    }
+
+    #[test]
+    fn verifies_as_jsonwebtokens_rust_crypto_backend_does() {
+        // ES384 has no fixture key; it goes through the same code as ES256 with p384's types.
+        let algorithms = [
+            Algorithm::HS256,
+            Algorithm::HS384,
+            Algorithm::HS512,
+            Algorithm::RS256,
+            Algorithm::RS384,
+            Algorithm::RS512,
+            Algorithm::PS256,
+            Algorithm::PS384,
+            Algorithm::PS512,
+            Algorithm::ES256,
+            Algorithm::EdDSA,
+        ];
+        let msg = b"header.claims";
+        let (_, hmac_keys) = keys(Algorithm::HS256);
+        let (_, rsa_keys) = keys(Algorithm::RS256);
+        for alg in algorithms {
+            let (signing, publics) = keys(alg);
+            let signature = jsonwebtoken::crypto::sign(msg, &signing, alg).expect("sign");
+            let signature = URL_SAFE_NO_PAD.decode(signature).expect("base64url");
+            let mut altered = signature.clone();
+            altered[0] ^= 1;
+            let mut cases = Vec::new();
+            for key in &publics {
+                cases.push((key, &msg[..], &signature, Ok(true)));
+                cases.push((key, &b"header.other"[..], &signature, Ok(false)));
+                cases.push((key, &msg[..], &altered, Ok(false)));
+            }
+            // A key of another family is refused before any signature is looked at.
+            let stranger = if alg.family() == jsonwebtoken::AlgorithmFamily::Rsa {
+                &hmac_keys[0]
+            } else {
+                &rsa_keys[0]
+            };
+            let refused = Err(format!(
+                "{:?}",
+                jsonwebtoken::errors::Error::from(
+                    jsonwebtoken::errors::ErrorKind::InvalidKeyFormat
+                )
+            ));
+            cases.push((stranger, &msg[..], &signature, refused));
+            for (key, msg, signature, expected) in cases {
+                let ours = outcome(&RUST_CRYPTO_VERIFIER, alg, key, msg, signature);
+                let upstream = outcome(&rust_crypto::DEFAULT_PROVIDER, alg, key, msg, signature);
+                assert_eq!(ours, expected, "{alg:?}");
+                assert_eq!(ours, upstream, "{alg:?}: as upstream");
+            }
+        }
+    }
+
+    #[test]
+    fn refuses_to_sign() {
+        let (key, _) = keys(Algorithm::RS256);
+        assert!((RUST_CRYPTO_VERIFIER.signer_factory)(&Algorithm::RS256, &key).is_err());
     }
 }
