@@ -32,6 +32,9 @@ WASM_BINDGEN_VERSION := 0.2.130
 # validator (functions/package.json), not the jsonschema crate, so no SIMD code needs
 # wasm-opt's feature detection.
 WORKER_STRIP ?= symbols
+# The deployable Worker's budget (issue 50): 1 MiB of wasm gzipped (-9). `make build-worker`
+# fails above it on a release build; tests/node/release-wasm.test.mjs reads this line.
+WORKER_WASM_GZIP_LIMIT := 1048576
 WORKER_ENV := WASM_BINDGEN_BIN=$$(command -v wasm-bindgen) WASM_OPT_BIN=$(CURDIR)/$(NODE_DIR)/node_modules/.bin/wasm-opt \
 	CARGO_PROFILE_RELEASE_OPT_LEVEL=z CARGO_PROFILE_RELEASE_LTO=fat CARGO_PROFILE_RELEASE_CODEGEN_UNITS=1 \
 	CARGO_PROFILE_RELEASE_STRIP=$(WORKER_STRIP) \
@@ -61,7 +64,7 @@ help:
 	@echo "make check-wasm  cargo check the Workers crates for wasm32-unknown-unknown"
 	@echo "make bench       criterion benches (encoding), store cost per turn as a thread grows, and the issue-16 load test (Node reference vs memory vs SQLite, one pinned core, 16 clients)"
 	@echo "make bench-lambda  Lambda bootstrap sizes (demo arm64 + x86_64, starter arm64), cold start (process start -> first SSE byte, moto behind TLS) and the warm request's TTFB"
-	@echo "make build-worker  worker-build --release (wasm-opt from npm binaryen); prints the wasm size raw and gzip"
+	@echo "make build-worker  worker-build --release (wasm-opt from npm binaryen); prints the wasm size raw and gzip, fails over 1 MiB gzipped"
 	@echo "make build-test-worker  the test-only Worker the Node tests drive under /__test/ (functions/agent-worker-tests)"
 	@echo "make dev-worker  wrangler dev --local on 127.0.0.1:8787 (offline, telemetry off)"
 	@echo "make build-lambda  cargo lambda build --release --arm64 (bootstrap for provided.al2023)"
@@ -163,7 +166,13 @@ check-wasm: setup
 build-worker: setup-worker
 	@date +'%T build-worker: start'
 	cd $(WORKER_DIR) && $(WORKER_ENV) worker-build --release $(WORKER_OPT)
-	@echo "worker wasm: $$(stat -c %s $(WORKER_DIR)/build/index_bg.wasm) bytes, $$(gzip -9 -c $(WORKER_DIR)/build/index_bg.wasm | wc -c) gzipped (-9)$(if $(WORKER_OPT), (a test build: $(WORKER_OPT)),)"
+	@# What was built, for release-wasm.test.mjs: it checks the budget on optimised builds only.
+	@echo "$(if $(WORKER_OPT),test build: $(WORKER_OPT),release)$(if $(filter none,$(WORKER_STRIP)), (symbols kept),)" > $(WORKER_DIR)/build/BUILD_KIND
+	@raw=$$(stat -c %s $(WORKER_DIR)/build/index_bg.wasm); gz=$$(gzip -9 -c $(WORKER_DIR)/build/index_bg.wasm | wc -c); \
+	echo "worker wasm: $$raw bytes, $$gz gzipped (-9), budget $(WORKER_WASM_GZIP_LIMIT)$(if $(WORKER_OPT), (a test build: $(WORKER_OPT)),)"; \
+	if [ "$$(cat $(WORKER_DIR)/build/BUILD_KIND)" = release ] && [ "$$gz" -gt $(WORKER_WASM_GZIP_LIMIT) ]; then \
+		echo "build-worker: the Worker's wasm is $$gz bytes gzipped, over the $(WORKER_WASM_GZIP_LIMIT)-byte budget (WORKER_WASM_GZIP_LIMIT) by $$((gz - $(WORKER_WASM_GZIP_LIMIT))); see docs/workers.md for what it holds" >&2; \
+		exit 1; fi
 
 build-test-worker: setup-worker
 	@date +'%T build-test-worker: start'

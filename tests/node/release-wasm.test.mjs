@@ -8,10 +8,25 @@ import fs from "node:fs";
 import path from "node:path";
 import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
+import zlib from "node:zlib";
 import { TEST_WORKER_DIR, WORKER_DIR, assertWorkerBuilt } from "./lib/worker.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const CONFORMANCE_LIB = path.resolve(here, "../../shared/handoff-store-conformance/src/lib.rs");
+const MAKEFILE = path.resolve(here, "../../Makefile");
+
+/** The Worker's wasm budget in gzipped bytes, read from the Makefile (`WORKER_WASM_GZIP_LIMIT`). */
+function gzipLimit() {
+  const line = fs.readFileSync(MAKEFILE, "utf8").match(/^WORKER_WASM_GZIP_LIMIT := (\d+)$/m);
+  assert.ok(line, `WORKER_WASM_GZIP_LIMIT not found in ${MAKEFILE}`);
+  return Number(line[1]);
+}
+
+/** What `make build-worker` built (`release`, or a test build without wasm-opt), if it says. */
+function buildKind(workerDir) {
+  const stamp = path.join(workerDir, "build/BUILD_KIND");
+  return fs.existsSync(stamp) ? fs.readFileSync(stamp, "utf8").trim() : "unknown (not built by make)";
+}
 
 /** The suite's check names, read from its source (`CHECK_NAMES`), so the list cannot drift. */
 function checkNames() {
@@ -30,6 +45,23 @@ function wasmOf(workerDir) {
   assertWorkerBuilt(workerDir);
   return fs.readFileSync(path.join(workerDir, "build/index_bg.wasm"));
 }
+
+// Issue 50: the deployable Worker (the demo with MCP and tracing) fits in 1 MiB gzipped.
+// `make build-worker` refuses a larger release build; this checks the wasm it left. The Node
+// suite's own Workers skip wasm-opt (`make test-node`: WORKER_OPT=--no-opt), and those are
+// not what deploys, so the check runs on release builds only.
+describe("The deployable Worker's wasm fits its budget", () => {
+  test("at most WORKER_WASM_GZIP_LIMIT bytes gzipped (-9)", (t) => {
+    const kind = buildKind(WORKER_DIR);
+    if (kind !== "release") {
+      t.skip(`not a release build (${kind}): run make build-worker`);
+      return;
+    }
+    const limit = gzipLimit();
+    const gzipped = zlib.gzipSync(wasmOf(WORKER_DIR), { level: 9 }).length;
+    assert.ok(gzipped <= limit, `${gzipped} bytes gzipped, over the ${limit}-byte budget by ${gzipped - limit}`);
+  });
+});
 
 describe("Release builds carry no test code", () => {
   test("the test-only Worker's wasm holds every marker (the search works)", () => {
