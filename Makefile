@@ -16,7 +16,7 @@ CONSOLE_WEB := shared/handoff-console/web
 CHROMIUM ?= chromium
 # Crates that must run on Cloudflare Workers (wasm32-unknown-unknown); `handoff` is checked
 # separately with its `worker` feature (its default `server` feature is native).
-WASM_CRATES := agui-protocol handoff-core handoff-demo handoff-http handoff-auth a2a-types handoff-a2a handoff-store-cloudflare agent-worker agent-worker-tests
+WASM_CRATES := agui-protocol handoff-core handoff-demo handoff-http handoff-auth a2a-types handoff-a2a handoff-store-cloudflare handoff-host-worker agent-worker agent-worker-tests
 # Cloudflare Workers toolchain. The wasm-bindgen CLI must equal the `wasm-bindgen` pinned in Cargo.toml.
 WORKER_DIR := functions/agent-worker
 # The test-only Worker (the /__test/ routes of tests/node/worker-store.test.mjs): built for the Node

@@ -37,7 +37,7 @@ impl FetchHttp {
                 .set(name, value)
                 .map_err(|e| ClientError::Transport(e.to_string()))?;
         }
-        if let Some(traceparent) = super::log_lines::traceparent() {
+        if let Some(traceparent) = handoff_host_worker::telemetry::traceparent() {
             let _ = headers.set("traceparent", &traceparent);
         }
         let mut init = RequestInit::new();

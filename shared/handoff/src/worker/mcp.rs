@@ -36,7 +36,7 @@ impl FetchMcp {
         for (name, value) in &request.headers {
             headers.set(name, value).map_err(not_sent)?;
         }
-        if let Some(traceparent) = super::log_lines::traceparent() {
+        if let Some(traceparent) = handoff_host_worker::telemetry::traceparent() {
             let _ = headers.set("traceparent", &traceparent);
         }
         let mut init = RequestInit::new();

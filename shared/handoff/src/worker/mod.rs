@@ -32,13 +32,10 @@
 //! hosts export over OTLP.
 
 mod fetch;
-mod log_lines;
 #[cfg(feature = "llm")]
 mod mcp;
 #[cfg(feature = "llm")]
 mod models;
-mod runtime;
-mod schema;
 
 use std::sync::Arc;
 
@@ -49,6 +46,7 @@ use axum::response::IntoResponse;
 use handoff_auth::AuthConfig;
 use handoff_core::codes;
 use handoff_core::{Agent, Clock, Runtime, Store};
+use handoff_host_worker::telemetry;
 use handoff_http::{ApiError, Authenticator, Host, HostDeadline};
 use handoff_store_cloudflare::DurableStore;
 use tower::ServiceExt;
@@ -58,22 +56,17 @@ use worker::{Context, Env, HttpRequest};
 use crate::options::{HostOptions, authenticator_from_env, host_setters};
 
 pub use fetch::{FetchHttp, RandomTokens};
+pub use handoff_host_worker::store::{BLOBS, PARTITIONS};
+pub use handoff_host_worker::{RandomIds, WaitUntil, WorkerClock, WorkerSchema, WorkerSleep, var};
 /// The Durable Object class that owns each partition: re-export it from your crate.
 pub use handoff_store_cloudflare::PartitionObject;
 #[cfg(feature = "llm")]
 pub use mcp::FetchMcp;
 #[cfg(feature = "llm")]
 pub use models::FetchModels;
-pub use runtime::{RandomIds, WaitUntil, WorkerClock, WorkerSleep};
-pub use schema::WorkerSchema;
 
 /// What the fetch handler returns.
 pub type Response = axum::http::Response<Body>;
-
-/// Durable Object namespace binding.
-pub const PARTITIONS: &str = "PARTITIONS";
-/// KV namespace binding for large values.
-pub const BLOBS: &str = "BLOBS";
 
 /// Serves one request with `agent`, every setting from the bindings and variables.
 pub async fn serve(
@@ -87,18 +80,7 @@ pub async fn serve(
 
 /// The store from the bindings, with the inline limit from `HANDOFF_INLINE_LIMIT`.
 pub fn store(env: &Env) -> worker::Result<DurableStore> {
-    let store = DurableStore::from_env(env, PARTITIONS, Some(BLOBS))?;
-    Ok(
-        match var(env, "HANDOFF_INLINE_LIMIT").and_then(|v| v.parse().ok()) {
-            Some(limit) => store.with_inline_limit(limit),
-            None => store,
-        },
-    )
-}
-
-/// A variable (`[vars]` or a secret) of the Worker.
-pub fn var(env: &Env, key: &str) -> Option<String> {
-    env.var(key).ok().map(|v| v.to_string())
+    handoff_host_worker::store::from_env(env)
 }
 
 /// `scheme://host[:port]` of the request (empty when the URI has no authority).
@@ -124,7 +106,7 @@ impl Worker {
     pub fn new(env: Env, ctx: Context) -> worker::Result<Self> {
         Ok(Worker {
             store: Arc::new(store(&env)?),
-            runtime: runtime::runtime(ctx),
+            runtime: handoff_host_worker::runtime::runtime(ctx),
             env,
             options: HostOptions {
                 host_schema_validator: Some(Arc::new(WorkerSchema)),
@@ -160,7 +142,7 @@ impl Worker {
     pub async fn serve(mut self, req: HttpRequest, agent: impl Agent) -> worker::Result<Response> {
         let env = self.env.clone();
         let vars = |key: &str| var(&env, key);
-        init_logs(&vars);
+        telemetry::init(&vars);
         #[cfg(feature = "llm")]
         match handoff_llm::capture_setting(vars(handoff_llm::CAPTURE_MESSAGE_CONTENT).as_deref()) {
             Ok(capture) => handoff_llm::set_capture_message_content(capture),
@@ -195,7 +177,7 @@ impl Worker {
             let id = handoff_http::RequestId(ray.to_owned());
             req.extensions_mut().insert(id);
         }
-        if let Some(trace) = log_lines::trace_id(&span) {
+        if let Some(trace) = telemetry::trace_id(&span) {
             req.extensions_mut().insert(handoff_http::TraceId(trace));
         }
         match app.oneshot(req).instrument(span.clone()).await {
@@ -206,40 +188,6 @@ impl Worker {
             Err(never) => match never {},
         }
     }
-}
-
-/// Whether span lines are written (set once per isolate, by its first request).
-static SPAN_LINES: OnceLock<bool> = OnceLock::new();
-
-/// Installs the isolate's log and span lines ([`log_lines`]) from the first request's
-/// variables: `HANDOFF_LOG` (json, default, or text), `RUST_LOG` (events, default
-/// `info`), and span lines with `OTEL_TRACES_EXPORTER=console` or an OTLP endpoint set.
-fn init_logs(vars: &impl Fn(&str) -> Option<String>) {
-    use tracing_subscriber::Layer;
-    use tracing_subscriber::filter::{Targets, filter_fn};
-    use tracing_subscriber::layer::SubscriberExt;
-    use tracing_subscriber::util::SubscriberInitExt;
-    if SPAN_LINES.get().is_some() {
-        return;
-    }
-    let set = |key: &str| vars(key).is_some_and(|v| !v.trim().is_empty());
-    let spans = vars("OTEL_TRACES_EXPORTER").as_deref() == Some("console")
-        || set("OTEL_EXPORTER_OTLP_ENDPOINT")
-        || set("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT");
-    let json = vars("HANDOFF_LOG").as_deref() != Some("text");
-    let events = vars("RUST_LOG")
-        .and_then(|spec| spec.parse::<Targets>().ok())
-        .unwrap_or_else(|| Targets::new().with_default(tracing::Level::INFO));
-    let span_levels = Targets::new()
-        .with_default(tracing::Level::INFO)
-        .with_target("handoff::store", tracing::Level::DEBUG);
-    let filter = filter_fn(move |meta| match meta.is_span() {
-        true => spans && span_levels.would_enable(meta.target(), meta.level()),
-        false => events.would_enable(meta.target(), meta.level()),
-    });
-    let layer = log_lines::LogLines { spans, json }.with_filter(filter);
-    let _ = tracing_subscriber::registry().with(layer).try_init();
-    let _ = SPAN_LINES.set(spans);
 }
 
 /// The request's server span, `{method}` (OpenTelemetry's name when no route is known),

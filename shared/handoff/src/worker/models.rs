@@ -32,7 +32,7 @@ impl FetchModels {
         for (name, value) in &request.headers {
             headers.set(name, value).map_err(|e| failed("header", e))?;
         }
-        if let Some(traceparent) = super::log_lines::traceparent() {
+        if let Some(traceparent) = handoff_host_worker::telemetry::traceparent() {
             let _ = headers.set("traceparent", &traceparent);
         }
         let body = serde_json::to_string(&request.body).map_err(|e| ModelError::Malformed {

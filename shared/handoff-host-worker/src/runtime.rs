@@ -62,7 +62,7 @@ impl Spawn for WaitUntil {
     }
 }
 
-/// The runtime for one request.
-pub(crate) fn runtime(ctx: Context) -> Runtime {
+/// The runtime for one request: its `waitUntil` keeps a run going after the response.
+pub fn runtime(ctx: Context) -> Runtime {
     Runtime::new(WorkerClock, RandomIds, WorkerSleep).with_spawner(WaitUntil(SendWrapper::new(ctx)))
 }

@@ -11,6 +11,8 @@
 //!   outgoing fetches carry one.
 
 use handoff_core::conventions::{AttributeType, attribute_type};
+use std::sync::OnceLock;
+
 use serde_json::{Map, Value, json};
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
@@ -19,11 +21,44 @@ use tracing_subscriber::Layer;
 use tracing_subscriber::layer::Context;
 use tracing_subscriber::registry::LookupSpan;
 
+/// Whether span lines are written (set once per isolate, by its first request).
+static SPAN_LINES: OnceLock<bool> = OnceLock::new();
+
+/// Installs the isolate's log and span lines from the first request's variables (later
+/// calls do nothing): `HANDOFF_LOG` (json, default, or text), `RUST_LOG` (events, default
+/// `info`), and span lines with `OTEL_TRACES_EXPORTER=console` or an OTLP endpoint set.
+pub fn init(vars: &impl Fn(&str) -> Option<String>) {
+    use tracing_subscriber::filter::{Targets, filter_fn};
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+    if SPAN_LINES.get().is_some() {
+        return;
+    }
+    let set = |key: &str| vars(key).is_some_and(|v| !v.trim().is_empty());
+    let spans = vars("OTEL_TRACES_EXPORTER").as_deref() == Some("console")
+        || set("OTEL_EXPORTER_OTLP_ENDPOINT")
+        || set("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT");
+    let json = vars("HANDOFF_LOG").as_deref() != Some("text");
+    let events = vars("RUST_LOG")
+        .and_then(|spec| spec.parse::<Targets>().ok())
+        .unwrap_or_else(|| Targets::new().with_default(tracing::Level::INFO));
+    let span_levels = Targets::new()
+        .with_default(tracing::Level::INFO)
+        .with_target("handoff::store", tracing::Level::DEBUG);
+    let filter = filter_fn(move |meta| match meta.is_span() {
+        true => spans && span_levels.would_enable(meta.target(), meta.level()),
+        false => events.would_enable(meta.target(), meta.level()),
+    });
+    let layer = LogLines { spans, json }.with_filter(filter);
+    let _ = tracing_subscriber::registry().with(layer).try_init();
+    let _ = SPAN_LINES.set(spans);
+}
+
 /// What the console gets.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct LogLines {
-    pub(crate) spans: bool,
-    pub(crate) json: bool,
+struct LogLines {
+    spans: bool,
+    json: bool,
 }
 
 /// One open span's identity and attributes.
@@ -112,7 +147,7 @@ impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for LogLines {
                 .and_then(handoff_http::parse_traceparent)
         }) {
             Some((trace, parent)) => (trace, Some(parent)),
-            None => (super::runtime::random_hex::<16>(), None),
+            None => (crate::runtime::random_hex::<16>(), None),
         };
         let data = SpanData {
             name: fields
@@ -120,7 +155,7 @@ impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for LogLines {
                 .unwrap_or_else(|| attrs.metadata().name().to_owned()),
             kind: fields.kind.unwrap_or("internal"),
             trace_id,
-            span_id: super::runtime::random_hex::<8>(),
+            span_id: crate::runtime::random_hex::<8>(),
             parent,
             start_ms: now_ms(),
             attributes: fields.map,
@@ -190,7 +225,7 @@ impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for LogLines {
 }
 
 /// The trace id of `span`, when span lines are written.
-pub(crate) fn trace_id(span: &tracing::Span) -> Option<String> {
+pub fn trace_id(span: &tracing::Span) -> Option<String> {
     span.with_subscriber(|(id, dispatch)| {
         let registry = dispatch.downcast_ref::<tracing_subscriber::Registry>()?;
         let span = registry.span(id)?;
@@ -202,8 +237,8 @@ pub(crate) fn trace_id(span: &tracing::Span) -> Option<String> {
 
 /// The current span's `traceparent`, for an outgoing fetch (none when no span is open or
 /// span lines are off).
-pub(crate) fn traceparent() -> Option<String> {
-    if !super::SPAN_LINES.get().copied().unwrap_or(false) {
+pub fn traceparent() -> Option<String> {
+    if !SPAN_LINES.get().copied().unwrap_or(false) {
         return None;
     }
     tracing::Span::current()
