@@ -62,7 +62,7 @@ help:
 	@echo "make lint        rustfmt --check and clippy -D warnings"
 	@echo "make console     bundle the web console (shared/handoff-console/web -> assets/, esbuild); commit the result"
 	@echo "make check-wasm  cargo check the Workers crates for wasm32-unknown-unknown"
-	@echo "make bench       criterion benches (encoding), store cost per turn as a thread grows, and the issue-16 load test (Node reference vs memory vs SQLite, one pinned core, 16 clients)"
+	@echo "make bench       criterion benches (encoding), store cost per turn as a thread grows, SQLite commits/fsyncs/WAL frames per pair (group commit on and off), and the issue-16 load test (Node reference vs memory vs SQLite, one pinned core, 16 clients)"
 	@echo "make bench-lambda  Lambda bootstrap sizes (demo arm64 + x86_64, starter arm64), cold start (process start -> first SSE byte, moto behind TLS) and the warm request's TTFB"
 	@echo "make build-worker  worker-build --release (wasm-opt from npm binaryen); prints the wasm size raw and gzip, fails over 1 MiB gzipped"
 	@echo "make build-test-worker  the test-only Worker the Node tests drive under /__test/ (functions/agent-worker-tests)"
@@ -206,6 +206,10 @@ bench: setup
 	AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test AWS_REGION=us-east-1 \
 	AWS_ENDPOINT_URL_DYNAMODB=http://127.0.0.1:$(MOTO_PORT) ./target/release/history-cost; \
 	status=$$?; kill $$(cat .moto-bench.pid) 2>/dev/null; rm -f .moto-bench.pid; exit $$status
+	@# The SQLite store's commits, transactions (fsyncs) and WAL frames per approval pair, group
+	@# commit on and off (issue 54): 16 concurrent clients in process, one file.
+	cargo build -q --release -p handoff-tests --bin sqlite-commits
+	./target/release/sqlite-commits
 	@# Load benchmark (issues 16, 38, 54): Node reference (in memory, and durable on SQLite) vs the dev server (memory, SQLite with
 	@# synchronous FULL and NORMAL) and the transport floor (the same HTTP stack replaying
 	@# recorded responses), each pinned to one core; 16 keep-alive clients sending the official

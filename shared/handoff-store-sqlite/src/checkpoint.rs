@@ -25,6 +25,7 @@ use handoff_core::store::StoreError;
 use rusqlite::Connection;
 
 use crate::sql::sql_err;
+use crate::stats::{Counters, WalGrowth};
 
 /// WAL frames after which the writer asks for a checkpoint: SQLite's own default for its
 /// automatic checkpoint.
@@ -56,11 +57,14 @@ impl Checkpointer {
     /// Starts the thread on `conn` (a read-write connection with the writer's `synchronous`
     /// setting: a checkpoint syncs the database file before the WAL may be reused) and makes
     /// `writer`'s commits nudge it, which turns SQLite's automatic checkpoint off on `writer`.
-    /// The writer's thread runs the returned [`Restart`] after each group.
+    /// The writer's thread runs the returned [`Restart`] after each group. The hook also
+    /// counts the frames each `COMMIT` wrote, and both kinds of checkpoint count themselves,
+    /// in `counters`.
     pub(crate) fn spawn(
         conn: Connection,
         writer: &mut Connection,
         busy_timeout: Duration,
+        counters: Arc<Counters>,
     ) -> Result<(Self, Restart), StoreError> {
         let (messages, inbox) = mpsc::channel();
         let pending = Arc::new(AtomicBool::new(false));
@@ -68,20 +72,24 @@ impl Checkpointer {
             .name("handoff-sqlite-checkpoint".to_owned())
             .spawn({
                 let pending = Arc::clone(&pending);
-                move || serve(&conn, &inbox, &pending)
+                let counters = Arc::clone(&counters);
+                move || serve(&conn, &inbox, &pending, &counters)
             })
             .map_err(|e| StoreError::Backend(format!("cannot start a sqlite thread: {e}")))?;
         let nudge = Nudge { messages, pending };
         let restart = Restart {
             wanted: Arc::new(AtomicBool::new(false)),
             busy_timeout,
+            counters: Arc::clone(&counters),
         };
         let hook = nudge.clone();
         let wanted = Arc::clone(&restart.wanted);
         // The WAL's length when the thread was last nudged (0: not since it started over).
         let mut nudged_at = 0;
+        let mut growth = WalGrowth::default();
         writer
             .wal_hook(Some(move |_: &mut rusqlite::hooks::Wal, frames: i32| {
+                counters.frames_written(growth.after_commit(frames));
                 if frames < nudged_at {
                     nudged_at = 0;
                 }
@@ -114,6 +122,7 @@ pub(crate) struct Restart {
     wanted: Arc<AtomicBool>,
     /// The connection's own busy timeout, put back after the restart's shorter one.
     busy_timeout: Duration,
+    counters: Arc<Counters>,
 }
 
 impl Restart {
@@ -125,9 +134,7 @@ impl Restart {
             return;
         }
         if conn.busy_timeout(RESTART_WAIT).is_ok() {
-            let _ = conn
-                .prepare_cached("PRAGMA wal_checkpoint(RESTART)")
-                .and_then(|mut restart| restart.query_row([], |_| Ok(())));
+            checkpoint(conn, "PRAGMA wal_checkpoint(RESTART)", &self.counters);
         }
         let _ = conn.busy_timeout(self.busy_timeout);
     }
@@ -149,15 +156,29 @@ impl Nudge {
     }
 }
 
-fn serve(conn: &Connection, inbox: &mpsc::Receiver<Message>, pending: &AtomicBool) {
+fn serve(
+    conn: &Connection,
+    inbox: &mpsc::Receiver<Message>,
+    pending: &AtomicBool,
+    counters: &Counters,
+) {
     while let Ok(Message::Checkpoint) = inbox.recv() {
         // Taken before the checkpoint: a commit during it nudges again.
         pending.store(false, Ordering::Release);
         // What a reader still needs, or another process's checkpoint holding the lock, is
         // left for the next nudge: the WAL then grows a little longer, nothing is lost.
-        let _ = conn
-            .prepare_cached("PRAGMA wal_checkpoint(PASSIVE)")
-            .and_then(|mut checkpoint| checkpoint.query_row([], |_| Ok(())));
+        checkpoint(conn, "PRAGMA wal_checkpoint(PASSIVE)", counters);
+    }
+}
+
+/// Runs a `wal_checkpoint` pragma; counts it if it reports frames copied into the database
+/// file (its row: busy, frames in the WAL, frames copied). A failed one is left for later.
+fn checkpoint(conn: &Connection, pragma: &str, counters: &Counters) {
+    let copied = conn
+        .prepare_cached(pragma)
+        .and_then(|mut checkpoint| checkpoint.query_row([], |row| row.get::<_, i64>(2)));
+    if matches!(copied, Ok(frames) if frames > 0) {
+        counters.checkpointed();
     }
 }
 

@@ -4,10 +4,8 @@
 use handoff_core::store::StoreError;
 
 use crate::prepared::Prepared;
+use crate::stats::Counters;
 use crate::write::{Commit, Purger, apply};
-
-/// The most commits one transaction takes from the queue.
-pub(crate) const MAX_GROUP: usize = 64;
 
 const BEGIN: &str = "BEGIN IMMEDIATE";
 const COMMIT: &str = "COMMIT";
@@ -20,16 +18,17 @@ const ROLLBACK_TO: &str = "ROLLBACK TO handoff_commit";
 /// order: each answer is what the commit would get if they ran one after another, and a commit
 /// answered `Ok` is durable. If the transaction fails as a whole (taking the lock, `COMMIT`, an
 /// error that makes SQLite roll back, a panic), nothing of the group was applied and every
-/// commit answers that error.
+/// commit answers that error. A `COMMIT` that succeeded counts in `counters.transactions`.
 pub(crate) fn apply_group(
     p: &mut Prepared<'_>,
     commits: Vec<Commit>,
     purger: &mut Purger,
+    counters: &Counters,
 ) -> Vec<Result<(), StoreError>> {
     let count = commits.len();
     // A transaction the group left open (a failed COMMIT or ROLLBACK, a panic) is rolled back
     // whole, and every commit in it answers the error.
-    p.contain(|p| run_group(p, commits, purger))
+    p.contain(|p| run_group(p, commits, purger, counters))
         .unwrap_or_else(|e| vec![Err(e); count])
 }
 
@@ -38,6 +37,7 @@ fn run_group(
     p: &mut Prepared<'_>,
     commits: Vec<Commit>,
     purger: &mut Purger,
+    counters: &Counters,
 ) -> Result<Vec<Result<(), StoreError>>, StoreError> {
     // Takes the write lock up front (waiting up to the busy timeout), so the conditions checked
     // below still hold when the writes land.
@@ -83,6 +83,7 @@ fn run_group(
         ));
     }
     p.exec(COMMIT)?;
+    counters.transaction_committed();
     Ok(answers)
 }
 
@@ -96,6 +97,7 @@ mod tests {
     use super::apply_group;
     use crate::open::test_database;
     use crate::options::Purge;
+    use crate::stats::Counters;
     use crate::write::{Commit, Purger};
 
     const NOW: u64 = 1_700_000_000_000;
@@ -171,6 +173,7 @@ mod tests {
             &mut Prepared::new(&conn),
             group,
             &mut Purger::new(Purge::NEVER),
+            &Counters::default(),
         );
         assert_eq!(
             answers,
@@ -210,6 +213,7 @@ mod tests {
             &mut Prepared::new(&conn),
             group,
             &mut Purger::new(Purge::NEVER),
+            &Counters::default(),
         );
         assert_eq!(
             answers,
@@ -236,7 +240,8 @@ mod tests {
             apply_group(
                 &mut Prepared::new(&conn),
                 group,
-                &mut Purger::new(Purge::NEVER)
+                &mut Purger::new(Purge::NEVER),
+                &Counters::default()
             ),
             vec![Err(StoreError::ConditionFailed { index: 1 })]
         );
@@ -257,6 +262,7 @@ mod tests {
             &mut Prepared::new(&conn),
             group,
             &mut Purger::new(Purge::NEVER),
+            &Counters::default(),
         );
         assert_eq!(answers.len(), 2);
         assert!(
@@ -284,7 +290,8 @@ mod tests {
             apply_group(
                 &mut Prepared::new(&conn),
                 seed,
-                &mut Purger::new(Purge::NEVER)
+                &mut Purger::new(Purge::NEVER),
+                &Counters::default()
             ),
             vec![Ok(())]
         );
@@ -303,7 +310,8 @@ mod tests {
             apply_group(
                 &mut Prepared::new(&conn),
                 vec![early, late, failed],
-                &mut Purger::new(purge)
+                &mut Purger::new(purge),
+                &Counters::default()
             ),
             vec![
                 Ok(()),

@@ -2,6 +2,10 @@
 
 use std::time::Duration;
 
+/// The most commits one transaction takes from the queue (the default of
+/// [`SqliteOptions::with_max_group`], and its ceiling).
+pub(crate) const MAX_GROUP: usize = 64;
+
 /// Tuning for [`SqliteStore::open_with`](crate::SqliteStore::open_with); [`Default`] gives the
 /// values [`SqliteStore::open`](crate::SqliteStore::open) uses.
 #[derive(Debug, Clone)]
@@ -11,6 +15,7 @@ pub struct SqliteOptions {
     pub(crate) inline_readers: usize,
     pub(crate) purge: Purge,
     pub(crate) synchronous: Synchronous,
+    pub(crate) max_group: usize,
 }
 
 /// How hard a commit waits for the disk (SQLite's `synchronous` in WAL mode).
@@ -75,6 +80,7 @@ impl Default for SqliteOptions {
                 batch: 100,
             },
             synchronous: Synchronous::Full,
+            max_group: MAX_GROUP,
         }
     }
 }
@@ -128,6 +134,16 @@ impl SqliteOptions {
     /// of the table pauses the purge for the horizon (at least a second).
     pub fn with_purge_batch(mut self, rows: u32) -> Self {
         self.purge.batch = rows;
+        self
+    }
+
+    /// The most commits one transaction takes from the queue (default 64, the most allowed;
+    /// values are kept between 1 and 64). A measurement knob: 1 turns group commit off, so
+    /// every commit is a transaction (and under `synchronous = FULL` an fsync) of its own,
+    /// the baseline [`SqliteStore::stats`](crate::SqliteStore::stats) compares group commit
+    /// with. Answers and durability are the same either way.
+    pub fn with_max_group(mut self, commits: usize) -> Self {
+        self.max_group = commits.clamp(1, MAX_GROUP);
         self
     }
 }

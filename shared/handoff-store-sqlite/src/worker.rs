@@ -8,9 +8,10 @@ use handoff_core::store::StoreError;
 use rusqlite::Connection;
 
 use crate::checkpoint::Restart;
-use crate::group::{MAX_GROUP, apply_group};
+use crate::group::apply_group;
 use crate::options::Purge;
 use crate::prepared::Prepared;
+use crate::stats::Counters;
 use crate::write::{Commit, Purger};
 
 type Answer = oneshot::Sender<Result<(), StoreError>>;
@@ -23,6 +24,18 @@ enum Job {
     Commit(Commit, Answer),
 }
 
+/// How a worker's threads run the commits sent to them (only the writer is sent any).
+#[derive(Clone)]
+pub(crate) struct CommitSettings {
+    pub(crate) purge: Purge,
+    /// The most commits one group takes (1: no group commit).
+    pub(crate) max_group: usize,
+    /// Run after each group: the writer's `RESTART` checkpoint.
+    pub(crate) restart: Option<Restart>,
+    /// Where the commits answered and the transactions committed are counted.
+    pub(crate) counters: Arc<Counters>,
+}
+
 /// Threads that each own one connection and take jobs from a shared queue.
 pub(crate) struct Worker {
     queue: Option<mpsc::Sender<Job>>,
@@ -30,12 +43,11 @@ pub(crate) struct Worker {
 }
 
 impl Worker {
-    /// `purge` applies to the commits this worker runs (only the writer is sent any).
+    /// `settings` apply to the commits this worker runs (only the writer is sent any).
     pub(crate) fn spawn(
         name: &str,
         connections: Vec<Connection>,
-        purge: Purge,
-        restart: Option<Restart>,
+        settings: &CommitSettings,
     ) -> Result<Self, StoreError> {
         let (queue, jobs) = mpsc::channel::<Job>();
         let jobs = Arc::new(Mutex::new(jobs));
@@ -45,10 +57,10 @@ impl Worker {
         };
         for (n, conn) in connections.into_iter().enumerate() {
             let jobs = Arc::clone(&jobs);
-            let restart = restart.clone();
+            let settings = settings.clone();
             let thread = thread::Builder::new()
                 .name(format!("{name}-{n}"))
-                .spawn(move || serve(conn, &jobs, purge, restart.as_ref()))
+                .spawn(move || serve(conn, &jobs, &settings))
                 .map_err(|e| StoreError::Backend(format!("cannot start a sqlite thread: {e}")))?;
             worker.threads.push(thread);
         }
@@ -94,14 +106,10 @@ fn stopped() -> StoreError {
 }
 
 /// One thread's loop: takes the next job; a commit takes with it every commit queued right
-/// behind it (up to [`MAX_GROUP`]), and they run as one group.
-fn serve(
-    conn: Connection,
-    jobs: &Mutex<mpsc::Receiver<Job>>,
-    purge: Purge,
-    restart: Option<&Restart>,
-) {
-    let mut purger = Purger::new(purge);
+/// behind it (up to the settings' `max_group`), and they run as one group.
+fn serve(conn: Connection, jobs: &Mutex<mpsc::Receiver<Job>>, settings: &CommitSettings) {
+    let mut purger = Purger::new(settings.purge);
+    let max_group = settings.max_group;
     // Declared after `conn`, so dropped before it: the statements borrow the connection.
     let mut prepared = Prepared::new(&conn);
     let lock = || jobs.lock().unwrap_or_else(PoisonError::into_inner);
@@ -121,22 +129,26 @@ fn serve(
             Job::Commit(commit, answer) => {
                 let mut commits = vec![commit];
                 let mut answers = vec![answer];
-                gather(&lock(), &mut commits, &mut answers, &mut next);
+                gather(&lock(), max_group, &mut commits, &mut answers, &mut next);
                 // Alone: let the executor have the core once, so the commits it was about
                 // to queue join this group and share its fsync. On a busy single core that
                 // more than halves the fsyncs (`make bench`: 2.1 to 0.9 per pair); with idle
-                // cores it returns at once.
-                if commits.len() == 1 && next.is_none() {
+                // cores it returns at once. Pointless without group commit.
+                if commits.len() == 1 && next.is_none() && max_group > 1 {
                     thread::yield_now();
-                    gather(&lock(), &mut commits, &mut answers, &mut next);
+                    gather(&lock(), max_group, &mut commits, &mut answers, &mut next);
                 }
-                let outcomes = apply_group(&mut prepared, commits, &mut purger);
+                let counters = &settings.counters;
+                let outcomes = apply_group(&mut prepared, commits, &mut purger, counters);
+                // Before the answers, so a caller that reads the stats after its commit
+                // returned finds it counted.
+                counters.commits_answered(outcomes.len());
                 for (answer, outcome) in answers.into_iter().zip(outcomes) {
                     // The caller may have stopped waiting.
                     let _ = answer.send(outcome);
                 }
                 // After the answers: the group's commits do not wait for it.
-                if let Some(restart) = restart {
+                if let Some(restart) = &settings.restart {
                     restart.run_if_due(&conn);
                 }
             }
@@ -144,15 +156,16 @@ fn serve(
     }
 }
 
-/// Adds the commits queued right now, and their answers, to the group (up to
-/// [`MAX_GROUP`]); stops at the first other job, kept in `next` to run after the group.
+/// Adds the commits queued right now, and their answers, to the group (up to `max_group`);
+/// stops at the first other job, kept in `next` to run after the group.
 fn gather(
     jobs: &mpsc::Receiver<Job>,
+    max_group: usize,
     commits: &mut Vec<Commit>,
     answers: &mut Vec<Answer>,
     next: &mut Option<Job>,
 ) {
-    while commits.len() < MAX_GROUP {
+    while commits.len() < max_group {
         match jobs.try_recv() {
             Ok(Job::Commit(commit, answer)) => {
                 commits.push(commit);
@@ -183,14 +196,19 @@ mod tests {
     use futures::executor::block_on;
     use handoff_core::store::StoreError;
 
-    use super::Worker;
+    use super::{CommitSettings, Worker};
     use crate::open::test_database;
-    use crate::options::Purge;
+    use crate::options::{MAX_GROUP, Purge};
 
     #[test]
     fn a_job_that_panics_inside_its_transaction_leaves_none_open_for_the_next() {
-        let worker =
-            Worker::spawn("test", vec![test_database()], Purge::NEVER, None).expect("spawn");
+        let settings = CommitSettings {
+            purge: Purge::NEVER,
+            max_group: MAX_GROUP,
+            restart: None,
+            counters: Default::default(),
+        };
+        let worker = Worker::spawn("test", vec![test_database()], &settings).expect("spawn");
         let panicked: Result<(), _> = block_on(worker.run(|p| {
             p.exec("BEGIN").expect("begin");
             panic!("a read gone wrong");
