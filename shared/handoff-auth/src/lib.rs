@@ -36,8 +36,8 @@
 //! caller's choice, so it never decides ownership or roles.
 //! `HANDOFF_IAM_ROLES` optionally grants roles: `arn=role1+role2,arn2=role3`.
 //!
-//! Key sets are host I/O: the host passes a [`JwksSource`] (e.g. `handoff_a2a::HttpJwks`
-//! over its HTTP client), which [`Jwt`] and [`CfAccess`] wrap in a [`CachedJwks`]
+//! Key sets are host I/O: the host passes a [`JwksSource`] (e.g. [`HttpJwks`]
+//! over its outbound client), which [`Jwt`] and [`CfAccess`] wrap in a [`CachedJwks`]
 //! (cached, refetched on an unknown `kid` at most once a minute). Time comes from an injected
 //! [`Clock`].
 //!
@@ -71,6 +71,7 @@ mod api_key;
 mod authenticator;
 mod cf_access;
 mod config;
+mod http_jwks;
 mod iam;
 pub mod jwks;
 mod jwt;
@@ -83,6 +84,7 @@ pub use authenticator::{AuthError, Authenticator, NoAuth, Principal};
 pub use cf_access::{CfAccess, CfAccessConfig};
 pub use config::{AuthConfig, AuthConfigError, vars};
 pub use handoff_core::Clock;
+pub use http_jwks::HttpJwks;
 pub use iam::{Iam, IamCaller};
 pub use jwks::{CachedJwks, JwkSet, JwksError, JwksSource, StaticJwks};
 pub use jwt::{Jwt, JwtConfig};

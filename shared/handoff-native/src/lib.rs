@@ -24,6 +24,7 @@ pub mod a2a;
 pub mod llm;
 #[cfg(feature = "llm")]
 pub mod mcp;
+pub mod outbound;
 #[cfg(feature = "otel")]
 pub mod telemetry;
 

@@ -16,8 +16,8 @@ use async_trait::async_trait;
 use handoff_llm::mcp::{MAX_ANSWER_BYTES, McpHttp, McpHttpError, McpRequest, McpResponse};
 use ureq::unversioned::transport::DefaultConnector;
 
-use crate::a2a::NetPolicy;
-use crate::a2a::resolver::{GuardedResolver, Refused};
+use crate::outbound::NetPolicy;
+use crate::outbound::resolver::{GuardedResolver, Refused};
 
 /// Longest wait for a connection (shorter when the request's own timeout is).
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -45,8 +45,12 @@ impl UreqMcp {
     }
 
     fn post_blocking(&self, request: &McpRequest) -> Result<McpResponse, McpHttpError> {
+        let uri = request
+            .url
+            .parse()
+            .map_err(|e| McpHttpError::NotSent(format!("bad URL: {e}")))?;
         self.policy
-            .check_scheme(&request.url)
+            .check_scheme(&uri)
             .map_err(McpHttpError::NotSent)?;
         let timeout = Duration::from_millis(request.timeout_ms.max(1));
         let mut builder = self

@@ -231,7 +231,17 @@ pub mod llm {
     pub use crate::worker::{FetchMcp, FetchModels};
     pub use handoff_llm::*;
     #[cfg(any(feature = "server", feature = "lambda"))]
-    pub use handoff_native::{a2a::NetPolicy, llm::UreqModels, mcp::UreqMcp};
+    pub use handoff_native::{llm::UreqModels, mcp::UreqMcp, outbound::NetPolicy};
+}
+/// The one outbound HTTP trait ([`handoff_core::outbound`]) every outbound call goes
+/// through (A2A, key sets, models, MCP, the trace exporter), and each host's client:
+/// `UreqOutbound` on native hosts, `FetchOutbound` on Workers.
+pub mod outbound {
+    #[cfg(feature = "worker")]
+    pub use crate::worker::FetchOutbound;
+    pub use handoff_core::outbound::*;
+    #[cfg(any(feature = "server", feature = "lambda"))]
+    pub use handoff_native::outbound::{NetPolicy, UreqOutbound};
 }
 #[cfg(feature = "lambda")]
 pub mod lambda;

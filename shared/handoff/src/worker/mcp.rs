@@ -1,5 +1,5 @@
 //! MCP servers on Workers: `handoff_llm::mcp::McpHttp` over `fetch`, behind the same
-//! outbound URL guard as A2A delegation ([`super::FetchHttp`]): `https` only, no
+//! outbound URL guard as A2A delegation ([`super::FetchOutbound`]): `https` only, no
 //! private, loopback or link-local literals or names (Workers cannot see DNS answers;
 //! Cloudflare's edge cannot reach a private network either), no redirects, the body
 //! read in chunks and refused once over the cap, the whole exchange bounded by the
