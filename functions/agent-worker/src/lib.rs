@@ -16,7 +16,7 @@
 use std::sync::Arc;
 
 use handoff::a2a::TaskSnapshots;
-use handoff::llm::{FetchMcp, FetchModels};
+use handoff::outbound::FetchOutbound;
 use handoff::worker::{Worker, var};
 use handoff_demo::llm::choose;
 use handoff_demo::{DemoAgent, FraudReview};
@@ -43,8 +43,8 @@ async fn fetch(
         scripted,
         host.runtime(),
         vars,
-        || Arc::new(FetchModels),
-        |allow_loopback| Arc::new(FetchMcp { allow_loopback }),
+        || Arc::new(FetchOutbound::operator()),
+        |allow_loopback| Arc::new(FetchOutbound::guarded(allow_loopback)),
     )
     .map_err(worker::Error::RustError)?;
     // The A2A receiver checks its own push tokens; the demo's ledger is behind the authenticator.

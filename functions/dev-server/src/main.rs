@@ -16,7 +16,7 @@
 use std::sync::Arc;
 
 use handoff::a2a::{TaskSnapshots, client_from_env, receiver_from_env};
-use handoff::llm::{NetPolicy, UreqMcp, UreqModels};
+use handoff::outbound::{NetPolicy, UreqOutbound};
 use handoff::server::{EnvStore, Server};
 use handoff_demo::llm::choose;
 use handoff_demo::{DemoAgent, FraudReview, http::curl_example};
@@ -43,8 +43,8 @@ async fn main() -> Result<(), handoff::server::Error> {
         scripted,
         runtime.clone(),
         env,
-        || Arc::new(UreqModels::new()),
-        |allow_loopback| Arc::new(UreqMcp::new(NetPolicy { allow_loopback })),
+        || Arc::new(UreqOutbound::operator()),
+        |allow_loopback| Arc::new(UreqOutbound::guarded(NetPolicy { allow_loopback })),
     )?;
     let demo = handoff_demo::http::routes(ledger, runtime.clone());
     Server::new(agent)

@@ -20,10 +20,6 @@
 //! ```
 
 pub mod a2a;
-#[cfg(feature = "llm")]
-pub mod llm;
-#[cfg(feature = "llm")]
-pub mod mcp;
 pub mod outbound;
 #[cfg(feature = "otel")]
 pub mod telemetry;

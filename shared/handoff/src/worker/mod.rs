@@ -33,10 +33,6 @@
 
 mod fetch;
 mod log_lines;
-#[cfg(feature = "llm")]
-mod mcp;
-#[cfg(feature = "llm")]
-mod models;
 mod runtime;
 mod schema;
 
@@ -60,10 +56,6 @@ use crate::options::{HostOptions, authenticator_from_env, host_setters};
 pub use fetch::{FetchOutbound, RandomTokens};
 /// The Durable Object class that owns each partition: re-export it from your crate.
 pub use handoff_store_cloudflare::PartitionObject;
-#[cfg(feature = "llm")]
-pub use mcp::FetchMcp;
-#[cfg(feature = "llm")]
-pub use models::FetchModels;
 pub use runtime::{RandomIds, WaitUntil, WorkerClock, WorkerSleep};
 pub use schema::WorkerSchema;
 
