@@ -197,7 +197,7 @@ bench: setup
 	AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test AWS_REGION=us-east-1 \
 	AWS_ENDPOINT_URL_DYNAMODB=http://127.0.0.1:$(MOTO_PORT) ./target/release/history-cost; \
 	status=$$?; kill $$(cat .moto-bench.pid) 2>/dev/null; rm -f .moto-bench.pid; exit $$status
-	@# Load benchmark (issues 16, 38): Node reference vs the dev server (memory, SQLite with
+	@# Load benchmark (issues 16, 38, 54): Node reference (in memory, and durable on SQLite) vs the dev server (memory, SQLite with
 	@# synchronous FULL and NORMAL) and the transport floor (the same HTTP stack replaying
 	@# recorded responses), each pinned to one core; 16 keep-alive clients sending the official
 	@# client's bodies, 3 s warm-up + 20 s measured, median of 3 rounds, then 16 conversations of

@@ -76,13 +76,6 @@ impl JwtAlgorithm {
             JwtAlgorithm::ES256 => jsonwebtoken::Algorithm::ES256,
         }
     }
-    pub(crate) fn from_jsonwebtoken(alg: jsonwebtoken::Algorithm) -> Option<Self> {
-        match alg {
-            jsonwebtoken::Algorithm::RS256 => Some(JwtAlgorithm::RS256),
-            jsonwebtoken::Algorithm::ES256 => Some(JwtAlgorithm::ES256),
-            _ => None,
-        }
-    }
 }
 
 fn both_algorithms() -> Vec<JwtAlgorithm> {

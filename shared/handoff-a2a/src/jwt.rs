@@ -1,19 +1,18 @@
-//! Verifying a sender-signed JWT (`Authorization: Bearer <jwt>`).
-//!
-//! Signature with a key of the sender's JWKS (RS256 / ES256, `kid` lookup with
-//! one forced refresh for rotated keys); `iat` within the window either way;
-//! `exp` / `nbf` when present; `iss` / `aud` when configured;
-//! `request_body_sha256` against the body; the token's single-use key (its
-//! `jti`, or the token itself when it has none) for the store to consume.
+//! A sender-signed JWT (`Authorization: Bearer <jwt>`): verified by handoff-auth's one
+//! verifier ([`verify_jwt`]) under the subscription's policy (its key set and algorithms,
+//! RS256 / ES256; `iat` within the window either way; `exp` / `nbf` when present, with the
+//! clock skew; `iss` / `aud` when configured), then the checks only a push notification
+//! has: `request_body_sha256` against the body, and the token's single-use key (its `jti`,
+//! or the token itself when it has none) for the store to consume.
 
-use jsonwebtoken::errors::ErrorKind;
-use jsonwebtoken::{DecodingKey, Validation};
+use handoff_auth::jwks::JwksSource;
+use handoff_auth::{JwtPolicy, JwtRejection, verify_jwt};
+use jsonwebtoken::Algorithm;
 use serde::Deserialize;
 
-use crate::config::{JwtAlgorithm, JwtAuth, ReceiverConfig};
+use crate::config::{JwtAuth, ReceiverConfig};
 use crate::digest::{ct_eq, python_compact_json, sha256_hex};
 use crate::error::{AuthFailure, ReceiverError};
-use handoff_auth::jwks::{JwksSource, select_key};
 
 /// A JWT that verified.
 #[derive(Debug, Clone)]
@@ -26,14 +25,10 @@ pub(crate) struct VerifiedJwt {
     pub(crate) task_id: Option<String>,
 }
 
+/// The claims only a push notification reads, from the verified claims. A claim of the
+/// wrong type makes the token malformed.
 #[derive(Deserialize)]
-struct Claims {
-    #[serde(default)]
-    iat: Option<f64>,
-    #[serde(default)]
-    exp: Option<f64>,
-    #[serde(default)]
-    nbf: Option<f64>,
+struct PushClaims {
     #[serde(default)]
     jti: Option<String>,
     #[serde(default)]
@@ -61,49 +56,30 @@ pub(crate) async fn verify(
     now_ms: u64,
     config: &ReceiverConfig,
 ) -> Result<VerifiedJwt, ReceiverError> {
-    let header = jsonwebtoken::decode_header(token).map_err(|_| deny(AuthFailure::MalformedJwt))?;
-    let alg = JwtAlgorithm::from_jsonwebtoken(header.alg)
-        .filter(|alg| expect.algorithms.contains(alg))
-        .ok_or(deny(AuthFailure::UnsupportedAlgorithm))?;
-    let kid = header.kid.as_deref();
-    let keys = |refresh| jwks.key_set(&expect.jwks_url, now_ms, refresh);
-    let set = keys(false)
-        .await
-        .map_err(|e| ReceiverError::KeysUnavailable(e.0))?;
-    let jwk = match select_key(&set, kid, alg.to_jsonwebtoken()) {
-        Some(jwk) => jwk,
-        None => {
-            let set = keys(true)
-                .await
-                .map_err(|e| ReceiverError::KeysUnavailable(e.0))?;
-            select_key(&set, kid, alg.to_jsonwebtoken()).ok_or(deny(AuthFailure::UnknownKey))?
-        }
+    let algorithms: Vec<Algorithm> = expect
+        .algorithms
+        .iter()
+        .map(|alg| alg.to_jsonwebtoken())
+        .collect();
+    let policy = JwtPolicy {
+        jwks_url: &expect.jwks_url,
+        algorithms: &algorithms,
+        issuer: expect.issuer.as_deref(),
+        audience: expect.audience.as_deref(),
+        require_exp: false,
+        leeway_ms: config.clock_skew_ms,
+        iat_window_ms: Some(config.iat_window_ms),
     };
-    let key = DecodingKey::from_jwk(&jwk).map_err(|_| deny(AuthFailure::UnknownKey))?;
-    handoff_auth::jwt_crypto::install();
+    let claims =
+        verify_jwt(token, &policy, jwks, now_ms)
+            .await
+            .map_err(|rejection| match rejection {
+                JwtRejection::KeysUnavailable(e) => ReceiverError::KeysUnavailable(e.0),
+                other => deny(failure(&other)),
+            })?;
+    let claims: PushClaims = serde_json::from_value(serde_json::Value::Object(claims))
+        .map_err(|_| deny(AuthFailure::MalformedJwt))?;
 
-    let mut validation = Validation::new(alg.to_jsonwebtoken());
-    // Time checks use the injected clock below, not the library's.
-    validation.validate_exp = false;
-    validation.validate_nbf = false;
-    validation.leeway = 0;
-    validation.required_spec_claims.clear();
-    if let Some(issuer) = &expect.issuer {
-        validation.set_issuer(&[issuer]);
-        validation.required_spec_claims.insert("iss".to_owned());
-    }
-    match &expect.audience {
-        Some(audience) => {
-            validation.set_audience(&[audience]);
-            validation.required_spec_claims.insert("aud".to_owned());
-        }
-        None => validation.validate_aud = false,
-    }
-    let claims = jsonwebtoken::decode::<Claims>(token, &key, &validation)
-        .map_err(|e| deny(classify(e.kind())))?
-        .claims;
-
-    check_times(&claims, now_ms, config)?;
     match &claims.request_body_sha256 {
         Some(claimed) => {
             let claimed = claimed.to_ascii_lowercase();
@@ -130,39 +106,18 @@ pub(crate) async fn verify(
     })
 }
 
-fn check_times(claims: &Claims, now_ms: u64, config: &ReceiverConfig) -> Result<(), ReceiverError> {
-    let now = now_ms as f64 / 1000.0;
-    let window = config.iat_window_ms as f64 / 1000.0;
-    let skew = config.clock_skew_ms as f64 / 1000.0;
-    let iat = claims
-        .iat
-        .filter(|iat| iat.is_finite())
-        .ok_or(deny(AuthFailure::StaleIat))?;
-    if (now - iat).abs() > window {
-        return Err(deny(AuthFailure::StaleIat));
-    }
-    if claims
-        .exp
-        .is_some_and(|exp| !exp.is_finite() || now > exp + skew)
-        || claims
-            .nbf
-            .is_some_and(|nbf| !nbf.is_finite() || nbf > now + skew)
-    {
-        return Err(deny(AuthFailure::Expired));
-    }
-    Ok(())
-}
-
-fn classify(kind: &ErrorKind) -> AuthFailure {
-    match kind {
-        ErrorKind::InvalidSignature => AuthFailure::BadSignature,
-        ErrorKind::InvalidAlgorithm | ErrorKind::MissingAlgorithm => {
-            AuthFailure::UnsupportedAlgorithm
+/// The private reason a refused token is logged with (the sender sees a bare 401).
+fn failure(rejection: &JwtRejection) -> AuthFailure {
+    match rejection {
+        JwtRejection::UnsupportedAlgorithm => AuthFailure::UnsupportedAlgorithm,
+        JwtRejection::UnknownKey => AuthFailure::UnknownKey,
+        JwtRejection::BadSignature => AuthFailure::BadSignature,
+        JwtRejection::WrongIssuer | JwtRejection::WrongAudience | JwtRejection::MissingClaim(_) => {
+            AuthFailure::ClaimMismatch
         }
-        ErrorKind::InvalidIssuer
-        | ErrorKind::InvalidAudience
-        | ErrorKind::InvalidSubject
-        | ErrorKind::MissingRequiredClaim(_) => AuthFailure::ClaimMismatch,
+        JwtRejection::StaleIat => AuthFailure::StaleIat,
+        JwtRejection::Expired | JwtRejection::NotYetValid => AuthFailure::Expired,
+        // Header or payload unreadable, a time claim that is not a number.
         _ => AuthFailure::MalformedJwt,
     }
 }

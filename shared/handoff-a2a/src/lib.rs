@@ -17,9 +17,5 @@ pub use auth::TOKEN_HEADERS;
 pub use client::{A2aClient, ClientError, Delegate, Delegation, TokenSource};
 pub use config::{ExpectedAuth, JwtAlgorithm, JwtAuth, ReceiverConfig, Subscription};
 pub use error::{AuthFailure, ReceiverError};
-// The key-set, JWT-crypto and URL-guard primitives live in handoff-auth (one home for
-// auth); re-exported at their old paths.
-pub use handoff_auth::jwks::{CachedJwks, JwkSet, JwksError, JwksSource, StaticJwks};
-pub use handoff_auth::{jwks, jwt_crypto, url_guard};
 pub use receiver::{MAX_VALIDATION_TOKEN, MIN_SECRET_LEN, Receiver, Registration};
 pub use records::{Ack, ArtifactProgress, Outcome, PushConfigRecord, TaskSnapshot, TaskWake};

@@ -6,7 +6,8 @@ mod common;
 use std::sync::Arc;
 
 use common::*;
-use handoff_a2a::{AuthFailure, ExpectedAuth, JwkSet, JwtAuth};
+use handoff_a2a::{AuthFailure, ExpectedAuth, JwtAuth};
+use handoff_auth::JwkSet;
 use handoff_core::Store;
 use handoff_core::codes::ErrorCode;
 use jsonwebtoken::Algorithm;
@@ -51,7 +52,7 @@ async fn unknown_kids_refresh_the_set_at_most_once_a_minute_and_find_rotated_key
 
 #[tokio::test]
 async fn the_cache_rate_limits_refreshes_and_serves_stale_keys() {
-    use handoff_a2a::{CachedJwks, JwksSource};
+    use handoff_auth::{CachedJwks, JwksSource};
     let source = CountingJwks::new(sender_jwks());
     let cache = CachedJwks::with_timing(source.clone(), 10_000, 1_000, 60_000);
     let url = JWKS_URL;
@@ -172,18 +173,18 @@ struct SlowJwks {
 }
 
 #[async_trait::async_trait]
-impl handoff_a2a::JwksSource for SlowJwks {
+impl handoff_auth::JwksSource for SlowJwks {
     async fn key_set(
         &self,
         _url: &str,
         _now: u64,
         _refresh: bool,
-    ) -> Result<Arc<JwkSet>, handoff_a2a::JwksError> {
+    ) -> Result<Arc<JwkSet>, handoff_auth::JwksError> {
         self.fetches
             .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         let _open = self.gate.lock().await;
         if self.fail.load(std::sync::atomic::Ordering::SeqCst) {
-            return Err(handoff_a2a::JwksError(
+            return Err(handoff_auth::JwksError(
                 "the identity provider is down".into(),
             ));
         }
@@ -195,7 +196,7 @@ impl handoff_a2a::JwksSource for SlowJwks {
 /// failed, and concurrent misses each fetched: a fetch amplifier.
 #[tokio::test]
 async fn concurrent_misses_share_one_fetch_and_failures_back_off() {
-    use handoff_a2a::{CachedJwks, JwksSource};
+    use handoff_auth::{CachedJwks, JwksSource};
     let source = Arc::new(SlowJwks {
         fetches: Default::default(),
         gate: futures::lock::Mutex::new(()),

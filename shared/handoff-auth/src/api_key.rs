@@ -5,7 +5,8 @@ use http::request::Parts;
 use sha2::{Digest, Sha256};
 use subtle::{ConditionallySelectable, ConstantTimeEq};
 
-use crate::config::{AuthConfigError, vars};
+use crate::config_error::AuthConfigError;
+use crate::vars;
 use crate::{AuthError, Authenticator, CHALLENGE, Principal, bearer_token, checked_principal};
 
 /// One configured key: only its digest is kept.

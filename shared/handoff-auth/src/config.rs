@@ -2,77 +2,13 @@
 
 use std::sync::Arc;
 
-use crate::NoAuth;
+use crate::config_error::AuthConfigError;
 use crate::jwks::JwksSource;
+use crate::{NoAuth, vars};
 use handoff_core::Clock;
 
 use crate::url::check_key_set_url;
 use crate::{ApiKeys, Authenticator, CfAccess, CfAccessConfig, Iam, Jwt, JwtConfig};
-
-/// The names of the variables read by [`AuthConfig::from_lookup`].
-pub mod vars {
-    /// `none`, `api-key`, `jwt`, `iam` or `cf-access`.
-    pub const AUTH: &str = "HANDOFF_AUTH";
-    /// `tenant/subject[+role]...=KEY|sha256:HEX`, comma-separated.
-    pub const API_KEYS: &str = "HANDOFF_API_KEYS";
-    /// The JWKS URL for `jwt`.
-    pub const JWT_JWKS_URL: &str = "HANDOFF_JWT_JWKS_URL";
-    /// The required `iss` for `jwt`.
-    pub const JWT_ISSUER: &str = "HANDOFF_JWT_ISSUER";
-    /// The required `aud` for `jwt`.
-    pub const JWT_AUDIENCE: &str = "HANDOFF_JWT_AUDIENCE";
-    /// `true`: the JWKS URL may be `http` on a loopback host (local tests).
-    pub const JWT_ALLOW_INSECURE_JWKS: &str = "HANDOFF_JWT_ALLOW_INSECURE_JWKS";
-    /// The tenant claim (default `tid`), for `jwt` and `cf-access`.
-    pub const JWT_TENANT_CLAIM: &str = "HANDOFF_JWT_TENANT_CLAIM";
-    /// The roles claim (default `roles`), for `jwt` and `cf-access`.
-    pub const JWT_ROLES_CLAIM: &str = "HANDOFF_JWT_ROLES_CLAIM";
-    /// The Access team domain for `cf-access`.
-    pub const CF_ACCESS_TEAM_DOMAIN: &str = "HANDOFF_CF_ACCESS_TEAM_DOMAIN";
-    /// The Access application AUD tag for `cf-access`.
-    pub const CF_ACCESS_AUD: &str = "HANDOFF_CF_ACCESS_AUD";
-    /// Optional `arn=role1+role2,...` for `iam`.
-    pub const IAM_ROLES: &str = "HANDOFF_IAM_ROLES";
-}
-
-/// The valid `HANDOFF_AUTH` values.
-const MODES: &str = "none, api-key, jwt, iam, cf-access";
-
-/// A configuration that cannot be served. Messages name the variable, never a secret.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum AuthConfigError {
-    /// `HANDOFF_AUTH` has an unknown value.
-    #[error("HANDOFF_AUTH={value:?} is not one of: {MODES}")]
-    UnknownMode {
-        /// The value given.
-        value: String,
-    },
-    /// A variable the mode needs is unset or empty.
-    #[error("HANDOFF_AUTH={mode} needs {var}")]
-    Missing {
-        /// The mode.
-        mode: &'static str,
-        /// The variable.
-        var: &'static str,
-    },
-    /// A variable has an unusable value.
-    #[error("{var}: {reason}")]
-    Invalid {
-        /// The variable.
-        var: &'static str,
-        /// What is wrong.
-        reason: String,
-    },
-    /// An entry of `HANDOFF_API_KEYS` is malformed.
-    #[error("HANDOFF_API_KEYS entry {index}: {reason}")]
-    ApiKeyEntry {
-        /// 1-based position of the entry.
-        index: usize,
-        /// What is wrong (never the key).
-        reason: String,
-    },
-}
 
 /// The authentication a host serves with, from `HANDOFF_AUTH`.
 #[derive(Debug, Clone)]

@@ -5,7 +5,8 @@ use std::collections::HashMap;
 use futures::future::BoxFuture;
 use http::request::Parts;
 
-use crate::config::{AuthConfigError, vars};
+use crate::config_error::AuthConfigError;
+use crate::vars;
 use crate::{AuthError, Authenticator, CHALLENGE, Principal, checked_principal};
 
 /// The IAM identity AWS verified (SigV4) before invoking the function, from the request

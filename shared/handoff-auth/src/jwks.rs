@@ -228,7 +228,7 @@ impl<S: JwksSource> JwksSource for CachedJwks<S> {
 
 /// The key of `set` that verifies a token signed with `alg`: the one named `kid`, or,
 /// without a `kid`, the only one that fits. `None` when nothing fits.
-pub fn select_key(set: &JwkSet, kid: Option<&str>, alg: Algorithm) -> Option<Jwk> {
+pub(crate) fn select_key(set: &JwkSet, kid: Option<&str>, alg: Algorithm) -> Option<Jwk> {
     match kid {
         Some(kid) => set.find(kid).filter(|jwk| fits(jwk, alg)).cloned(),
         None => {

@@ -3,19 +3,18 @@
 
 use std::sync::Arc;
 
-use crate::jwks::select_key;
 use crate::jwks::{CachedJwks, JwksSource};
+use crate::verify::{JwtPolicy, JwtRejection, verify_jwt};
 use futures::future::BoxFuture;
 use handoff_core::Clock;
 use http::request::Parts;
-use jsonwebtoken::errors::ErrorKind;
-use jsonwebtoken::{Algorithm, DecodingKey, Validation};
+use jsonwebtoken::Algorithm;
 use serde_json::{Map, Value};
 
 use crate::{AuthError, Authenticator, CHALLENGE, Principal, bearer_token, checked_principal};
 
 /// Leeway on `exp` and `nbf`, for clock skew between the issuer and this host.
-const LEEWAY_SECS: f64 = 60.0;
+const LEEWAY_MS: u64 = 60_000;
 
 /// What [`Jwt`] accepts (read from the `HANDOFF_JWT_*` variables by
 /// [`AuthConfig::from_lookup`](crate::AuthConfig::from_lookup)).
@@ -45,7 +44,7 @@ pub(crate) enum SubjectClaim {
     EmailOrSub,
 }
 
-/// Verifies a token against a key set and turns its claims into a [`Principal`].
+/// Verifies a token with [`verify_jwt`] and turns its claims into a [`Principal`].
 pub(crate) struct Verifier {
     pub(crate) jwks_url: String,
     pub(crate) issuer: String,
@@ -64,55 +63,21 @@ fn deny(message: &str) -> AuthError {
 
 impl Verifier {
     pub(crate) async fn verify(&self, token: &str) -> Result<Principal, AuthError> {
-        // An unknown `alg` (including `none`) already fails here: the library has no such variant.
-        let header = jsonwebtoken::decode_header(token).map_err(|e| match e.kind() {
-            ErrorKind::InvalidAlgorithmName | ErrorKind::Json(_) => {
-                deny("unsupported algorithm or malformed token")
-            }
-            _ => deny("malformed token"),
-        })?;
-        // Checked before any key is touched: HS* would turn a public key into an HMAC secret.
-        let alg = header.alg;
-        if !self.algorithms.contains(&alg) {
-            return Err(deny("unsupported algorithm"));
-        }
-        let now_ms = self.clock.now_ms();
-        let kid = header.kid.as_deref();
-        let unavailable = |e: crate::jwks::JwksError| AuthError::Unavailable(e.0);
-        let set = self
-            .jwks
-            .key_set(&self.jwks_url, now_ms, false)
-            .await
-            .map_err(unavailable)?;
-        let jwk = match select_key(&set, kid, alg) {
-            Some(jwk) => jwk,
-            None => {
-                // The issuer may have rotated keys; CachedJwks rate-limits this refetch.
-                let set = self
-                    .jwks
-                    .key_set(&self.jwks_url, now_ms, true)
-                    .await
-                    .map_err(unavailable)?;
-                select_key(&set, kid, alg).ok_or_else(|| deny("unknown signing key"))?
-            }
+        let policy = JwtPolicy {
+            jwks_url: &self.jwks_url,
+            algorithms: self.algorithms,
+            issuer: Some(&self.issuer),
+            audience: Some(&self.audience),
+            require_exp: true,
+            leeway_ms: LEEWAY_MS,
+            iat_window_ms: None,
         };
-        let key = DecodingKey::from_jwk(&jwk).map_err(|_| deny("unknown signing key"))?;
-        crate::jwt_crypto::install();
-
-        let mut validation = Validation::new(alg);
-        // Time is checked below with the injected clock, not the library's system clock.
-        validation.validate_exp = false;
-        validation.validate_nbf = false;
-        validation.required_spec_claims.clear();
-        validation
-            .required_spec_claims
-            .extend(["iss".to_owned(), "aud".to_owned()]);
-        validation.set_issuer(&[&self.issuer]);
-        validation.set_audience(&[&self.audience]);
-        let claims = jsonwebtoken::decode::<Map<String, Value>>(token, &key, &validation)
-            .map_err(|e| classify(e.kind()))?
-            .claims;
-        check_times(&claims, now_ms)?;
+        let claims = verify_jwt(token, &policy, &self.jwks, self.clock.now_ms())
+            .await
+            .map_err(|rejection| match rejection {
+                JwtRejection::KeysUnavailable(e) => AuthError::Unavailable(e.0),
+                other => AuthError::unauthenticated(other.to_string()),
+            })?;
         self.principal(&claims)
     }
 
@@ -148,43 +113,6 @@ fn string_claim<'c>(
         Some(_) => Err(AuthError::unauthenticated(format!(
             "the {name} claim must be a string"
         ))),
-    }
-}
-
-fn check_times(claims: &Map<String, Value>, now_ms: u64) -> Result<(), AuthError> {
-    let now = now_ms as f64 / 1000.0;
-    let number = |name: &str| match claims.get(name) {
-        None | Some(Value::Null) => Ok(None),
-        Some(value) => value
-            .as_f64()
-            .filter(|n| n.is_finite())
-            .map(Some)
-            .ok_or_else(|| {
-                AuthError::unauthenticated(format!("the {name} claim must be a number"))
-            }),
-    };
-    let exp = number("exp")?.ok_or_else(|| deny("the token has no exp claim"))?;
-    if now > exp + LEEWAY_SECS {
-        return Err(deny("token expired"));
-    }
-    if number("nbf")?.is_some_and(|nbf| nbf > now + LEEWAY_SECS) {
-        return Err(deny("token not yet valid"));
-    }
-    Ok(())
-}
-
-fn classify(kind: &ErrorKind) -> AuthError {
-    match kind {
-        ErrorKind::InvalidSignature => deny("bad signature"),
-        ErrorKind::InvalidIssuer => deny("wrong issuer"),
-        ErrorKind::InvalidAudience => deny("wrong audience"),
-        ErrorKind::MissingRequiredClaim(claim) => {
-            AuthError::unauthenticated(format!("the token has no {claim} claim"))
-        }
-        ErrorKind::InvalidAlgorithm
-        | ErrorKind::MissingAlgorithm
-        | ErrorKind::UnsupportedAlgorithm => deny("unsupported algorithm"),
-        _ => deny("malformed token"),
     }
 }
 

@@ -41,6 +41,10 @@
 //! (cached, refetched on an unknown `kid` at most once a minute). Time comes from an injected
 //! [`Clock`].
 //!
+//! Every JWT, these and the A2A receiver's sender-signed push tokens, is checked by one
+//! verifier, [`verify_jwt`]: algorithm, key selection, signature, `iss` / `aud` and times per
+//! a [`JwtPolicy`]; callers read what they need from the verified claims.
+//!
 //! ```
 //! use std::sync::Arc;
 //! use handoff_auth::StaticJwks;
@@ -71,6 +75,7 @@ mod api_key;
 mod authenticator;
 mod cf_access;
 mod config;
+mod config_error;
 mod http_jwks;
 mod iam;
 pub mod jwks;
@@ -78,16 +83,20 @@ mod jwt;
 pub mod jwt_crypto;
 mod url;
 pub mod url_guard;
+pub mod vars;
+mod verify;
 
 pub use api_key::ApiKeys;
 pub use authenticator::{AuthError, Authenticator, NoAuth, Principal};
 pub use cf_access::{CfAccess, CfAccessConfig};
-pub use config::{AuthConfig, AuthConfigError, vars};
+pub use config::AuthConfig;
+pub use config_error::AuthConfigError;
 pub use handoff_core::Clock;
 pub use http_jwks::HttpJwks;
 pub use iam::{Iam, IamCaller};
 pub use jwks::{CachedJwks, JwkSet, JwksError, JwksSource, StaticJwks};
 pub use jwt::{Jwt, JwtConfig};
+pub use verify::{JwtPolicy, JwtRejection, verify_jwt};
 
 use handoff_core::principal::{DEFAULT_TENANT, MAX_ID_LEN};
 use http::request::Parts;

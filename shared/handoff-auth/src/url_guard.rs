@@ -1,6 +1,7 @@
-//! The outbound address policy: registration-time checks of key-set URLs (the
-//! first SSRF fence), and [`check_addresses`], which a host's transport applies
-//! to the addresses a name resolved to before connecting to exactly those.
+//! The outbound address policy: checks of URLs before any request (key-set URLs at
+//! registration, [`check_jwks_url`]; every other outbound call, [`check_outbound_url`]: the
+//! first SSRF fence), and [`check_addresses`], which a host's transport applies to the
+//! addresses a name resolved to before connecting to exactly those.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
@@ -57,6 +58,49 @@ pub fn check_jwks_url(url: &str, allow_insecure: bool) -> Result<(), String> {
         }
         Err(_) => Ok(()),
     }
+}
+
+/// Outbound URL policy: `https` to public hosts; with `allow_loopback`,
+/// `http` too and loopback hosts (`localhost`, `127.0.0.0/8`, `::1`), never
+/// private or link-local ones.
+pub fn check_outbound_url(url: &str, allow_loopback: bool) -> Result<(), String> {
+    let lower = url.get(..8).unwrap_or(url).to_ascii_lowercase();
+    let rest = if lower.starts_with("https://") {
+        &url[8..]
+    } else if lower.starts_with("http://") && allow_loopback {
+        &url[7..]
+    } else {
+        return Err("outbound A2A URLs must be https".to_owned());
+    };
+    let as_https = format!("https://{rest}");
+    match check_jwks_url(&as_https, false) {
+        Ok(()) => Ok(()),
+        Err(reason) => {
+            // Structural checks (user info, ports, spaces) pass in insecure mode only if well-formed.
+            check_jwks_url(&as_https, true)?;
+            if allow_loopback && is_loopback_host(rest) {
+                Ok(())
+            } else {
+                Err(reason.replace("key-set", "outbound"))
+            }
+        }
+    }
+}
+
+/// Whether the host of `rest` (a URL after its `scheme://`) is `localhost`, a name under
+/// `.localhost`, or a loopback address.
+fn is_loopback_host(rest: &str) -> bool {
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let host = match authority.strip_prefix('[') {
+        Some(b) => b.split(']').next().unwrap_or(""),
+        None => authority.split(':').next().unwrap_or(""),
+    }
+    .to_ascii_lowercase();
+    host == "localhost"
+        || host.ends_with(".localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
 }
 
 fn strip_prefix_ignore_case<'a>(text: &'a str, prefix: &str) -> Option<&'a str> {
@@ -205,6 +249,21 @@ mod tests {
             assert!(check_jwks_url(url, false).is_err(), "{url}");
         }
         assert_eq!(check_jwks_url("http://127.0.0.1:9/jwks", true), Ok(()));
+    }
+
+    #[test]
+    fn outbound_urls_are_guarded() {
+        assert!(check_outbound_url("https://agent.example.com/a2a", false).is_ok());
+        assert!(check_outbound_url("http://agent.example.com/a2a", false).is_err());
+        assert!(check_outbound_url("https://127.0.0.1/a2a", false).is_err());
+        assert!(check_outbound_url("https://10.0.0.1/a2a", false).is_err());
+        assert!(check_outbound_url("https://169.254.169.254/", false).is_err());
+        assert!(check_outbound_url("http://127.0.0.1:9000/a2a", true).is_ok());
+        assert!(check_outbound_url("http://localhost:9000/", true).is_ok());
+        assert!(check_outbound_url("http://[::1]:9000/", true).is_ok());
+        assert!(check_outbound_url("http://10.0.0.1/", true).is_err());
+        assert!(check_outbound_url("http://169.254.169.254/", true).is_err());
+        assert!(check_outbound_url("ftp://x/", true).is_err());
     }
 
     fn ips(list: &[&str]) -> Vec<IpAddr> {

@@ -8,8 +8,8 @@ use handoff_core::{AgentError, CoreError, Decision, Finish, Readiness, RunContex
 use serde_json::{Value, json};
 
 use crate::DemoAgent;
-use crate::flows::{propose_refund, stream_text};
 use crate::orders::Order;
+use crate::proposal::{propose_refund, stream_text};
 
 /// `Interrupt.reason` of a run waiting on a delegated A2A task.
 pub const A2A_TASK_REASON: &str = "a2a:task";

@@ -61,6 +61,7 @@ pub mod llm;
 pub mod mcp;
 mod orders;
 mod policy;
+mod proposal;
 
 use std::sync::Arc;
 
@@ -189,7 +190,7 @@ impl Agent for DemoAgent {
             Some(Request::Refund(order_id)) => flows::start_refund(self, ctx, &order_id).await,
             Some(Request::Return(order_id)) => flows::start_return(self, ctx, &order_id).await,
             _ => {
-                flows::stream_text(
+                proposal::stream_text(
                     self, ctx,
                     "I can refund or return an order. Try \"Refund order A1024\" or \"Return order A1024\".",
                 ).await;

@@ -15,7 +15,7 @@
 
 use std::collections::BTreeSet;
 
-use handoff_a2a::client::check_outbound_url;
+use handoff_auth::url_guard::check_outbound_url;
 use handoff_core::ApprovalPolicy;
 use handoff_llm::mcp::{ClientCredentials, McpServer};
 

@@ -17,8 +17,8 @@ pub use native::{client_from_env, receiver_from_env};
 mod native {
     use std::sync::Arc;
 
-    use handoff_a2a::{A2aClient, CachedJwks, Receiver, ReceiverConfig};
-    use handoff_auth::HttpJwks;
+    use handoff_a2a::{A2aClient, Receiver, ReceiverConfig};
+    use handoff_auth::{CachedJwks, HttpJwks};
     use handoff_core::{Runtime, Store};
     use handoff_native::a2a::RandomTokens;
     use handoff_native::outbound::{NetPolicy, UreqOutbound};

@@ -1,6 +1,7 @@
 // The Node reference server of `make bench` (tests/src/bin/load.rs): `node:http` and the
-// official `@ag-ui/encoder` serving the demo refund script with an in-memory Map and no
-// durability at all. Bodies are parsed with @ag-ui/core's RunAgentInputSchema, as an
+// official `@ag-ui/encoder` serving the demo refund script, with its threads in a Map and no
+// durability at all, or with `--durable` in SQLite (reference-store.mjs says what it commits
+// and when). Bodies are parsed with @ag-ui/core's RunAgentInputSchema, as an
 // SDK-based server does (a body without state, tools, context or forwardedProps gets them
 // empty first). Run 1 ("Refund order B77") streams the same event types, count and sizes as
 // the dev server's run 1 (ending in an approval interrupt); the approving resume streams the
@@ -8,15 +9,19 @@
 // mode). `GET /demo/orders/{id}` reports the refunds, like the demo's ledger.
 //
 // PORT (default 0: any free port) is where it listens; the first stdout line has its URL.
+// With `--durable`, HANDOFF_DATA_DIR (default `.handoff-reference`) holds the database, as it
+// holds the dev server's.
 
 import http from "node:http";
 import { randomUUID } from "node:crypto";
 import { EventEncoder } from "@ag-ui/encoder";
 import { RunAgentInputSchema } from "@ag-ui/core/schemas";
+import { durableStore, memoryStore } from "./reference-store.mjs";
 
 const encoder = new EventEncoder();
-const threads = new Map(); // threadId -> { messages, state, pending: { id, toolCallId, order, args } }
-const ledger = new Map(); // orderId -> { refunds, refundedCents, idempotencyKeys }
+const durable = process.argv.includes("--durable");
+// Threads (messages, state, the open interrupt { id, toolCallId, order, args }) and the ledger.
+const store = durable ? await durableStore(process.env.HANDOFF_DATA_DIR || ".handoff-reference") : memoryStore();
 
 const uid = (prefix) => `${prefix}-${randomUUID().replaceAll("-", "")}`;
 const cents = (n) => `${Math.floor(n / 100)}.${String(n % 100).padStart(2, "0")}`;
@@ -49,7 +54,7 @@ const CHAT_REPLY = 'I can refund or return an order. Try "Refund order A1024" or
 function chat(res, threadId, runId, body) {
   const textId = uid("msg");
   const messages = [...body.messages, { role: "assistant", id: textId, content: CHAT_REPLY }];
-  threads.set(threadId, { messages, state: body.state, pending: undefined });
+  store.saveTurn(threadId, messages, body.state, undefined);
   stream(res, threadId, runId, (send) => {
     send({ type: "TEXT_MESSAGE_START", messageId: textId, role: "assistant" });
     for (const piece of CHAT_REPLY.split(/(?<= )/)) send({ type: "TEXT_MESSAGE_CONTENT", messageId: textId, delta: piece });
@@ -97,7 +102,7 @@ function runOne(res, threadId, runId, body) {
     },
     expiresAt: new Date(Date.now() + 300_000).toISOString(),
   };
-  threads.set(threadId, { messages, state, pending: { id: interrupt.id, toolCallId: refundId, order, args } });
+  store.saveTurn(threadId, messages, state, { id: interrupt.id, toolCallId: refundId, order, args });
   stream(res, threadId, runId, (send) => {
     send({ type: "STATE_SNAPSHOT", snapshot: { order: null, step: "lookup" } });
     send({ type: "STEP_STARTED", stepName: "lookup" });
@@ -121,24 +126,18 @@ function runOne(res, threadId, runId, body) {
 }
 
 function resume(res, threadId, runId, body) {
-  const thread = threads.get(threadId);
   const answer = body.resume[0];
-  if (!thread?.pending || thread.pending.id !== answer?.interruptId) return reject(res, 409, "no such open interrupt");
-  if (answer.status !== "resolved" || answer.payload?.approved !== true) return reject(res, 422, "only approvals are scripted");
-  const { toolCallId, order } = thread.pending;
-  thread.pending = undefined;
+  if (answer?.status !== "resolved" || answer.payload?.approved !== true) return reject(res, 422, "only approvals are scripted");
+  const pending = store.claim(threadId, answer.interruptId);
+  if (!pending) return reject(res, 409, "no such open interrupt");
+  const { toolCallId, order } = pending;
   const idempotencyKey = `${threadId}/refund:${toolCallId}`;
-  const entry = ledger.get(order.orderId) ?? { refunds: 0, refundedCents: 0, idempotencyKeys: [] };
-  entry.refunds += 1;
-  entry.refundedCents += order.amountCents;
-  entry.idempotencyKeys.push(idempotencyKey);
-  ledger.set(order.orderId, entry);
   const content = JSON.stringify({ amountCents: order.amountCents, idempotencyKey, orderId: order.orderId, refundId: `rf-${toolCallId}`, status: "refunded" });
   const resultId = uid("msg");
   const textId = uid("msg");
   const words = `Done: ${cents(order.amountCents)} was refunded for order ${order.orderId}.`;
-  thread.state.step = "refunded";
-  thread.messages.push({ role: "tool", id: resultId, content, toolCallId }, { role: "assistant", id: textId, content: words });
+  const added = [{ role: "tool", id: resultId, content, toolCallId }, { role: "assistant", id: textId, content: words }];
+  store.refund(threadId, order, idempotencyKey, added, { order, step: "refunded" });
   stream(res, threadId, runId, (send) => {
     send({ type: "TOOL_CALL_RESULT", messageId: resultId, toolCallId, content });
     send({ type: "STATE_DELTA", delta: [{ op: "replace", path: "/step", value: "refunded" }] });
@@ -158,7 +157,7 @@ function reject(res, status, message) {
 const server = http.createServer({ noDelay: true, keepAliveTimeout: 60_000 }, (req, res) => {
   if (req.method === "GET" && req.url.startsWith("/demo/orders/")) {
     const orderId = decodeURIComponent(req.url.slice("/demo/orders/".length));
-    const entry = ledger.get(orderId) ?? { refunds: 0, refundedCents: 0, idempotencyKeys: [] };
+    const entry = store.ledger(orderId);
     res.writeHead(200, { "content-type": "application/json" });
     return res.end(JSON.stringify({ orderId, ...entry }));
   }
@@ -182,5 +181,5 @@ const server = http.createServer({ noDelay: true, keepAliveTimeout: 60_000 }, (r
 });
 
 server.listen(Number(process.env.PORT ?? 0), "127.0.0.1", () => {
-  console.log(`Node reference server listening on http://127.0.0.1:${server.address().port}`);
+  console.log(`Node reference server${durable ? " (durable)" : ""} listening on http://127.0.0.1:${server.address().port}`);
 });

@@ -7,7 +7,7 @@
 //! the load generator to core 1.
 //!
 //! `load [--bin-dir DIR] [--node-server FILE] [--clients 16] [--seconds 20] [--warmup 3]
-//! [--rounds 3] [--servers node,memory,sqlite,sqlite-normal,floor] [--client official|minimal]
+//! [--rounds 3] [--servers node,node-durable,memory,sqlite,sqlite-normal,floor] [--client official|minimal]
 //! [--conversation N] [--print-turns]` (issue 38: `make bench` runs `--client official
 //! --conversation 50`; `--print-turns` also prints every turn's CPU, round by round).
 //! `--client official` (the default) sends what `@ag-ui/client`'s `HttpAgent` sends: the
@@ -16,8 +16,10 @@
 //! tool, a context entry and `forwardedProps`; `minimal` sends only the new message and ids.
 //! `--conversation N` then runs conversation mode (`load/conversation.rs`): one thread per
 //! client, N lockstep turns each resending the whole history, server CPU per turn. The last
-//! line, `ratios: memory X, sqlite X, sqlite-normal X, turnN/turn1 memory X sqlite X`, is for
-//! scripts: Node's CPU per pair over each server's, and turn N's CPU over turn 1's.
+//! line, `ratios: memory X, sqlite X, sqlite-normal X, turnN/turn1 memory X sqlite X,
+//! sqlite/node-durable X, sqlite-normal/node-durable X`, is for scripts: Node's CPU per pair
+//! over each server's, turn N's CPU over turn 1's, and the durable Node reference's
+//! (`reference-server.mjs --durable`, issue 54: the same durable work) over each SQLite server's.
 //!
 //! Per round and server, `clients` threads (one keep-alive connection each)
 //! send pairs — run 1 (→ approval interrupt) then the approving resume (→ one refund) — for
@@ -73,10 +75,17 @@ struct Args {
 }
 
 /// Every server `--servers` may name, in the order rounds run them.
-const SERVERS: [&str; 5] = ["node", "memory", "sqlite", "sqlite-normal", "floor"];
+const SERVERS: [&str; 6] = [
+    "node",
+    "node-durable",
+    "memory",
+    "sqlite",
+    "sqlite-normal",
+    "floor",
+];
 
 const USAGE: &str = "usage: load [--bin-dir DIR] [--node-server FILE] [--clients 16] \
-[--seconds 20] [--warmup 3] [--rounds 3] [--servers node,memory,sqlite,sqlite-normal,floor] \
+[--seconds 20] [--warmup 3] [--rounds 3] [--servers node,node-durable,memory,sqlite,sqlite-normal,floor] \
 [--client official|minimal] [--conversation N] [--print-turns]";
 
 /// Refuses the command line: what is wrong, then the usage, and exit status 2.
@@ -210,7 +219,12 @@ fn main() {
         (
             "node",
             "Node reference (node:http + @ag-ui/encoder, Map)",
-            Kind::Node(args.node_server.clone()),
+            Kind::Node(args.node_server.clone(), false),
+        ),
+        (
+            "node-durable",
+            "Node reference, durable (--durable: better-sqlite3, WAL, synchronous=FULL)",
+            Kind::Node(args.node_server.clone(), true),
         ),
         (
             "memory",
@@ -312,45 +326,49 @@ fn main() {
     println!("loadavg after: {}", loadavg().trim());
     println!();
     println!(
-        "| server | pairs/s (one core) | server CPU µs/pair | run-1 TTFB p50 | run-1 TTFB p99 | peak RSS | server core busy | targets (issue 38) |"
+        "| server | pairs/s (one core) | server CPU µs/pair | run-1 TTFB p50 | run-1 TTFB p99 | peak RSS | server core busy | targets (issue 54) |"
     );
     println!("|---|---|---|---|---|---|---|---|");
     // One measure of one server, its median over the rounds.
     let median_of = |i: usize, f: fn(&Round) -> f64| median(rounds[i].iter().map(f).collect());
-    let node = kinds.iter().position(|(tag, _)| *tag == "node");
-    let node_cpu = node.map(|i| median_of(i, |r| r.cpu_us_per_pair));
+    let cpu_of = |tag: &str| {
+        let i = kinds.iter().position(|(t, _)| *t == tag)?;
+        Some(median_of(i, |r| r.cpu_us_per_pair))
+    };
+    let (node_cpu, durable_cpu) = (cpu_of("node"), cpu_of("node-durable"));
     let mut ratios = std::collections::BTreeMap::<&str, f64>::new();
+    let mut vs_durable = std::collections::BTreeMap::<&str, f64>::new();
     for (i, (tag, (name, _))) in kinds.iter().enumerate() {
         let of = |f: fn(&Round) -> f64| median_of(i, f);
         let (rate, cpu) = (of(|r| r.pairs_per_s), of(|r| r.cpu_us_per_pair));
         let (p50, p99) = (of(|r| r.p50_ms), of(|r| r.p99_ms));
         let busy = of(|r| r.server_busy) * 100.0;
         let rss_mib = server::peak_rss_kib(servers[i].0.pid()) as f64 / 1024.0;
-        // Node's CPU per pair over this server's: how many of this server's pairs fit in the
-        // core time Node needs for one.
+        // A reference's CPU per pair over this server's: how many of this server's pairs fit
+        // in the core time the reference needs for one.
         let vs_node = node_cpu.map(|node| node / cpu);
-        let against = |times: f64| match vs_node {
+        let vs_node_durable = durable_cpu.map(|durable| durable / cpu);
+        let against = |ratio: Option<f64>, times: f64, who: &str| match ratio {
             Some(ratio) => format!(
-                "{} ({ratio:.2}× Node's pairs per core)",
+                "{} ({ratio:.2}× {who}'s pairs per core)",
                 mark(ratio >= times)
             ),
-            None => "n/a (Node not run)".to_owned(),
+            None => format!("n/a ({who} not run)"),
         };
+        let rss = mark(rss_mib <= 64.0);
         let targets = match *tag {
             "memory" => format!(
-                "≥ 3× Node: {}; RSS ≤ 64 MiB: {}",
-                against(3.0),
-                mark(rss_mib <= 64.0)
+                "≥ 2.5× Node: {}; RSS ≤ 64 MiB: {rss}",
+                against(vs_node, 2.5, "Node")
             ),
             "sqlite" => format!(
-                "≥ 1× Node: {}; RSS ≤ 64 MiB: {}",
-                against(1.0),
-                mark(rss_mib <= 64.0)
+                "≥ 1× Node: {}; ≥ 3× Node durable: {}; RSS ≤ 64 MiB: {rss}",
+                against(vs_node, 1.0, "Node"),
+                against(vs_node_durable, 3.0, "Node durable"),
             ),
             "sqlite-normal" => format!(
-                "≥ 2× Node: {}; RSS ≤ 64 MiB: {}",
-                against(2.0),
-                mark(rss_mib <= 64.0)
+                "≥ 4× Node durable: {}; RSS ≤ 64 MiB: {rss}",
+                against(vs_node_durable, 4.0, "Node durable")
             ),
             // Its core is mostly idle: its pairs/s and TTFB are the load generator's limit.
             "floor" => "(the transport alone: no engine change goes below its CPU per pair; \
@@ -358,6 +376,9 @@ fn main() {
                 .to_owned(),
             _ => "(reference)".to_owned(),
         };
+        if let Some(ratio) = vs_node_durable {
+            vs_durable.insert(*tag, ratio);
+        }
         if let Some(ratio) = vs_node {
             ratios.insert(*tag, ratio);
         }
@@ -379,12 +400,15 @@ fn main() {
         map.get(tag).map_or("n/a".to_owned(), |r| format!("{r:.2}"))
     };
     println!(
-        "\nratios: memory {}, sqlite {}, sqlite-normal {}, turn{n}/turn1 memory {} sqlite {}",
+        "\nratios: memory {}, sqlite {}, sqlite-normal {}, turn{n}/turn1 memory {} sqlite {}, \
+         sqlite/node-durable {}, sqlite-normal/node-durable {}",
         ratio(&ratios, "memory"),
         ratio(&ratios, "sqlite"),
         ratio(&ratios, "sqlite-normal"),
         ratio(&turn_ratios, "memory"),
         ratio(&turn_ratios, "sqlite"),
+        ratio(&vs_durable, "sqlite"),
+        ratio(&vs_durable, "sqlite-normal"),
         // Without conversation mode the turn ratios are n/a, and so is the turn.
         n = match args.conversation {
             0 => "N".to_owned(),

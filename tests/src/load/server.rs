@@ -10,8 +10,9 @@ pub(crate) enum Kind {
     /// `dev-server` with this `HANDOFF_STORE` (`None`: the default, the embedded SQLite store)
     /// and `HANDOFF_SQLITE_SYNC` (`None`: the default, `full`).
     Handoff(Option<&'static str>, Option<&'static str>),
-    /// `node reference-server.mjs`.
-    Node(PathBuf),
+    /// `node reference-server.mjs`, with `--durable` when the flag is set (its SQLite file
+    /// in the server's own directory, like the dev server's).
+    Node(PathBuf, bool),
     /// `load-floor`, replaying these recorded bodies (run 1, the resume).
     Floor(PathBuf, PathBuf),
 }
@@ -65,7 +66,13 @@ pub(crate) fn start(kind: &Kind, bin_dir: &Path, pin: bool, tag: &str) -> Server
     let _ = std::fs::remove_dir_all(&dir);
     let (program, args): (PathBuf, Vec<PathBuf>) = match kind {
         Kind::Handoff(..) => (bin_dir.join("dev-server"), vec![]),
-        Kind::Node(script) => ("node".into(), vec![script.clone()]),
+        Kind::Node(script, durable) => {
+            let flag = durable.then(|| "--durable".into());
+            (
+                "node".into(),
+                [script.clone()].into_iter().chain(flag).collect(),
+            )
+        }
         Kind::Floor(..) => (bin_dir.join("load-floor"), vec![]),
     };
     let mut command = if pin {
@@ -81,6 +88,9 @@ pub(crate) fn start(kind: &Kind, bin_dir: &Path, pin: bool, tag: &str) -> Server
         .env("RUST_LOG", "warn")
         .stdout(Stdio::piped())
         .stderr(Stdio::null());
+    if let Kind::Node(_, true) = kind {
+        command.env("HANDOFF_DATA_DIR", &dir);
+    }
     if let Kind::Handoff(store, sync) = kind {
         command
             .env("HANDOFF_DATA_DIR", &dir)

@@ -4,9 +4,10 @@
 //!
 //! The HTTP client is injected (the host's one [`Outbound`]), as is the token
 //! randomness ([`TokenSource`]), so this stays runtime-agnostic (native hosts use
-//! `handoff_native::outbound`). Every URL is checked with [`check_outbound_url`]
-//! before use; clients must refuse private addresses after DNS resolution. Each request
-//! is bounded by [`TIMEOUT`] and its answer by [`MAX_RESPONSE`].
+//! `handoff_native::outbound`). Every URL is checked with
+//! [`check_outbound_url`](handoff_auth::url_guard::check_outbound_url) before use;
+//! clients must refuse private addresses after DNS resolution. Each request is bounded
+//! by [`TIMEOUT`] and its answer by [`MAX_RESPONSE`].
 //!
 //! Wire: v1.0 cards (`supportedInterfaces[]` with `protocolBinding: "JSONRPC"`)
 //! get `SendMessage` with `A2A-Version: 1.0`, `returnImmediately: true` and
@@ -28,13 +29,14 @@ use tracing::Instrument;
 use crate::config::{ExpectedAuth, JwtAuth, Subscription};
 use crate::error::ReceiverError;
 use crate::receiver::Receiver;
+use handoff_auth::url_guard::check_outbound_url;
 
 mod card;
 mod transport;
 
 pub use card::{CardInfo, WireVersion, parse_card};
 pub use transport::{
-    AGENT_CARD_PATH, ClientError, MAX_RESPONSE, TIMEOUT, TokenSource, check_outbound_url,
+    AGENT_CARD_PATH, ClientError, MAX_RESPONSE, TIMEOUT, TokenSource,
 };
 
 /// What to delegate.
@@ -372,21 +374,6 @@ fn v03_params(message: &Message, push: &TaskPushNotificationConfig) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn outbound_urls_are_guarded() {
-        assert!(check_outbound_url("https://agent.example.com/a2a", false).is_ok());
-        assert!(check_outbound_url("http://agent.example.com/a2a", false).is_err());
-        assert!(check_outbound_url("https://127.0.0.1/a2a", false).is_err());
-        assert!(check_outbound_url("https://10.0.0.1/a2a", false).is_err());
-        assert!(check_outbound_url("https://169.254.169.254/", false).is_err());
-        assert!(check_outbound_url("http://127.0.0.1:9000/a2a", true).is_ok());
-        assert!(check_outbound_url("http://localhost:9000/", true).is_ok());
-        assert!(check_outbound_url("http://[::1]:9000/", true).is_ok());
-        assert!(check_outbound_url("http://10.0.0.1/", true).is_err());
-        assert!(check_outbound_url("http://169.254.169.254/", true).is_err());
-        assert!(check_outbound_url("ftp://x/", true).is_err());
-    }
 
     #[test]
     fn reads_v1_and_v03_cards() {

@@ -1,13 +1,12 @@
 //! What a host provides for outbound A2A calls (token randomness; the HTTP client is
-//! the host's one [`Outbound`](handoff_core::outbound::Outbound)) and the URL policy
-//! every call is checked against.
+//! the host's one [`Outbound`](handoff_core::outbound::Outbound)). The URL policy every
+//! call is checked against is [`handoff_auth::url_guard::check_outbound_url`].
 
 use std::time::Duration;
 
 use handoff_core::outbound::OutboundError;
 
 use crate::error::ReceiverError;
-use handoff_auth::url_guard::check_jwks_url;
 
 /// Path of the agent card under an agent's base URL.
 pub const AGENT_CARD_PATH: &str = "/.well-known/agent-card.json";
@@ -99,45 +98,4 @@ impl From<ReceiverError> for ClientError {
     fn from(e: ReceiverError) -> Self {
         ClientError::Subscription(e.to_string())
     }
-}
-
-/// Outbound URL policy: `https` to public hosts; with `allow_loopback`,
-/// `http` too and loopback hosts (`localhost`, `127.0.0.0/8`, `::1`), never
-/// private or link-local ones.
-pub fn check_outbound_url(url: &str, allow_loopback: bool) -> Result<(), String> {
-    let lower = url.get(..8).unwrap_or(url).to_ascii_lowercase();
-    let rest = if lower.starts_with("https://") {
-        &url[8..]
-    } else if lower.starts_with("http://") && allow_loopback {
-        &url[7..]
-    } else {
-        return Err("outbound A2A URLs must be https".to_owned());
-    };
-    let as_https = format!("https://{rest}");
-    match check_jwks_url(&as_https, false) {
-        Ok(()) => Ok(()),
-        Err(reason) => {
-            // Structural checks (user info, ports, spaces) pass in insecure mode only if well-formed.
-            check_jwks_url(&as_https, true)?;
-            if allow_loopback && is_loopback_host(rest) {
-                Ok(())
-            } else {
-                Err(reason.replace("key-set", "outbound"))
-            }
-        }
-    }
-}
-
-fn is_loopback_host(rest: &str) -> bool {
-    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
-    let host = match authority.strip_prefix('[') {
-        Some(b) => b.split(']').next().unwrap_or(""),
-        None => authority.split(':').next().unwrap_or(""),
-    }
-    .to_ascii_lowercase();
-    host == "localhost"
-        || host.ends_with(".localhost")
-        || host
-            .parse::<std::net::IpAddr>()
-            .is_ok_and(|ip| ip.is_loopback())
 }

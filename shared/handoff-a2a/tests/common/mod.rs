@@ -9,10 +9,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use async_trait::async_trait;
 use handoff_a2a::a2a_types::AuthenticationInfo;
-use handoff_a2a::{
-    CachedJwks, ExpectedAuth, JwkSet, JwksError, JwksSource, JwtAuth, Receiver, ReceiverConfig,
-    Registration, Subscription,
-};
+use handoff_a2a::{ExpectedAuth, JwtAuth, Receiver, ReceiverConfig, Registration, Subscription};
+use handoff_auth::{CachedJwks, JwkSet, JwksError, JwksSource};
 use handoff_core::Store;
 use handoff_core::runtime::{ManualClock, NeverSleep, SequentialIds};
 use handoff_core::store::memory::MemoryStore;

@@ -7,3 +7,4 @@ mod config;
 mod iam;
 mod jwt;
 mod support;
+mod verify;

@@ -292,8 +292,8 @@ pub fn a2a(
 ) -> (handoff_a2a::Receiver, handoff_a2a::A2aClient) {
     use std::sync::OnceLock;
 
-    use handoff_a2a::{A2aClient, CachedJwks, Receiver, ReceiverConfig};
-    use handoff_auth::HttpJwks;
+    use handoff_a2a::{A2aClient, Receiver, ReceiverConfig};
+    use handoff_auth::{CachedJwks, HttpJwks};
 
     /// Sender key sets, cached for the isolate's lifetime (engines are per request).
     static JWKS: OnceLock<Arc<CachedJwks<HttpJwks<FetchOutbound>>>> = OnceLock::new();
