@@ -1,15 +1,17 @@
-//! The native model client (`handoff_native::llm::UreqModels`) against a local HTTP
+//! The native outbound client for models (`handoff_native::outbound::UreqOutbound::operator`,
+//! through `handoff_llm::stream`) against a local HTTP
 //! stand-in for a provider (plain `http://` on loopback, as a local Ollama or vLLM):
 //! the body streams chunk by chunk, the key travels in the header, HTTP errors and an
 //! unreachable endpoint map to stable model errors.
 
-use std::collections::BTreeMap;
+use std::time::Duration;
 
 use futures::StreamExt;
 use handoff_core::codes::ErrorCode;
+use handoff_core::outbound::{Timeout, sensitive};
 use handoff_llm::openai::ChunkParser;
-use handoff_llm::{ModelClient, ModelDelta, ModelError, ModelRequest, ProviderStream};
-use handoff_native::llm::UreqModels;
+use handoff_llm::{ModelDelta, ModelError, ProviderStream, stream};
+use handoff_native::outbound::UreqOutbound;
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
@@ -59,16 +61,17 @@ async fn serve_once(
     (url, task)
 }
 
-fn request(url: String) -> ModelRequest {
-    ModelRequest {
-        url,
-        headers: BTreeMap::from([
-            ("authorization".to_owned(), "Bearer sk-local".to_owned()),
-            ("content-type".to_owned(), "application/json".to_owned()),
-        ]),
-        body: json!({ "model": "m", "stream": true, "messages": [] }),
-        timeout_ms: Some(30_000),
-    }
+fn request(url: String) -> http::Request<Vec<u8>> {
+    let body = json!({ "model": "m", "stream": true, "messages": [] });
+    let mut request = http::Request::post(url)
+        .header("authorization", sensitive("Bearer sk-local").unwrap())
+        .header("content-type", "application/json")
+        .body(serde_json::to_vec(&body).unwrap())
+        .unwrap();
+    request
+        .extensions_mut()
+        .insert(Timeout(Duration::from_secs(30)));
+    request
 }
 
 const STREAMING: &str =
@@ -83,8 +86,7 @@ async fn the_answer_streams_in_pieces_and_parses_into_deltas() {
         "NE]\n\n".to_owned(),
     ];
     let (url, server) = serve_once(STREAMING, pieces).await;
-    let mut body = UreqModels::new()
-        .stream(request(url))
+    let mut body = stream(&UreqOutbound::operator(), request(url))
         .await
         .expect("streams");
     let mut parser = ProviderStream::new(ChunkParser::default());
@@ -117,7 +119,7 @@ async fn http_errors_and_an_unreachable_endpoint_map_to_model_errors() {
         vec!["{\"error\":{\"message\":\"org-123 over quota\"}}".into()],
     )
     .await;
-    let error = match UreqModels::new().stream(request(url)).await {
+    let error = match stream(&UreqOutbound::operator(), request(url)).await {
         Err(error) => error,
         Ok(_) => panic!("a 429 streamed"),
     };
@@ -139,7 +141,7 @@ async fn http_errors_and_an_unreachable_endpoint_map_to_model_errors() {
         closed.local_addr().unwrap()
     );
     drop(closed);
-    let error = match UreqModels::new().stream(request(url)).await {
+    let error = match stream(&UreqOutbound::operator(), request(url)).await {
         Err(error) => error,
         Ok(_) => panic!("a closed port streamed"),
     };

@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use handoff::a2a::{TaskSnapshots, client_from_env, receiver_from_env};
 use handoff::lambda::Lambda;
-use handoff::llm::{NetPolicy, UreqMcp, UreqModels};
+use handoff::outbound::{NetPolicy, UreqOutbound};
 use handoff_demo::{DemoHost, DemoSettings, PushUrl};
 
 #[tokio::main]
@@ -37,8 +37,8 @@ async fn main() -> Result<(), handoff::lambda::Error> {
     };
     let served = DemoSettings::from_lookup(|key| std::env::var(key).ok()).demo(
         host,
-        || Arc::new(UreqModels::new()),
-        |allow_loopback| Arc::new(UreqMcp::new(NetPolicy { allow_loopback })),
+        || Arc::new(UreqOutbound::operator()),
+        |allow_loopback| Arc::new(UreqOutbound::guarded(NetPolicy { allow_loopback })),
     )?;
     let routes = handoff_demo::http::routes(served.ledger, runtime.clone());
     Lambda::new(served.agent)

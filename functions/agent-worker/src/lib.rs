@@ -16,7 +16,7 @@
 use std::sync::Arc;
 
 use handoff::a2a::TaskSnapshots;
-use handoff::llm::{FetchMcp, FetchModels};
+use handoff::outbound::FetchOutbound;
 use handoff::worker::{Worker, var};
 use handoff_demo::{DemoHost, DemoSettings, PushUrl};
 use worker::{Context, Env, HttpRequest, event};
@@ -43,8 +43,8 @@ async fn fetch(
     let served = DemoSettings::from_lookup(|key| var(host.env(), key))
         .demo(
             demo_host,
-            || Arc::new(FetchModels),
-            |allow_loopback| Arc::new(FetchMcp { allow_loopback }),
+            || Arc::new(FetchOutbound::operator()),
+            |allow_loopback| Arc::new(FetchOutbound::guarded(allow_loopback)),
         )
         .map_err(worker::Error::RustError)?;
     // The A2A receiver checks its own push tokens; the demo's ledger is behind the authenticator.

@@ -16,7 +16,7 @@
 use std::sync::Arc;
 
 use handoff::a2a::{TaskSnapshots, client_from_env, receiver_from_env};
-use handoff::llm::{NetPolicy, UreqMcp, UreqModels};
+use handoff::outbound::{NetPolicy, UreqOutbound};
 use handoff::server::{EnvStore, Server};
 use handoff_demo::{DemoHost, DemoSettings, PushUrl, http::curl_example};
 
@@ -41,8 +41,8 @@ async fn main() -> Result<(), handoff::server::Error> {
     };
     let served = DemoSettings::from_lookup(|key| std::env::var(key).ok()).demo(
         host,
-        || Arc::new(UreqModels::new()),
-        |allow_loopback| Arc::new(UreqMcp::new(NetPolicy { allow_loopback })),
+        || Arc::new(UreqOutbound::operator()),
+        |allow_loopback| Arc::new(UreqOutbound::guarded(NetPolicy { allow_loopback })),
     )?;
     let demo = handoff_demo::http::routes(served.ledger, runtime.clone());
     Server::new(served.agent)

@@ -14,11 +14,7 @@ pub mod records;
 
 pub use a2a_types;
 pub use auth::TOKEN_HEADERS;
-pub use client::HttpJwks;
-pub use client::{
-    A2aClient, ClientError, Delegate, Delegation, HttpClient, HttpRequest, HttpResponse,
-    TokenSource,
-};
+pub use client::{A2aClient, ClientError, Delegate, Delegation, TokenSource};
 pub use config::{ExpectedAuth, JwtAlgorithm, JwtAuth, ReceiverConfig, Subscription};
 pub use error::{AuthFailure, ReceiverError};
 pub use receiver::{MAX_VALIDATION_TOKEN, MIN_SECRET_LEN, Receiver, Registration};

@@ -12,9 +12,8 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use common::*;
 use handoff_a2a::a2a_types::{Message, Part, Role};
-use handoff_a2a::{
-    A2aClient, ClientError, Delegate, HttpClient, HttpRequest, HttpResponse, TokenSource,
-};
+use handoff_a2a::{A2aClient, ClientError, Delegate, TokenSource};
+use handoff_core::outbound::{Body, Outbound, OutboundError, whole};
 use serde_json::{Value, json};
 
 const AGENT: &str = "https://fraud.example.com";
@@ -22,7 +21,7 @@ const AGENT: &str = "https://fraud.example.com";
 /// A remote agent with a v1.0 or a v0.3 card that records every request.
 struct RecordingAgent {
     card: Value,
-    requests: Mutex<Vec<HttpRequest>>,
+    requests: Mutex<Vec<http::Request<Vec<u8>>>>,
     lose_next_answer: AtomicBool,
 }
 
@@ -40,18 +39,17 @@ impl RecordingAgent {
         let requests = self.requests.lock().unwrap();
         requests
             .iter()
-            .filter(|r| r.method == "POST")
+            .filter(|r| r.method() == http::Method::POST)
             .map(|r| {
-                let body: Value = serde_json::from_slice(r.body.as_deref().unwrap()).unwrap();
+                let body: Value = serde_json::from_slice(r.body()).unwrap();
                 let message_id = body["params"]["message"]["messageId"]
                     .as_str()
                     .unwrap()
                     .to_owned();
                 let key = r
-                    .headers
-                    .iter()
-                    .find(|(name, _)| name.eq_ignore_ascii_case("idempotency-key"))
-                    .map(|(_, value)| value.clone());
+                    .headers()
+                    .get("idempotency-key")
+                    .map(|value| value.to_str().unwrap().to_owned());
                 (message_id, key)
             })
             .collect()
@@ -59,33 +57,30 @@ impl RecordingAgent {
 }
 
 #[async_trait]
-impl HttpClient for RecordingAgent {
-    async fn send(&self, request: HttpRequest) -> Result<HttpResponse, ClientError> {
-        let is_send = request.method == "POST";
-        let id = request
-            .body
-            .as_deref()
-            .and_then(|b| serde_json::from_slice::<Value>(b).ok())
+impl Outbound for RecordingAgent {
+    async fn send(
+        &self,
+        request: http::Request<Vec<u8>>,
+    ) -> Result<http::Response<Body>, OutboundError> {
+        let is_send = request.method() == http::Method::POST;
+        let id = serde_json::from_slice::<Value>(request.body())
             .map_or(Value::Null, |b| b["id"].clone());
         self.requests.lock().unwrap().push(request);
         if !is_send {
-            return Ok(HttpResponse {
-                status: 200,
-                body: serde_json::to_vec(&self.card).unwrap(),
-            });
+            let card = serde_json::to_vec(&self.card).unwrap();
+            return Ok(http::Response::new(whole(card)));
         }
         if self.lose_next_answer.swap(false, Ordering::SeqCst) {
-            return Err(ClientError::Transport(
+            return Err(OutboundError::InDoubt(
                 "connection reset after the request was sent".into(),
             ));
         }
         let task =
             json!({"id": TASK, "contextId": "ctx-1", "status": {"state": "TASK_STATE_SUBMITTED"}});
         let answer = json!({"jsonrpc": "2.0", "id": id, "result": {"task": task}});
-        Ok(HttpResponse {
-            status: 200,
-            body: serde_json::to_vec(&answer).unwrap(),
-        })
+        Ok(http::Response::new(whole(
+            serde_json::to_vec(&answer).unwrap(),
+        )))
     }
 }
 

@@ -25,7 +25,7 @@ pub fn parse_jwks(bytes: &[u8]) -> Result<JwkSet, JwksError> {
 /// Fetches the key set a sender publishes.
 ///
 /// Hosts implement it with their HTTP client (`ureq`/`reqwest` natively,
-/// `fetch` on Workers; `handoff_a2a::HttpJwks` over an A2A client) and must guard
+/// `fetch` on Workers; [`HttpJwks`](crate::HttpJwks) over the host's outbound client) and must guard
 /// against SSRF at connection time (the URL is checked at registration, but DNS can
 /// still point anywhere): https only, no private, loopback or link-local addresses, a
 /// short timeout, a size cap. Wrap it in [`CachedJwks`].

@@ -36,8 +36,8 @@
 //! caller's choice, so it never decides ownership or roles.
 //! `HANDOFF_IAM_ROLES` optionally grants roles: `arn=role1+role2,arn2=role3`.
 //!
-//! Key sets are host I/O: the host passes a [`JwksSource`] (e.g. `handoff_a2a::HttpJwks`
-//! over its HTTP client), which [`Jwt`] and [`CfAccess`] wrap in a [`CachedJwks`]
+//! Key sets are host I/O: the host passes a [`JwksSource`] (e.g. [`HttpJwks`]
+//! over its outbound client), which [`Jwt`] and [`CfAccess`] wrap in a [`CachedJwks`]
 //! (cached, refetched on an unknown `kid` at most once a minute). Time comes from an injected
 //! [`Clock`].
 //!
@@ -76,6 +76,7 @@ mod authenticator;
 mod cf_access;
 mod config;
 mod config_error;
+mod http_jwks;
 mod iam;
 pub mod jwks;
 mod jwt;
@@ -91,6 +92,7 @@ pub use cf_access::{CfAccess, CfAccessConfig};
 pub use config::AuthConfig;
 pub use config_error::AuthConfigError;
 pub use handoff_core::Clock;
+pub use http_jwks::HttpJwks;
 pub use iam::{Iam, IamCaller};
 pub use jwks::{CachedJwks, JwkSet, JwksError, JwksSource, StaticJwks};
 pub use jwt::{Jwt, JwtConfig};

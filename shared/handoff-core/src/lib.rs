@@ -11,6 +11,7 @@ pub mod engine;
 pub mod error;
 pub mod limits;
 mod message_ids;
+pub mod outbound;
 pub mod principal;
 pub mod records;
 pub mod runtime;

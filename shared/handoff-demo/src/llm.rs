@@ -7,11 +7,11 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use handoff_core::EffectFailure;
+use handoff_core::outbound::Outbound;
 use handoff_core::{
     Agent, AgentError, CoreError, Decision, Finish, Readiness, RunContext, Runtime,
 };
-use handoff_llm::mcp::McpHttp;
-use handoff_llm::{BackendTool, LlmAgent, ModelClient, Provider, ToolError};
+use handoff_llm::{BackendTool, LlmAgent, Provider, ToolError};
 use serde_json::{Value, json};
 
 use crate::mcp::McpSettings;
@@ -35,7 +35,7 @@ pub fn refund_agent(
     config: &DemoConfig,
     runtime: Runtime,
     provider: Provider,
-    client: Arc<dyn ModelClient>,
+    client: Arc<dyn Outbound>,
 ) -> LlmAgent {
     let order_id = json!({ "type": "object", "properties": { "orderId": { "type": "string" } }, "required": ["orderId"] });
     let refund = json!({
@@ -94,8 +94,8 @@ pub fn choose(
     scripted: DemoAgent,
     runtime: Runtime,
     lookup: impl Fn(&str) -> Option<String>,
-    client: impl FnOnce() -> Arc<dyn ModelClient>,
-    mcp: impl FnOnce(bool) -> Arc<dyn McpHttp>,
+    client: impl FnOnce() -> Arc<dyn Outbound>,
+    mcp: impl FnOnce(bool) -> Arc<dyn Outbound>,
 ) -> Result<Demo, String> {
     let settings = McpSettings::from_lookup(&lookup)?;
     Ok(match provider_from_lookup(lookup) {

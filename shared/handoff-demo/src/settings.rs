@@ -14,9 +14,8 @@
 use std::sync::Arc;
 
 use handoff_a2a::{A2aClient, Receiver};
+use handoff_core::outbound::Outbound;
 use handoff_core::{Runtime, Store};
-use handoff_llm::ModelClient;
-use handoff_llm::mcp::McpHttp;
 
 use crate::llm::{Demo, choose};
 use crate::{DemoAgent, FraudReview, Ledger};
@@ -86,8 +85,8 @@ impl<L: Fn(&str) -> Option<String>> DemoSettings<L> {
     pub fn demo(
         &self,
         host: DemoHost,
-        models: impl FnOnce() -> Arc<dyn ModelClient>,
-        mcp: impl FnOnce(bool) -> Arc<dyn McpHttp>,
+        models: impl FnOnce() -> Arc<dyn Outbound>,
+        mcp: impl FnOnce(bool) -> Arc<dyn Outbound>,
     ) -> Result<ServedDemo, String> {
         let var = |key: &str| self.var(key);
         let push_url = self.push_url(host.push_url);

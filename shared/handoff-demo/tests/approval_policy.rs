@@ -12,12 +12,13 @@ use async_trait::async_trait;
 use futures::StreamExt;
 use futures::executor::block_on;
 use handoff_core::codes::ErrorCode;
+use handoff_core::outbound::{Body, Outbound, OutboundError, whole};
 use handoff_core::runtime::{ManualClock, NeverSleep, Runtime, SequentialIds};
 use handoff_core::store::memory::MemoryStore;
 use handoff_core::{Agent, CoreError, Engine, Principal, RunOptions, Store};
 use handoff_demo::llm::{Demo, refund_agent};
 use handoff_demo::{DemoAgent, DemoConfig, Ledger};
-use handoff_llm::{ByteStream, ModelClient, ModelError, ModelRequest, Provider};
+use handoff_llm::Provider;
 use serde_json::{Value, json};
 
 const T0: u64 = 1_764_421_200_000;
@@ -56,14 +57,17 @@ fn call(id: &str, name: &str, args: &Value) -> String {
 }
 
 #[async_trait]
-impl ModelClient for RefundModel {
-    async fn stream(&self, _request: ModelRequest) -> Result<ByteStream, ModelError> {
+impl Outbound for RefundModel {
+    async fn send(
+        &self,
+        _request: http::Request<Vec<u8>>,
+    ) -> Result<http::Response<Body>, OutboundError> {
         let body = self.0.lock().unwrap().pop_front().unwrap_or_else(|| {
             chunk(json!({ "content": "Done." }), None)
                 + &chunk(json!({}), Some("stop"))
                 + "data: [DONE]\n\n"
         });
-        Ok(Box::pin(futures::stream::iter([Ok(body.into_bytes())])))
+        Ok(http::Response::new(whole(body.into_bytes())))
     }
 }
 

@@ -1,7 +1,8 @@
 //! What a Cloudflare Worker gives Handoff, in the same parts as the native host
 //! (`handoff-host-native`): [`runtime`] (clock, ids, timers and `waitUntil`), [`store`] (the
-//! Durable Object store from the bindings), [`telemetry`] (log and span lines on the
-//! console) and [`schema`] (answers checked by the platform's JSON Schema validator).
+//! Durable Object store from the bindings), [`outbound`] (`fetch`, the one outbound HTTP
+//! client), [`a2a`] (tokens for push subscriptions), [`telemetry`] (log and span lines on
+//! the console) and [`schema`] (answers checked by the platform's JSON Schema validator).
 //!
 //! The `handoff` crate's `worker` feature serves an agent with these parts; use them directly
 //! to assemble a Worker of your own:
@@ -14,11 +15,15 @@
 //!
 //! Everything here needs the Workers runtime (`wasm32-unknown-unknown` under workerd).
 
+pub mod a2a;
+pub mod outbound;
 pub mod runtime;
 pub mod schema;
 pub mod store;
 pub mod telemetry;
 
+pub use a2a::RandomTokens;
+pub use outbound::FetchOutbound;
 pub use runtime::{RandomIds, WaitUntil, WorkerClock, WorkerSleep};
 pub use schema::WorkerSchema;
 

@@ -24,14 +24,15 @@ use agui_protocol::{TokenUsage, Tool, ToolCallId};
 use async_trait::async_trait;
 use futures::StreamExt;
 use handoff_core::codes::ErrorCode;
+use handoff_core::outbound::Outbound;
 use handoff_core::schema::SchemaFailure;
 use handoff_core::{Agent, AgentError, ApprovalPolicy, DoubleText, Finish, RunContext};
 use serde_json::{Value, json};
 
 use crate::ModelError;
-use crate::client::{ModelClient, ModelRequest, Provider};
+use crate::client::{self, Provider};
 use crate::emit::{ModelTurn, TurnEmitter};
-use crate::mcp::{self, McpConnection, McpHttp, McpServer};
+use crate::mcp::{self, McpConnection, McpServer};
 use crate::sse::ProviderStream;
 use crate::telemetry;
 use crate::tool::{BackendTool, ToolError};
@@ -41,18 +42,19 @@ use tracing::Instrument;
 pub struct LlmAgent {
     name: String,
     provider: Provider,
-    client: Arc<dyn ModelClient>,
+    client: Arc<dyn Outbound>,
     system: Option<String>,
     tools: Vec<BackendTool>,
     mcp: Vec<Arc<McpConnection>>,
-    mcp_http: Option<Arc<dyn McpHttp>>,
+    mcp_http: Option<Arc<dyn Outbound>>,
     max_steps: usize,
     double_text: Option<DoubleText>,
 }
 
 impl LlmAgent {
-    /// `name` served by `provider` through the host's `client`.
-    pub fn new(name: &str, provider: Provider, client: Arc<dyn ModelClient>) -> Self {
+    /// `name` served by `provider` through the host's outbound `client` (for the
+    /// operator's own endpoints: a model's base URL may be a local server).
+    pub fn new(name: &str, provider: Provider, client: Arc<dyn Outbound>) -> Self {
         LlmAgent {
             name: name.to_owned(),
             provider,
@@ -93,10 +95,11 @@ impl LlmAgent {
         self.mcp.push(Arc::new(McpConnection::shared(server)));
         self
     }
-    /// The host's client for MCP servers (`handoff::llm::UreqMcp` natively,
-    /// `handoff::llm::FetchMcp` on Workers), which applies the outbound guard.
+    /// The host's outbound client for MCP servers, behind the outbound guard
+    /// (`handoff::outbound::UreqOutbound::guarded` natively,
+    /// `handoff::outbound::FetchOutbound::guarded` on Workers).
     #[must_use]
-    pub fn mcp_http(mut self, http: Arc<dyn McpHttp>) -> Self {
+    pub fn mcp_http(mut self, http: Arc<dyn Outbound>) -> Self {
         self.mcp_http = Some(http);
         self
     }
@@ -118,7 +121,7 @@ impl LlmAgent {
     async fn turn(
         &self,
         ctx: &mut RunContext,
-        request: ModelRequest,
+        request: Result<http::Request<Vec<u8>>, ModelError>,
     ) -> Result<ModelTurn, AgentError> {
         let span = telemetry::chat_span(&self.provider, ctx);
         telemetry::chat_input(&span, self.system.as_deref(), ctx.messages());
@@ -136,11 +139,11 @@ impl LlmAgent {
     async fn stream_turn(
         &self,
         ctx: &mut RunContext,
-        request: ModelRequest,
+        request: Result<http::Request<Vec<u8>>, ModelError>,
         span: &tracing::Span,
     ) -> Result<ModelTurn, ModelError> {
         let started_ms = ctx.now_ms();
-        let mut body = self.client.stream(request).await?;
+        let mut body = client::stream(self.client.as_ref(), request?).await?;
         let mut stream = ProviderStream::new(self.provider.parser());
         let mut emitter = TurnEmitter::new();
         let mut first = true;

@@ -1,50 +1,57 @@
-//! What a host provides to reach a model: one streaming POST.
+//! A model call: the provider's streaming POST, sent through the host's one outbound
+//! client ([`Outbound`]).
 
-use std::collections::BTreeMap;
+use std::time::Duration;
 
 use agui_protocol::{Message, Tool};
-use async_trait::async_trait;
+use futures::StreamExt;
 use futures::stream::BoxStream;
-use serde_json::Value;
+use handoff_core::outbound::{Outbound, Timeout, read_capped, sensitive};
 
 use crate::error::ModelError;
 use crate::sse::FrameParser;
 use crate::{anthropic, openai};
 
-/// One streaming request to a provider.
-#[derive(Clone, PartialEq)]
-pub struct ModelRequest {
-    /// The endpoint (`{base}/chat/completions`, `{base}/v1/messages`).
-    pub url: String,
-    /// Headers, the API key among them (never log this struct's headers).
-    pub headers: BTreeMap<String, String>,
-    /// The JSON body.
-    pub body: Value,
-    /// Give up after this long (the run's remaining budget), if set.
-    pub timeout_ms: Option<u64>,
-}
-
-impl std::fmt::Debug for ModelRequest {
-    /// Without header values: they carry the API key.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ModelRequest")
-            .field("url", &self.url)
-            .field("headers", &self.headers.keys().collect::<Vec<_>>())
-            .field("timeout_ms", &self.timeout_ms)
-            .finish_non_exhaustive()
-    }
-}
+/// Largest error answer read (to log; never sent to a client).
+const MAX_ERROR_BODY: usize = 64 * 1024;
 
 /// The body of a streamed answer, chunk by chunk.
-pub type ByteStream = BoxStream<'static, Result<Vec<u8>, ModelError>>;
+pub type ModelStream = BoxStream<'static, Result<Vec<u8>, ModelError>>;
 
-/// A host's HTTP client for model calls: a native client, or `fetch` on Workers. A
-/// non-2xx answer is an error built with [`ModelError::from_http`]; a timeout or a
-/// connection failure is [`ModelError::Unavailable`].
-#[async_trait]
-pub trait ModelClient: Send + Sync + 'static {
-    /// Sends `request` and streams the answer's body.
-    async fn stream(&self, request: ModelRequest) -> Result<ByteStream, ModelError>;
+/// Sends a model `request` (from [`Provider::request`]) through the host's one outbound
+/// client and streams the answer's body. A non-2xx answer is an error built with
+/// [`ModelError::from_http`]; a timeout or a connection failure, before or during the
+/// stream, is [`ModelError::Unavailable`].
+pub async fn stream(
+    client: &dyn Outbound,
+    request: http::Request<Vec<u8>>,
+) -> Result<ModelStream, ModelError> {
+    let response = client
+        .send(request)
+        .await
+        .map_err(|e| ModelError::Unavailable {
+            detail: format!("model request failed: {e}"),
+        })?;
+    let status = response.status().as_u16();
+    if !(200..300).contains(&status) {
+        let retry_after = ModelError::retry_after(|name| {
+            let value = response.headers().get(name)?.to_str().ok()?;
+            Some(value.to_owned())
+        });
+        let text = read_capped(response, MAX_ERROR_BODY)
+            .await
+            .map(|r| String::from_utf8_lossy(r.body()).into_owned())
+            .unwrap_or_default();
+        return Err(ModelError::from_http(status, retry_after.as_deref(), &text));
+    }
+    Ok(response
+        .into_body()
+        .map(|chunk| {
+            chunk.map_err(|e| ModelError::Unavailable {
+                detail: format!("model stream broke: {e}"),
+            })
+        })
+        .boxed())
 }
 
 /// Which dialect, where, with which key and model.
@@ -139,29 +146,30 @@ impl Provider {
         }
     }
 
-    /// The streaming request for one turn.
+    /// The streaming request for one turn, given up after `timeout_ms` (the run's
+    /// remaining budget) if set. The key's header is marked sensitive: the request's
+    /// `Debug` does not show it. A base URL or key that cannot make a request is
+    /// [`ModelError::Malformed`].
     pub fn request(
         &self,
         system: Option<&str>,
         messages: &[Message],
         tools: &[Tool],
         timeout_ms: Option<u64>,
-    ) -> ModelRequest {
-        let mut headers = BTreeMap::from([
-            ("content-type".to_owned(), "application/json".to_owned()),
-            ("accept".to_owned(), "text/event-stream".to_owned()),
-        ]);
-        let (url, body) = match self {
+    ) -> Result<http::Request<Vec<u8>>, ModelError> {
+        let malformed = |what: &str, e: &dyn std::fmt::Display| ModelError::Malformed {
+            detail: format!("{what}: {e}"),
+        };
+        let (url, key, body) = match self {
             Provider::OpenAi {
                 base_url,
                 api_key,
                 model,
             } => {
-                if !api_key.is_empty() {
-                    headers.insert("authorization".into(), format!("Bearer {api_key}"));
-                }
+                let key =
+                    (!api_key.is_empty()).then(|| ("authorization", format!("Bearer {api_key}")));
                 let body = openai::request_body(model, system, messages, tools);
-                (format!("{base_url}/chat/completions"), body)
+                (format!("{base_url}/chat/completions"), key, body)
             }
             Provider::Anthropic {
                 base_url,
@@ -169,18 +177,33 @@ impl Provider {
                 model,
                 max_tokens,
             } => {
-                headers.insert("x-api-key".into(), api_key.clone());
-                headers.insert("anthropic-version".into(), "2023-06-01".into());
                 let body = anthropic::request_body(model, system, messages, tools, *max_tokens);
-                (format!("{base_url}/v1/messages"), body)
+                let key = Some(("x-api-key", api_key.clone()));
+                (format!("{base_url}/v1/messages"), key, body)
             }
         };
-        ModelRequest {
-            url,
-            headers,
-            body,
-            timeout_ms,
+        let mut request = http::Request::post(url)
+            .header("content-type", "application/json")
+            .header("accept", "text/event-stream");
+        if let Provider::Anthropic { .. } = self {
+            request = request.header("anthropic-version", "2023-06-01");
         }
+        if let Some((name, value)) = key {
+            let value = sensitive(&value).map_err(|_| ModelError::Malformed {
+                detail: "the API key is not a valid header value".into(),
+            })?;
+            request = request.header(name, value);
+        }
+        let body = serde_json::to_vec(&body).map_err(|e| malformed("request body", &e))?;
+        let mut request = request
+            .body(body)
+            .map_err(|e| malformed("model request", &e))?;
+        if let Some(ms) = timeout_ms {
+            request
+                .extensions_mut()
+                .insert(Timeout(Duration::from_millis(ms)));
+        }
+        Ok(request)
     }
 
     /// A fresh parser for this dialect's stream.

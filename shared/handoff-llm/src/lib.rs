@@ -21,16 +21,19 @@
 //!   (`MODEL_RATE_LIMITED`, `MODEL_UNAVAILABLE`, `MODEL_ERROR`); the provider's own text
 //!   is logged, never sent to the client.
 //!
-//! An agent that is a model with tools, served by any host (hand it the host's client:
-//! `handoff::llm::UreqModels` natively, `handoff::llm::FetchModels` on Workers):
+//! An agent that is a model with tools, served by any host (hand it the host's one
+//! outbound client, [`handoff_core::outbound::Outbound`], for the operator's endpoints:
+//! `handoff::outbound::UreqOutbound::operator()` natively,
+//! `handoff::outbound::FetchOutbound::operator()` on Workers):
 //!
 //! ```
 //! use std::sync::Arc;
 //! use handoff_core::ApprovalPolicy;
-//! use handoff_llm::{BackendTool, LlmAgent, ModelClient, Provider};
+//! use handoff_core::outbound::Outbound;
+//! use handoff_llm::{BackendTool, LlmAgent, Provider};
 //! use serde_json::json;
 //!
-//! fn support_agent(client: Arc<dyn ModelClient>) -> Option<LlmAgent> {
+//! fn support_agent(client: Arc<dyn Outbound>) -> Option<LlmAgent> {
 //!     // OPENAI_API_KEY / OPENAI_BASE_URL, as the provider's own SDK reads them.
 //!     let provider = Provider::from_lookup("openai", None, |k| std::env::var(k).ok())?;
 //!     let order = json!({ "type": "object", "properties": { "orderId": { "type": "string" } },
@@ -83,7 +86,7 @@ mod telemetry;
 mod tool;
 
 pub use agent::LlmAgent;
-pub use client::{ByteStream, ModelClient, ModelRequest, Provider};
+pub use client::{ModelStream, Provider, stream};
 pub use delta::{FinishReason, ModelDelta};
 pub use emit::{ModelToolCall, ModelTurn, TurnEmitter};
 pub use error::ModelError;

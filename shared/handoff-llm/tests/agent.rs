@@ -12,25 +12,41 @@ use async_trait::async_trait;
 use futures::StreamExt;
 use futures::executor::block_on;
 use handoff_core::codes::ErrorCode;
+use handoff_core::outbound::{Body, Outbound, OutboundError, Timeout};
 use handoff_core::runtime::{ManualClock, NeverSleep, Runtime, SequentialIds};
 use handoff_core::store::memory::MemoryStore;
 use handoff_core::{ApprovalPolicy, Engine, RunOptions};
-use handoff_llm::{
-    BackendTool, ByteStream, LlmAgent, ModelClient, ModelError, ModelRequest, Provider, ToolError,
-};
+use handoff_llm::{BackendTool, LlmAgent, Provider, ToolError};
 use serde_json::{Value, json};
 
 /// Answers each request with the next scripted turn and keeps the requests.
 #[derive(Default)]
 struct Scripted {
     turns: Mutex<VecDeque<String>>,
-    requests: Mutex<Vec<ModelRequest>>,
+    requests: Mutex<Vec<Seen>>,
+}
+
+/// A model request as the fake saw it (its headers keep their sensitivity marks).
+#[derive(Debug, Clone)]
+struct Seen {
+    headers: http::HeaderMap,
+    body: Value,
+    timeout_ms: Option<u64>,
 }
 
 #[async_trait]
-impl ModelClient for Scripted {
-    async fn stream(&self, request: ModelRequest) -> Result<ByteStream, ModelError> {
-        self.requests.lock().unwrap().push(request);
+impl Outbound for Scripted {
+    async fn send(
+        &self,
+        request: http::Request<Vec<u8>>,
+    ) -> Result<http::Response<Body>, OutboundError> {
+        let timeout = request.extensions().get::<Timeout>();
+        let seen = Seen {
+            timeout_ms: timeout.map(|t| u64::try_from(t.0.as_millis()).unwrap()),
+            headers: request.headers().clone(),
+            body: serde_json::from_slice(request.body()).unwrap(),
+        };
+        self.requests.lock().unwrap().push(seen);
         let body = self
             .turns
             .lock()
@@ -38,9 +54,9 @@ impl ModelClient for Scripted {
             .pop_front()
             .unwrap_or_else(|| text_turn("(no more script)"));
         // Delivered in small pieces, as a network would.
-        let pieces: Vec<Result<Vec<u8>, ModelError>> =
+        let pieces: Vec<Result<Vec<u8>, OutboundError>> =
             body.as_bytes().chunks(9).map(|c| Ok(c.to_vec())).collect();
-        Ok(Box::pin(futures::stream::iter(pieces)))
+        Ok(http::Response::new(futures::stream::iter(pieces).boxed()))
     }
 }
 
@@ -192,6 +208,10 @@ fn a_backend_tool_runs_an_approval_interrupts_and_the_resume_refunds_once() {
         .collect();
     assert_eq!(roles, ["system", "user", "assistant", "tool"]);
     assert!(messages[3]["content"].as_str().unwrap().contains("4000"));
+    assert!(
+        requests[0].headers.contains_key("authorization"),
+        "the key was sent"
+    );
     assert!(
         !format!("{:?}", requests[0]).contains("sk-test"),
         "the key leaked into Debug"

@@ -10,11 +10,12 @@ use agui_protocol::{Event, RunAgentInput, RunFinishedOutcome};
 use async_trait::async_trait;
 use futures::StreamExt;
 use futures::executor::block_on;
+use handoff_core::outbound::{Body, Outbound, OutboundError, whole};
 use handoff_core::runtime::{ManualClock, NeverSleep, Runtime, SequentialIds};
 use handoff_core::store::memory::MemoryStore;
 use handoff_core::{ApprovalPolicy, Engine, RunOptions};
-use handoff_llm::mcp::{McpHttp, McpHttpError, McpRequest, McpResponse, McpServer};
-use handoff_llm::{ByteStream, LlmAgent, ModelClient, ModelError, ModelRequest, Provider};
+use handoff_llm::mcp::McpServer;
+use handoff_llm::{LlmAgent, Provider};
 use serde_json::{Value, json};
 
 #[derive(Default)]
@@ -24,11 +25,15 @@ struct Model {
 }
 
 #[async_trait]
-impl ModelClient for Model {
-    async fn stream(&self, request: ModelRequest) -> Result<ByteStream, ModelError> {
-        self.requests.lock().unwrap().push(request.body);
+impl Outbound for Model {
+    async fn send(
+        &self,
+        request: http::Request<Vec<u8>>,
+    ) -> Result<http::Response<Body>, OutboundError> {
+        let body = serde_json::from_slice(request.body()).unwrap();
+        self.requests.lock().unwrap().push(body);
         let body = self.turns.lock().unwrap().pop_front().unwrap_or_default();
-        Ok(Box::pin(futures::stream::iter([Ok(body.into_bytes())])))
+        Ok(http::Response::new(whole(body.into_bytes())))
     }
 }
 
@@ -60,12 +65,42 @@ struct Bank {
 }
 
 #[async_trait]
-impl McpHttp for Bank {
-    async fn post(&self, request: McpRequest) -> Result<McpResponse, McpHttpError> {
-        let message: Value = serde_json::from_slice(&request.body).unwrap();
+impl Outbound for Bank {
+    async fn send(
+        &self,
+        request: http::Request<Vec<u8>>,
+    ) -> Result<http::Response<Body>, OutboundError> {
+        self.post(&request).map(Answer::into_response)
+    }
+}
+
+/// An MCP answer as a fake server builds it.
+struct Answer {
+    status: u16,
+    content_type: String,
+    session_id: Option<String>,
+    body: Vec<u8>,
+}
+
+impl Answer {
+    fn into_response(self) -> http::Response<Body> {
+        let mut response = http::Response::builder().status(self.status);
+        if !self.content_type.is_empty() {
+            response = response.header("content-type", self.content_type);
+        }
+        if let Some(id) = self.session_id {
+            response = response.header("mcp-session-id", id);
+        }
+        response.body(whole(self.body)).unwrap()
+    }
+}
+
+impl Bank {
+    fn post(&self, request: &http::Request<Vec<u8>>) -> Result<Answer, OutboundError> {
+        let message: Value = serde_json::from_slice(request.body()).unwrap();
         let answer = |result: Value| {
             let body = json!({ "jsonrpc": "2.0", "id": message["id"], "result": result });
-            Ok(McpResponse {
+            Ok(Answer {
                 status: 200,
                 content_type: "application/json".into(),
                 session_id: Some("s".into()),
@@ -74,13 +109,13 @@ impl McpHttp for Bank {
         };
         match message["method"].as_str().unwrap() {
             "initialize" => answer(json!({ "protocolVersion": "2025-06-18", "capabilities": {} })),
-            "notifications/initialized" => Ok(McpResponse {
+            "notifications/initialized" => Ok(Answer {
                 status: 202,
                 content_type: String::new(),
                 session_id: None,
                 body: Vec::new(),
             }),
-            "tools/list" if self.listing_down => Err(McpHttpError::NotSent("refused".into())),
+            "tools/list" if self.listing_down => Err(OutboundError::NotSent("refused".into())),
             "tools/list" => answer(json!({ "tools": [{ "name": "pay", "description": "Pays",
                 "inputSchema": { "type": "object", "properties": { "cents": { "type": "integer" } } } }] })),
             "tools/call" => {
@@ -92,7 +127,7 @@ impl McpHttp for Bank {
                 let mut calls = self.calls.lock().unwrap();
                 calls.push((params["arguments"].clone(), key));
                 if self.lose_first && calls.len() == 1 {
-                    return Err(McpHttpError::InDoubt("timed out".into()));
+                    return Err(OutboundError::InDoubt("timed out".into()));
                 }
                 answer(json!({ "content": [{ "type": "text", "text": "paid 700" }] }))
             }

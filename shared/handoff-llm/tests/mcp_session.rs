@@ -8,21 +8,47 @@ use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use futures::executor::block_on;
-use handoff_llm::mcp::{
-    ClientCredentials, McpConnection, McpError, McpHttp, McpHttpError, McpRequest, McpResponse,
-    McpServer,
-};
+use handoff_core::outbound::{Body, Outbound, OutboundError, whole};
+use handoff_llm::mcp::{ClientCredentials, McpConnection, McpError, McpServer};
 use serde_json::{Value, json};
 
 /// Answers each POST with the next scripted answer, recording what was sent.
 #[derive(Default)]
 struct Scripted {
-    answers: Mutex<VecDeque<Result<McpResponse, McpHttpError>>>,
-    sent: Mutex<Vec<McpRequest>>,
+    answers: Mutex<VecDeque<Result<Answer, OutboundError>>>,
+    sent: Mutex<Vec<Sent>>,
+}
+
+/// A request as the fake server saw it.
+struct Sent {
+    url: String,
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
+}
+
+/// An MCP answer as a fake server builds it.
+struct Answer {
+    status: u16,
+    content_type: String,
+    session_id: Option<String>,
+    body: Vec<u8>,
+}
+
+impl Answer {
+    fn into_response(self) -> http::Response<Body> {
+        let mut response = http::Response::builder().status(self.status);
+        if !self.content_type.is_empty() {
+            response = response.header("content-type", self.content_type);
+        }
+        if let Some(id) = self.session_id {
+            response = response.header("mcp-session-id", id);
+        }
+        response.body(whole(self.body)).unwrap()
+    }
 }
 
 impl Scripted {
-    fn new(answers: Vec<Result<McpResponse, McpHttpError>>) -> Arc<Self> {
+    fn new(answers: Vec<Result<Answer, OutboundError>>) -> Arc<Self> {
         Arc::new(Scripted {
             answers: Mutex::new(answers.into()),
             sent: Mutex::default(),
@@ -46,19 +72,30 @@ impl Scripted {
 }
 
 #[async_trait]
-impl McpHttp for Scripted {
-    async fn post(&self, request: McpRequest) -> Result<McpResponse, McpHttpError> {
-        self.sent.lock().unwrap().push(request);
-        self.answers
-            .lock()
-            .unwrap()
-            .pop_front()
+impl Outbound for Scripted {
+    async fn send(
+        &self,
+        request: http::Request<Vec<u8>>,
+    ) -> Result<http::Response<Body>, OutboundError> {
+        let headers = request
+            .headers()
+            .iter()
+            .map(|(n, v)| (n.as_str().to_owned(), v.to_str().unwrap().to_owned()))
+            .collect();
+        self.sent.lock().unwrap().push(Sent {
+            url: request.uri().to_string(),
+            headers,
+            body: request.into_body(),
+        });
+        let answer = self.answers.lock().unwrap().pop_front();
+        answer
             .expect("a scripted answer")
+            .map(Answer::into_response)
     }
 }
 
-fn json_answer(session: Option<&str>, body: Value) -> Result<McpResponse, McpHttpError> {
-    Ok(McpResponse {
+fn json_answer(session: Option<&str>, body: Value) -> Result<Answer, OutboundError> {
+    Ok(Answer {
         status: 200,
         content_type: "application/json".into(),
         session_id: session.map(str::to_owned),
@@ -66,12 +103,12 @@ fn json_answer(session: Option<&str>, body: Value) -> Result<McpResponse, McpHtt
     })
 }
 
-fn sse_answer(messages: &[Value]) -> Result<McpResponse, McpHttpError> {
+fn sse_answer(messages: &[Value]) -> Result<Answer, OutboundError> {
     let body: String = messages
         .iter()
         .map(|m| format!("event: message\ndata: {m}\n\n"))
         .collect();
-    Ok(McpResponse {
+    Ok(Answer {
         status: 200,
         content_type: "text/event-stream".into(),
         session_id: None,
@@ -79,8 +116,8 @@ fn sse_answer(messages: &[Value]) -> Result<McpResponse, McpHttpError> {
     })
 }
 
-fn status(code: u16) -> Result<McpResponse, McpHttpError> {
-    Ok(McpResponse {
+fn status(code: u16) -> Result<Answer, OutboundError> {
+    Ok(Answer {
         status: code,
         content_type: "text/plain".into(),
         session_id: None,
@@ -88,13 +125,13 @@ fn status(code: u16) -> Result<McpResponse, McpHttpError> {
     })
 }
 
-fn initialized(id: u64, session: &str) -> Vec<Result<McpResponse, McpHttpError>> {
+fn initialized(id: u64, session: &str) -> Vec<Result<Answer, OutboundError>> {
     vec![
         json_answer(
             Some(session),
             json!({ "jsonrpc": "2.0", "id": id, "result": { "protocolVersion": "2025-06-18", "capabilities": {} } }),
         ),
-        Ok(McpResponse {
+        Ok(Answer {
             status: 202,
             content_type: String::new(),
             session_id: None,
@@ -193,18 +230,18 @@ fn listing_pages_is_cached_and_refreshed_after_list_changed() {
 #[test]
 fn failures_say_whether_the_server_may_have_acted() {
     let connection = McpConnection::new(McpServer::streamable_http("e", "http://x/mcp"));
-    let down = Scripted::new(vec![Err(McpHttpError::NotSent("refused".into()))]);
+    let down = Scripted::new(vec![Err(OutboundError::NotSent("refused".into()))]);
     let error = block_on(connection.call(&*down, "a", json!({}), "k", 0, 1_000)).unwrap_err();
     assert!(matches!(error, McpError::NotSent(_)), "{error:?}");
 
     // The refused initialize took id 1.
     let mut answers = initialized(2, "s");
-    answers.push(Err(McpHttpError::InDoubt("timed out".into())));
+    answers.push(Err(OutboundError::InDoubt("timed out".into())));
     answers.push(json_answer(
         None,
         json!({ "jsonrpc": "2.0", "id": 4, "error": { "code": -32602, "message": "Tool z not found" } }),
     ));
-    answers.push(Ok(McpResponse {
+    answers.push(Ok(Answer {
         status: 200,
         content_type: "application/json".into(),
         session_id: None,
@@ -219,7 +256,7 @@ fn failures_say_whether_the_server_may_have_acted() {
     assert!(matches!(garbage, McpError::Unusable(_)), "{garbage:?}");
 }
 
-fn token(value: &str, expires_in: u64) -> Result<McpResponse, McpHttpError> {
+fn token(value: &str, expires_in: u64) -> Result<Answer, OutboundError> {
     json_answer(
         None,
         json!({ "access_token": value, "token_type": "Bearer", "expires_in": expires_in }),
@@ -303,8 +340,8 @@ fn a_token_endpoint_that_fails_means_the_call_was_not_sent() {
             None,
             json!({ "error": "invalid_client", "error_description": "bad s3cr3t" }),
         )
-        .map(|r| McpResponse { status: 401, ..r }),
-        Err(McpHttpError::InDoubt("timed out".into())),
+        .map(|r| Answer { status: 401, ..r }),
+        Err(OutboundError::InDoubt("timed out".into())),
     ] {
         let connection = McpConnection::new(server.clone());
         let http = Scripted::new(vec![answer]);

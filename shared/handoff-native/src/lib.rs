@@ -1,6 +1,7 @@
 //! Runtime services for native hosts (the dev server, Lambda): the wall clock,
-//! random ids and tokio timers that the core receives by injection, and the
-//! store chosen by `HANDOFF_STORE`.
+//! random ids and tokio timers that the core receives by injection, the store chosen
+//! by `HANDOFF_STORE`, and the one outbound HTTP client ([`outbound::UreqOutbound`]:
+//! A2A, key sets, models, MCP, the trace exporter).
 //!
 //! # Store settings
 //!
@@ -20,10 +21,7 @@
 //! ```
 
 pub mod a2a;
-#[cfg(feature = "llm")]
-pub mod llm;
-#[cfg(feature = "llm")]
-pub mod mcp;
+pub mod outbound;
 pub mod runtime;
 pub mod store;
 #[cfg(feature = "otel")]

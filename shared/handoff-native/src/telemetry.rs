@@ -81,7 +81,7 @@ impl Telemetry {
         let exporter = opentelemetry_otlp::SpanExporter::builder()
             .with_http()
             .with_protocol(protocol)
-            .with_http_client(client::UreqExport::new())
+            .with_http_client(client::Export(crate::outbound::UreqOutbound::operator()))
             .build()
             .map_err(|e| format!("OTLP exporter: {e}"))?;
         let exporter = typed::Typed(exporter);

@@ -18,9 +18,10 @@ mod native {
     use std::sync::Arc;
 
     use handoff_a2a::{A2aClient, Receiver, ReceiverConfig};
-    use handoff_auth::CachedJwks;
+    use handoff_auth::{CachedJwks, HttpJwks};
     use handoff_core::{Runtime, Store};
-    use handoff_native::a2a::{NetPolicy, RandomTokens, UreqHttp, ureq_jwks};
+    use handoff_native::a2a::RandomTokens;
+    use handoff_native::outbound::{NetPolicy, UreqOutbound};
 
     fn env(key: &str) -> Option<String> {
         std::env::var(key).ok()
@@ -34,7 +35,7 @@ mod native {
         Receiver::new(
             store,
             runtime,
-            Arc::new(CachedJwks::new(ureq_jwks(policy))),
+            Arc::new(CachedJwks::new(HttpJwks(UreqOutbound::guarded(policy)))),
             ReceiverConfig::from_lookup(env),
         )
     }
@@ -44,7 +45,7 @@ mod native {
     pub fn client_from_env() -> A2aClient {
         let policy = NetPolicy::from_lookup(env);
         A2aClient::new(
-            Arc::new(UreqHttp::new(policy)),
+            Arc::new(UreqOutbound::guarded(policy)),
             Arc::new(RandomTokens),
             policy.allow_loopback,
         )

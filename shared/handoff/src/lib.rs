@@ -222,16 +222,23 @@ mod options;
 
 #[cfg(feature = "a2a")]
 pub mod a2a;
-/// Model-backed agents ([`handoff_llm`]): providers, the tool loop ([`llm::LlmAgent`]) and,
-/// the model client to hand it: `UreqModels` on native hosts, `FetchModels` on Workers; for
-/// MCP tools (`handoff_llm::mcp`), the guarded transport `UreqMcp` or `FetchMcp`.
+/// Model-backed agents ([`handoff_llm`]): providers and the tool loop ([`llm::LlmAgent`]).
+/// Hand it the host's [`outbound`] client: `UreqOutbound::operator()` or
+/// `FetchOutbound::operator()` for the model, and for MCP tools (`handoff_llm::mcp`) the
+/// guarded `UreqOutbound::guarded(..)` or `FetchOutbound::guarded(..)`.
 #[cfg(feature = "llm")]
 pub mod llm {
-    #[cfg(feature = "worker")]
-    pub use crate::worker::{FetchMcp, FetchModels};
     pub use handoff_llm::*;
+}
+/// The one outbound HTTP trait ([`handoff_core::outbound`]) every outbound call goes
+/// through (A2A, key sets, models, MCP, the trace exporter), and each host's client:
+/// `UreqOutbound` on native hosts, `FetchOutbound` on Workers.
+pub mod outbound {
+    #[cfg(feature = "worker")]
+    pub use crate::worker::FetchOutbound;
+    pub use handoff_core::outbound::*;
     #[cfg(any(feature = "server", feature = "lambda"))]
-    pub use handoff_native::{a2a::NetPolicy, llm::UreqModels, mcp::UreqMcp};
+    pub use handoff_native::outbound::{NetPolicy, UreqOutbound};
 }
 #[cfg(feature = "lambda")]
 pub mod lambda;

@@ -2,11 +2,12 @@
 //! agent's card, register a push subscription with the [`Receiver`], then send
 //! the task with `SendMessage` asking the agent to push its updates to us.
 //!
-//! The HTTP transport is injected ([`HttpClient`]), as is the token randomness
-//! ([`TokenSource`]), so this stays runtime-agnostic (native hosts use
-//! `handoff_native::a2a`). Every URL is checked with
-//! [`check_outbound_url`](handoff_auth::url_guard::check_outbound_url)
-//! before use; transports must refuse private addresses after DNS resolution.
+//! The HTTP client is injected (the host's one [`Outbound`]), as is the token
+//! randomness ([`TokenSource`]), so this stays runtime-agnostic (native hosts use
+//! `handoff_native::outbound`). Every URL is checked with
+//! [`check_outbound_url`](handoff_auth::url_guard::check_outbound_url) before use;
+//! clients must refuse private addresses after DNS resolution. Each request is bounded
+//! by [`TIMEOUT`] and its answer by [`MAX_RESPONSE`].
 //!
 //! Wire: v1.0 cards (`supportedInterfaces[]` with `protocolBinding: "JSONRPC"`)
 //! get `SendMessage` with `A2A-Version: 1.0`, `returnImmediately: true` and
@@ -21,6 +22,7 @@ use a2a_types::{
     Message, SendMessageConfiguration, SendMessageRequest, SendMessageResponse, Task,
     TaskPushNotificationConfig,
 };
+use handoff_core::outbound::{Outbound, Timeout, read_capped};
 use serde_json::{Value, json};
 use tracing::Instrument;
 
@@ -30,14 +32,10 @@ use crate::receiver::Receiver;
 use handoff_auth::url_guard::check_outbound_url;
 
 mod card;
-mod http_jwks;
 mod transport;
 
 pub use card::{CardInfo, WireVersion, parse_card};
-pub use http_jwks::HttpJwks;
-pub use transport::{
-    AGENT_CARD_PATH, ClientError, HttpClient, HttpRequest, HttpResponse, MAX_RESPONSE, TokenSource,
-};
+pub use transport::{AGENT_CARD_PATH, ClientError, MAX_RESPONSE, TIMEOUT, TokenSource};
 
 /// What to delegate.
 #[derive(Debug, Clone)]
@@ -78,7 +76,7 @@ pub struct Delegation {
 /// The delegating client. Cheap to clone.
 #[derive(Clone)]
 pub struct A2aClient {
-    http: Arc<dyn HttpClient>,
+    http: Arc<dyn Outbound>,
     tokens: Arc<dyn TokenSource>,
     allow_loopback: bool,
     cards: Arc<Mutex<HashMap<String, CardInfo>>>,
@@ -101,7 +99,7 @@ fn next_rpc_id() -> JsonRpcId {
 impl A2aClient {
     /// A client over `http`, with tokens from `tokens`; `allow_loopback` for tests only.
     pub fn new(
-        http: Arc<dyn HttpClient>,
+        http: Arc<dyn Outbound>,
         tokens: Arc<dyn TokenSource>,
         allow_loopback: bool,
     ) -> Self {
@@ -117,6 +115,20 @@ impl A2aClient {
         check_outbound_url(url, self.allow_loopback).map_err(ClientError::Refused)
     }
 
+    /// Sends `request` within [`TIMEOUT`] and reads the answer, up to [`MAX_RESPONSE`].
+    async fn exchange(
+        &self,
+        request: http::request::Builder,
+        body: Vec<u8>,
+    ) -> Result<http::Response<Vec<u8>>, ClientError> {
+        let mut request = request
+            .body(body)
+            .map_err(|e| ClientError::Refused(format!("bad request: {e}")))?;
+        request.extensions_mut().insert(Timeout(TIMEOUT));
+        let response = self.http.send(request).await?;
+        Ok(read_capped(response, MAX_RESPONSE).await?)
+    }
+
     /// The agent card at `{agent_url}/.well-known/agent-card.json`, cached per base URL.
     pub async fn card(&self, agent_url: &str) -> Result<CardInfo, ClientError> {
         let base = agent_url.trim_end_matches('/');
@@ -130,22 +142,15 @@ impl A2aClient {
         }
         let url = format!("{base}{AGENT_CARD_PATH}");
         self.check(&url)?;
-        let response = self
-            .http
-            .send(HttpRequest {
-                method: "GET",
-                url: url.clone(),
-                headers: vec![("Accept".to_owned(), "application/json".to_owned())],
-                body: None,
-            })
-            .await?;
-        if response.status != 200 {
+        let request = http::Request::get(&url).header("Accept", "application/json");
+        let response = self.exchange(request, Vec::new()).await?;
+        if response.status() != http::StatusCode::OK {
             return Err(ClientError::Status {
-                status: response.status,
+                status: response.status().as_u16(),
                 url,
             });
         }
-        let value: Value = serde_json::from_slice(&response.body)
+        let value: Value = serde_json::from_slice(response.body())
             .map_err(|e| ClientError::Protocol(format!("agent card: {e}")))?;
         let card = parse_card(&value)?;
         self.check(&card.rpc_url)?;
@@ -295,32 +300,23 @@ impl A2aClient {
             )),
         }
         .map_err(|e| ClientError::Protocol(e.to_string()))?;
-        let mut headers = vec![
-            ("Content-Type".to_owned(), "application/json".to_owned()),
-            ("Accept".to_owned(), "application/json".to_owned()),
-        ];
+        let mut request = http::Request::post(&card.rpc_url)
+            .header("Content-Type", "application/json")
+            .header("Accept", "application/json");
         if card.version == WireVersion::V1 {
-            headers.push(("A2A-Version".to_owned(), "1.0".to_owned()));
+            request = request.header("A2A-Version", "1.0");
         }
         if let Some(key) = idempotency_key {
-            headers.push(("Idempotency-Key".to_owned(), key.to_owned()));
+            request = request.header("Idempotency-Key", key);
         }
-        let response = self
-            .http
-            .send(HttpRequest {
-                method: "POST",
-                url: card.rpc_url.clone(),
-                headers,
-                body: Some(body),
-            })
-            .await?;
-        if response.status != 200 {
+        let response = self.exchange(request, body).await?;
+        if response.status() != http::StatusCode::OK {
             return Err(ClientError::Status {
-                status: response.status,
+                status: response.status().as_u16(),
                 url: card.rpc_url.clone(),
             });
         }
-        let answer: JsonRpcResponse<Value> = serde_json::from_slice(&response.body)
+        let answer: JsonRpcResponse<Value> = serde_json::from_slice(response.body())
             .map_err(|e| ClientError::Protocol(format!("JSON-RPC answer: {e}")))?;
         match answer.payload {
             JsonRpcPayload::Error(e) => Err(ClientError::Rpc {

@@ -1,8 +1,10 @@
-//! What a host provides for outbound A2A calls (an HTTP client, token
-//! randomness). The URL policy every call is checked against is
-//! [`handoff_auth::url_guard::check_outbound_url`].
+//! What a host provides for outbound A2A calls (token randomness; the HTTP client is
+//! the host's one [`Outbound`](handoff_core::outbound::Outbound)). The URL policy every
+//! call is checked against is [`handoff_auth::url_guard::check_outbound_url`].
 
-use async_trait::async_trait;
+use std::time::Duration;
+
+use handoff_core::outbound::OutboundError;
 
 use crate::error::ReceiverError;
 
@@ -10,37 +12,8 @@ use crate::error::ReceiverError;
 pub const AGENT_CARD_PATH: &str = "/.well-known/agent-card.json";
 /// Largest accepted response body (agent card or JSON-RPC answer).
 pub const MAX_RESPONSE: usize = 1024 * 1024;
-
-/// One outbound request.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HttpRequest {
-    /// `GET` or `POST`.
-    pub method: &'static str,
-    /// Absolute URL (already checked by [`check_outbound_url`](handoff_auth::url_guard::check_outbound_url)).
-    pub url: String,
-    /// Headers.
-    pub headers: Vec<(String, String)>,
-    /// Body, for `POST`.
-    pub body: Option<Vec<u8>>,
-}
-
-/// One answer.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HttpResponse {
-    /// Status code.
-    pub status: u16,
-    /// Body (at most [`MAX_RESPONSE`] bytes).
-    pub body: Vec<u8>,
-}
-
-/// The host's HTTP client. Implementations must time out, cap the body, and
-/// refuse loopback / private / link-local addresses after DNS resolution
-/// (unless the host explicitly allows loopback for tests).
-#[async_trait]
-pub trait HttpClient: Send + Sync + 'static {
-    /// Sends `request`; any HTTP status is an `Ok`.
-    async fn send(&self, request: HttpRequest) -> Result<HttpResponse, ClientError>;
-}
+/// One request's bound, the answer's body included.
+pub const TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Secure randomness for per-subscription tokens.
 pub trait TokenSource: Send + Sync + 'static {
@@ -102,6 +75,22 @@ impl ClientError {
 impl handoff_core::EffectFailure for ClientError {
     fn not_executed(&self) -> bool {
         matches!(self, ClientError::Refused(_) | ClientError::Rpc { .. })
+    }
+}
+
+/// A refusal by the host's guard stays a refusal (never sent); every other failure is
+/// the transport's, an over-long answer among them.
+impl From<OutboundError> for ClientError {
+    fn from(e: OutboundError) -> Self {
+        match e {
+            OutboundError::Refused(reason) => ClientError::Refused(reason),
+            OutboundError::NotSent(why) | OutboundError::InDoubt(why) => {
+                ClientError::Transport(why)
+            }
+            OutboundError::TooLarge(cap) => {
+                ClientError::Transport(format!("response over {cap} bytes"))
+            }
+        }
     }
 }
 

@@ -7,14 +7,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
+use handoff_core::outbound::{Body, Outbound, OutboundError, whole};
 use handoff_core::runtime::{ManualClock, NeverSleep, Runtime, SequentialIds};
 use handoff_core::store::memory::MemoryStore;
 use handoff_core::{Agent, ApprovalPolicy, ApprovalSource, Engine, Store};
 use handoff_demo::{DemoAgent, DemoConfig};
-use handoff_llm::mcp::{McpHttp, McpHttpError, McpRequest, McpResponse, McpServer};
-use handoff_llm::{
-    BackendTool, ByteStream, LlmAgent, ModelClient, ModelError, ModelRequest, Provider,
-};
+use handoff_llm::mcp::McpServer;
+use handoff_llm::{BackendTool, LlmAgent, Provider};
 use serde_json::{Value, json};
 
 use super::named::Named;
@@ -140,11 +139,14 @@ fn turn(delta: Value, finish: &str) -> String {
 }
 
 #[async_trait]
-impl ModelClient for Model {
-    async fn stream(&self, _request: ModelRequest) -> Result<ByteStream, ModelError> {
+impl Outbound for Model {
+    async fn send(
+        &self,
+        _request: http::Request<Vec<u8>>,
+    ) -> Result<http::Response<Body>, OutboundError> {
         let next = self.turns.lock().unwrap().pop_front();
         let body = next.unwrap_or_else(|| turn(json!({"content": "Done."}), "stop"));
-        Ok(Box::pin(futures::stream::iter([Ok(body.into_bytes())])))
+        Ok(http::Response::new(whole(body.into_bytes())))
     }
 }
 
@@ -215,12 +217,42 @@ struct Bank {
 }
 
 #[async_trait]
-impl McpHttp for Bank {
-    async fn post(&self, request: McpRequest) -> Result<McpResponse, McpHttpError> {
-        let message: Value = serde_json::from_slice(&request.body).unwrap();
+impl Outbound for Bank {
+    async fn send(
+        &self,
+        request: http::Request<Vec<u8>>,
+    ) -> Result<http::Response<Body>, OutboundError> {
+        self.post(&request).map(Answer::into_response)
+    }
+}
+
+/// An MCP answer as a fake server builds it.
+struct Answer {
+    status: u16,
+    content_type: String,
+    session_id: Option<String>,
+    body: Vec<u8>,
+}
+
+impl Answer {
+    fn into_response(self) -> http::Response<Body> {
+        let mut response = http::Response::builder().status(self.status);
+        if !self.content_type.is_empty() {
+            response = response.header("content-type", self.content_type);
+        }
+        if let Some(id) = self.session_id {
+            response = response.header("mcp-session-id", id);
+        }
+        response.body(whole(self.body)).unwrap()
+    }
+}
+
+impl Bank {
+    fn post(&self, request: &http::Request<Vec<u8>>) -> Result<Answer, OutboundError> {
+        let message: Value = serde_json::from_slice(request.body()).unwrap();
         let answer = |result: Value| {
             let body = json!({"jsonrpc": "2.0", "id": message["id"], "result": result});
-            Ok(McpResponse {
+            Ok(Answer {
                 status: 200,
                 content_type: "application/json".into(),
                 session_id: Some("s".into()),
@@ -229,14 +261,14 @@ impl McpHttp for Bank {
         };
         match message["method"].as_str().unwrap_or_default() {
             "initialize" => answer(json!({"protocolVersion": "2025-06-18", "capabilities": {}})),
-            "tools/list" if self.listing_down => Err(McpHttpError::NotSent("refused".into())),
+            "tools/list" if self.listing_down => Err(OutboundError::NotSent("refused".into())),
             "tools/list" => answer(json!({"tools": [{"name": "pay", "description": "Pays",
                 "inputSchema": {"type": "object", "properties": {"cents": {"type": "integer"}}}}]})),
             "tools/call" => {
                 self.calls.fetch_add(1, Ordering::SeqCst);
                 answer(json!({"content": [{"type": "text", "text": "paid"}]}))
             }
-            _ => Ok(McpResponse {
+            _ => Ok(Answer {
                 status: 202,
                 content_type: String::new(),
                 session_id: None,

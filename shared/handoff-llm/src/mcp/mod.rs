@@ -3,12 +3,14 @@
 //! ```
 //! use std::sync::Arc;
 //! use handoff_core::ApprovalPolicy;
-//! use handoff_llm::mcp::{ClientCredentials, McpHttp, McpServer};
-//! use handoff_llm::{LlmAgent, ModelClient, Provider};
+//! use handoff_core::outbound::Outbound;
+//! use handoff_llm::mcp::{ClientCredentials, McpServer};
+//! use handoff_llm::{LlmAgent, Provider};
 //!
-//! fn agent(provider: Provider, models: Arc<dyn ModelClient>, mcp: Arc<dyn McpHttp>) -> LlmAgent {
+//! fn agent(provider: Provider, models: Arc<dyn Outbound>, mcp: Arc<dyn Outbound>) -> LlmAgent {
 //!     LlmAgent::new("support", provider, models)
-//!         .mcp_http(mcp) // natively handoff::llm::UreqMcp, on Workers handoff::llm::FetchMcp
+//!         // natively handoff::outbound::UreqOutbound::guarded, on Workers FetchOutbound::guarded
+//!         .mcp_http(mcp)
 //!         .mcp(McpServer::streamable_http("docs", "https://mcp.example.com/mcp").bearer("s3cr3t"))
 //!         .mcp(
 //!             McpServer::streamable_http("crm", "https://crm.example.com/mcp").client_credentials(
@@ -67,9 +69,9 @@
 //!
 //! **Why a client of our own rather than `rmcp`.** The client is the four messages an
 //! agent needs (`initialize`, `notifications/initialized`, `tools/list`, `tools/call`)
-//! over a one-method [`McpHttp`] trait, so the same code runs on every host: natively
-//! over the `ureq` client and guarded resolver the A2A client already uses, on Workers
-//! over `fetch`. `rmcp` (3.11, the official SDK) needs tokio's runtime in any build
+//! over the host's one outbound client ([`handoff_core::outbound::Outbound`]), so the
+//! same code runs on every host: natively over the `ureq` client and guarded resolver
+//! the A2A client uses, on Workers over `fetch`. `rmcp` (3.11, the official SDK) needs tokio's runtime in any build
 //! (`rt`, `time`, `macros`): its Streamable HTTP client runs as a task started with
 //! `tokio::spawn` and times requests with `tokio::time`, which a Worker does not have,
 //! and its ready-made HTTP side is `reqwest`, a second HTTP and TLS stack beside `ureq`
@@ -87,7 +89,7 @@ mod server;
 mod session;
 mod tools;
 
-pub use http::{MAX_ANSWER_BYTES, McpHttp, McpHttpError, McpRequest, McpResponse, read_capped};
+pub use http::MAX_ANSWER_BYTES;
 pub use names::offered_name;
 pub use oauth::{ClientCredentials, EXPIRY_MARGIN_MS};
 pub use result::{CallOutcome, MAX_RESULT_BYTES};

@@ -12,7 +12,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use serde_json::Value;
 
-use super::http::{McpRequest, McpResponse};
+use handoff_core::outbound::sensitive;
 
 /// A token is fetched again this long before the end of its `expires_in`, so a request
 /// does not leave with a token that expires on the way.
@@ -68,8 +68,9 @@ impl ClientCredentials {
         self
     }
 
-    /// The token request for the MCP server at `server_url`.
-    pub(crate) fn token_request(&self, server_url: &str, timeout_ms: u64) -> McpRequest {
+    /// The token request for the MCP server at `server_url` (its `Authorization` marked
+    /// sensitive); the error says why none can be made.
+    pub(crate) fn token_request(&self, server_url: &str) -> Result<http::Request<Vec<u8>>, String> {
         let mut form = form_urlencoded::Serializer::new(String::new());
         form.append_pair("grant_type", "client_credentials");
         form.append_pair("resource", server_url);
@@ -84,19 +85,14 @@ impl ClientCredentials {
             encode(&self.client_id),
             encode(&self.client_secret)
         ));
-        McpRequest {
-            url: self.token_url.clone(),
-            headers: vec![
-                (
-                    "content-type".to_owned(),
-                    "application/x-www-form-urlencoded".to_owned(),
-                ),
-                ("accept".to_owned(), "application/json".to_owned()),
-                ("authorization".to_owned(), format!("Basic {basic}")),
-            ],
-            body: form.finish().into_bytes(),
-            timeout_ms,
-        }
+        let basic = sensitive(&format!("Basic {basic}"))
+            .map_err(|_| "the client credentials are not a valid header value".to_owned())?;
+        http::Request::post(&self.token_url)
+            .header("content-type", "application/x-www-form-urlencoded")
+            .header("accept", "application/json")
+            .header("authorization", basic)
+            .body(form.finish().into_bytes())
+            .map_err(|e| format!("token URL: {e}"))
     }
 }
 
@@ -123,10 +119,14 @@ impl AccessToken {
 
 /// The token in the endpoint's answer, fetched at `now_ms`; the error says why not, in
 /// words safe to log (the endpoint's `error` code, never the body).
-pub(crate) fn parse_token(response: &McpResponse, now_ms: u64) -> Result<AccessToken, String> {
-    let body: Option<Value> = serde_json::from_slice(&response.body).ok();
+pub(crate) fn parse_token(
+    response: &http::Response<Vec<u8>>,
+    now_ms: u64,
+) -> Result<AccessToken, String> {
+    let status = response.status().as_u16();
+    let body: Option<Value> = serde_json::from_slice(response.body()).ok();
     let field = |name: &str| body.as_ref().and_then(|b| b.get(name));
-    if !(200..300).contains(&response.status) {
+    if !(200..300).contains(&status) {
         let code = field("error")
             .and_then(Value::as_str)
             .unwrap_or("no error code");
@@ -136,10 +136,7 @@ pub(crate) fn parse_token(response: &McpResponse, now_ms: u64) -> Result<AccessT
             .filter(|c| c.is_ascii_alphanumeric() || *c == '_')
             .take(64)
             .collect();
-        return Err(format!(
-            "token endpoint answered HTTP {}: {code}",
-            response.status
-        ));
+        return Err(format!("token endpoint answered HTTP {status}: {code}"));
     }
     let value = field("access_token")
         .and_then(Value::as_str)
@@ -166,40 +163,43 @@ pub(crate) fn parse_token(response: &McpResponse, now_ms: u64) -> Result<AccessT
 mod tests {
     use super::*;
 
-    fn answer(status: u16, body: &str) -> McpResponse {
-        McpResponse {
-            status,
-            content_type: "application/json".to_owned(),
-            session_id: None,
-            body: body.as_bytes().to_vec(),
-        }
+    fn answer(status: u16, body: &str) -> http::Response<Vec<u8>> {
+        http::Response::builder()
+            .status(status)
+            .header("content-type", "application/json")
+            .body(body.as_bytes().to_vec())
+            .unwrap()
     }
 
     #[test]
     fn the_request_is_basic_authenticated_and_names_the_server() {
         let credentials = ClientCredentials::new("https://auth.example/token", "agent:1", "p&ss=")
             .scope("tools:call");
-        let request = credentials.token_request("https://mcp.example/mcp", 5_000);
-        let body = String::from_utf8(request.body.clone()).unwrap();
+        let request = credentials
+            .token_request("https://mcp.example/mcp")
+            .unwrap();
+        let body = String::from_utf8(request.body().clone()).unwrap();
         assert_eq!(
             body,
             "grant_type=client_credentials&resource=https%3A%2F%2Fmcp.example%2Fmcp\
              &audience=https%3A%2F%2Fmcp.example%2Fmcp&scope=tools%3Acall"
         );
-        let basic = request
-            .headers
-            .iter()
-            .find(|(n, _)| n == "authorization")
-            .map(|(_, v)| v.strip_prefix("Basic ").unwrap().to_owned())
+        let authorization = &request.headers()["authorization"];
+        assert!(authorization.is_sensitive(), "kept out of Debug output");
+        let basic = authorization
+            .to_str()
+            .unwrap()
+            .strip_prefix("Basic ")
             .unwrap();
         let decoded = String::from_utf8(STANDARD.decode(basic).unwrap()).unwrap();
         assert_eq!(decoded, "agent%3A1:p%26ss%3D");
-        assert_eq!(request.url, "https://auth.example/token");
+        assert_eq!(request.uri(), "https://auth.example/token");
         assert!(!format!("{credentials:?}").contains("p&ss"));
         let aimed = credentials
             .audience("urn:billing")
-            .token_request("https://mcp.example/mcp", 1);
-        let body = String::from_utf8(aimed.body).unwrap();
+            .token_request("https://mcp.example/mcp")
+            .unwrap();
+        let body = String::from_utf8(aimed.into_body()).unwrap();
         assert!(body.contains("&audience=urn%3Abilling"), "{body}");
     }
 

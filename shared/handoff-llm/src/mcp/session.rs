@@ -12,7 +12,9 @@ use std::sync::{Arc, LazyLock, Mutex, MutexGuard, PoisonError};
 
 use serde_json::{Value, json};
 
-use super::http::{McpHttp, McpHttpError, McpRequest, McpResponse};
+use handoff_core::outbound::{Outbound, OutboundError, sensitive};
+
+use super::http::{header, post};
 use super::jsonrpc;
 use super::oauth::{AccessToken, parse_token};
 use super::result::{CallOutcome, render};
@@ -59,12 +61,17 @@ impl std::fmt::Display for McpError {
     }
 }
 
-impl From<McpHttpError> for McpError {
-    fn from(error: McpHttpError) -> Self {
+/// Whether the server may have acted: a refused URL (the outbound guard), a name that
+/// did not resolve or a refused connection sent nothing; a timeout or a broken
+/// connection after sending is in doubt; an over-long answer did come (unusable).
+impl From<OutboundError> for McpError {
+    fn from(error: OutboundError) -> Self {
         match error {
-            McpHttpError::NotSent(_) => McpError::NotSent(error.to_string()),
-            McpHttpError::InDoubt(_) => McpError::InDoubt(error.to_string()),
-            McpHttpError::TooLarge => McpError::Unusable(error.to_string()),
+            OutboundError::Refused(why) | OutboundError::NotSent(why) => {
+                McpError::NotSent(format!("not sent: {why}"))
+            }
+            OutboundError::InDoubt(why) => McpError::InDoubt(format!("no answer: {why}")),
+            too_large @ OutboundError::TooLarge(_) => McpError::Unusable(too_large.to_string()),
         }
     }
 }
@@ -137,7 +144,7 @@ impl McpConnection {
     /// runtime's clock (access tokens expire), `timeout_ms` the limit per request.
     pub async fn tools(
         &self,
-        http: &dyn McpHttp,
+        http: &dyn Outbound,
         now_ms: u64,
         timeout_ms: u64,
     ) -> Result<Vec<ListedTool>, McpError> {
@@ -188,7 +195,7 @@ impl McpConnection {
     /// server that can use it (the same key when an in-doubt call is re-driven).
     pub async fn call(
         &self,
-        http: &dyn McpHttp,
+        http: &dyn Outbound,
         tool: &str,
         arguments: Value,
         idempotency_key: &str,
@@ -213,7 +220,7 @@ impl McpConnection {
     /// once more when the server forgot it.
     async fn rpc(
         &self,
-        http: &dyn McpHttp,
+        http: &dyn Outbound,
         method: &str,
         params: Value,
         budget: Budget,
@@ -229,7 +236,7 @@ impl McpConnection {
             let id = self.next_id();
             let body = jsonrpc::request(id, method, params.clone());
             let response = self.post(http, Some(&session), body, budget).await?;
-            let forgotten = session.id.is_some() && matches!(response.status, 404 | 400);
+            let forgotten = session.id.is_some() && matches!(response.status().as_u16(), 404 | 400);
             if forgotten && !retried {
                 retried = true;
                 let mut state = self.state();
@@ -242,7 +249,7 @@ impl McpConnection {
         }
     }
 
-    async fn initialize(&self, http: &dyn McpHttp, budget: Budget) -> Result<Session, McpError> {
+    async fn initialize(&self, http: &dyn Outbound, budget: Budget) -> Result<Session, McpError> {
         let id = self.next_id();
         let params = json!({
             "protocolVersion": PROTOCOL_VERSION,
@@ -253,7 +260,7 @@ impl McpConnection {
         let response = self.post(http, None, body, budget).await?;
         let result = self.answer(&response, id)?;
         let session = Session {
-            id: response.session_id.clone(),
+            id: header(&response, "mcp-session-id"),
             protocol: result
                 .get("protocolVersion")
                 .and_then(Value::as_str)
@@ -262,10 +269,10 @@ impl McpConnection {
         };
         let initialized = jsonrpc::notification("notifications/initialized");
         let ack = self.post(http, Some(&session), initialized, budget).await?;
-        if !(200..300).contains(&ack.status) {
+        if !ack.status().is_success() {
             return Err(McpError::Unusable(format!(
                 "notifications/initialized answered HTTP {}",
-                ack.status
+                ack.status().as_u16()
             )));
         }
         self.state().session = Some(session.clone());
@@ -283,11 +290,11 @@ impl McpConnection {
     /// refused for its credential was not processed.
     async fn post(
         &self,
-        http: &dyn McpHttp,
+        http: &dyn Outbound,
         session: Option<&Session>,
         body: Vec<u8>,
         budget: Budget,
-    ) -> Result<McpResponse, McpError> {
+    ) -> Result<http::Response<Vec<u8>>, McpError> {
         let oauth = matches!(
             self.server.credential,
             Some(Credential::ClientCredentials(_))
@@ -296,7 +303,7 @@ impl McpConnection {
             return self.post_once(http, session, body, budget).await;
         }
         let response = self.post_once(http, session, body.clone(), budget).await?;
-        if response.status == 401 {
+        if response.status() == http::StatusCode::UNAUTHORIZED {
             self.state().token = None;
             return self.post_once(http, session, body, budget).await;
         }
@@ -305,34 +312,28 @@ impl McpConnection {
 
     async fn post_once(
         &self,
-        http: &dyn McpHttp,
+        http: &dyn Outbound,
         session: Option<&Session>,
         body: Vec<u8>,
         budget: Budget,
-    ) -> Result<McpResponse, McpError> {
-        let mut headers = vec![
-            ("content-type".to_owned(), "application/json".to_owned()),
-            (
-                "accept".to_owned(),
-                "application/json, text/event-stream".to_owned(),
-            ),
-        ];
+    ) -> Result<http::Response<Vec<u8>>, McpError> {
+        let not_sent = |why: &str| McpError::NotSent(format!("not sent: {why}"));
+        let mut request = http::Request::post(&self.server.url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream");
         if let Some(token) = self.access_token(http, budget).await? {
-            headers.push(("authorization".to_owned(), format!("Bearer {token}")));
+            let value = sensitive(&format!("Bearer {token}"))
+                .map_err(|_| not_sent("the token is not a valid header value"))?;
+            request = request.header("authorization", value);
         }
         if let Some(session) = session {
             if let Some(id) = &session.id {
-                headers.push(("mcp-session-id".to_owned(), id.clone()));
+                request = request.header("mcp-session-id", id);
             }
-            headers.push(("mcp-protocol-version".to_owned(), session.protocol.clone()));
+            request = request.header("mcp-protocol-version", &session.protocol);
         }
-        let request = McpRequest {
-            url: self.server.url.clone(),
-            headers,
-            body,
-            timeout_ms: budget.timeout_ms,
-        };
-        Ok(http.post(request).await?)
+        let request = request.body(body).map_err(|e| not_sent(&e.to_string()))?;
+        Ok(post(http, request, budget.timeout_ms).await?)
     }
 
     /// The bearer token to send: the configured one, or a client-credentials token
@@ -340,7 +341,7 @@ impl McpConnection {
     /// MCP request was never sent, whatever happened to the token request.
     async fn access_token(
         &self,
-        http: &dyn McpHttp,
+        http: &dyn Outbound,
         budget: Budget,
     ) -> Result<Option<String>, McpError> {
         let credentials = match &self.server.credential {
@@ -352,20 +353,22 @@ impl McpConnection {
         if let Some(token) = cached.filter(|t| t.usable_at(budget.now_ms)) {
             return Ok(Some(token.value));
         }
-        let request = credentials.token_request(&self.server.url, budget.timeout_ms);
         let not_sent = |why: String| McpError::NotSent(format!("no access token: {why}"));
-        let response = http
-            .post(request)
+        let request = credentials
+            .token_request(&self.server.url)
+            .map_err(not_sent)?;
+        let response = post(http, request, budget.timeout_ms)
             .await
-            .map_err(|e| not_sent(e.to_string()))?;
+            .map_err(|e| not_sent(McpError::from(e).to_string()))?;
         let token = parse_token(&response, budget.now_ms).map_err(not_sent)?;
         self.state().token = Some(token.clone());
         Ok(Some(token.value))
     }
 
     /// The result of request `id` in `response`.
-    fn answer(&self, response: &McpResponse, id: u64) -> Result<Value, McpError> {
-        let parsed = jsonrpc::parse(&response.content_type, &response.body, id);
+    fn answer(&self, response: &http::Response<Vec<u8>>, id: u64) -> Result<Value, McpError> {
+        let content_type = header(response, "content-type").unwrap_or_default();
+        let parsed = jsonrpc::parse(&content_type, response.body(), id);
         if let Ok(answer) = &parsed
             && answer.tools_changed
         {
@@ -373,10 +376,29 @@ impl McpConnection {
         }
         match parsed {
             Ok(answer) => answer.outcome.map_err(|(code, m)| McpError::Rpc(code, m)),
-            Err(_) if !(200..300).contains(&response.status) => {
-                Err(McpError::Unusable(format!("HTTP {}", response.status)))
-            }
+            Err(_) if !response.status().is_success() => Err(McpError::Unusable(format!(
+                "HTTP {}",
+                response.status().as_u16()
+            ))),
             Err(garbage) => Err(McpError::Unusable(garbage)),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refusal_was_not_sent_and_a_timeout_is_in_doubt() {
+        let refused = McpError::from(OutboundError::Refused("10.0.0.1 is private".into()));
+        assert_eq!(
+            refused,
+            McpError::NotSent("not sent: 10.0.0.1 is private".into())
+        );
+        let late = McpError::from(OutboundError::InDoubt("timed out".into()));
+        assert_eq!(late, McpError::InDoubt("no answer: timed out".into()));
+        let huge = McpError::from(OutboundError::TooLarge(crate::mcp::MAX_ANSWER_BYTES));
+        assert_eq!(huge, McpError::Unusable("answer over 8388608 bytes".into()));
     }
 }

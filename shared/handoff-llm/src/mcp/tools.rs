@@ -11,10 +11,10 @@ use futures::future::join_all;
 use handoff_core::{ApprovalSource, RunContext, Runtime};
 use serde_json::{Value, json};
 
-use super::http::McpHttp;
 use super::names::offered_name;
 use super::session::{ListedTool, McpConnection, McpError};
 use crate::{BackendTool, ToolError};
+use handoff_core::outbound::Outbound;
 
 /// Longest wait for a server's tool list.
 pub const LIST_TIMEOUT_MS: u64 = 10_000;
@@ -35,7 +35,7 @@ fn budget(now_ms: u64, deadline_ms: Option<u64>, cap: u64) -> Option<u64> {
 /// token), and listed again at the next run. Names already `taken` are not offered twice.
 pub(crate) async fn offered(
     connections: &[Arc<McpConnection>],
-    http: Option<&Arc<dyn McpHttp>>,
+    http: Option<&Arc<dyn Outbound>>,
     ctx: &RunContext,
     taken: &[BackendTool],
 ) -> Vec<BackendTool> {
@@ -97,7 +97,7 @@ pub const METADATA_KEY: &str = "mcp";
 /// `editedArgs` to the interrupt's `responseSchema` (the tool's schema then) and policy.
 pub(crate) fn from_interrupt(
     connections: &[Arc<McpConnection>],
-    http: Option<&Arc<dyn McpHttp>>,
+    http: Option<&Arc<dyn Outbound>>,
     ctx: &RunContext,
     interrupt: &Interrupt,
     offered: &str,
@@ -133,7 +133,7 @@ pub(crate) fn from_interrupt(
 fn backend_tool(
     name: &str,
     connection: Arc<McpConnection>,
-    http: Arc<dyn McpHttp>,
+    http: Arc<dyn Outbound>,
     tool: ListedTool,
     runtime: Runtime,
     deadline: Option<u64>,

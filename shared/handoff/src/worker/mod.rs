@@ -31,12 +31,6 @@
 //! are written there too, one JSON line each, with the names and attributes the native
 //! hosts export over OTLP.
 
-mod fetch;
-#[cfg(feature = "llm")]
-mod mcp;
-#[cfg(feature = "llm")]
-mod models;
-
 use std::sync::Arc;
 
 use std::sync::OnceLock;
@@ -55,15 +49,12 @@ use worker::{Context, Env, HttpRequest};
 
 use crate::options::{HostOptions, authenticator_from_env, host_setters};
 
-pub use fetch::{FetchHttp, RandomTokens};
 pub use handoff_host_worker::store::{BLOBS, PARTITIONS};
-pub use handoff_host_worker::{RandomIds, WaitUntil, WorkerClock, WorkerSchema, WorkerSleep, var};
+pub use handoff_host_worker::{
+    FetchOutbound, RandomIds, RandomTokens, WaitUntil, WorkerClock, WorkerSchema, WorkerSleep, var,
+};
 /// The Durable Object class that owns each partition: re-export it from your crate.
 pub use handoff_store_cloudflare::PartitionObject;
-#[cfg(feature = "llm")]
-pub use mcp::FetchMcp;
-#[cfg(feature = "llm")]
-pub use models::FetchModels;
 
 /// What the fetch handler returns.
 pub type Response = axum::http::Response<Body>;
@@ -220,10 +211,8 @@ fn authenticator_from_vars(env: &Env) -> Result<Arc<dyn Authenticator>, String> 
         return Ok(authenticator.clone());
     }
     let config = AuthConfig::from_lookup(|key| var(env, key)).map_err(|e| e.to_string())?;
-    let http = FetchHttp {
-        allow_loopback: config.allows_insecure_jwks(),
-    };
-    let jwks = Arc::new(handoff_a2a::HttpJwks(http));
+    let http = FetchOutbound::guarded(config.allows_insecure_jwks());
+    let jwks = Arc::new(handoff_auth::HttpJwks(http));
     let authenticator = authenticator_from_env(Host::Workers, config, jwks, Arc::new(WorkerClock))?;
     Ok(AUTHENTICATOR.get_or_init(|| authenticator).clone())
 }
@@ -250,20 +239,19 @@ pub fn a2a(
 ) -> (handoff_a2a::Receiver, handoff_a2a::A2aClient) {
     use std::sync::OnceLock;
 
-    use handoff_a2a::{A2aClient, HttpJwks, Receiver, ReceiverConfig};
-    use handoff_auth::CachedJwks;
+    use handoff_a2a::{A2aClient, Receiver, ReceiverConfig};
+    use handoff_auth::{CachedJwks, HttpJwks};
 
     /// Sender key sets, cached for the isolate's lifetime (engines are per request).
-    static JWKS: OnceLock<Arc<CachedJwks<HttpJwks<FetchHttp>>>> = OnceLock::new();
+    static JWKS: OnceLock<Arc<CachedJwks<HttpJwks<FetchOutbound>>>> = OnceLock::new();
     let vars = |key: &str| var(env, key);
-    let http = FetchHttp {
-        allow_loopback: vars("HANDOFF_A2A_ALLOW_LOOPBACK")
-            .is_some_and(|v| v == "1" || v.eq_ignore_ascii_case("true")),
-    };
+    let allow_loopback = vars("HANDOFF_A2A_ALLOW_LOOPBACK")
+        .is_some_and(|v| v == "1" || v.eq_ignore_ascii_case("true"));
+    let http = FetchOutbound::guarded(allow_loopback);
     let jwks = JWKS
         .get_or_init(|| Arc::new(CachedJwks::new(HttpJwks(http))))
         .clone();
     let receiver = Receiver::new(store, runtime, jwks, ReceiverConfig::from_lookup(vars));
-    let client = A2aClient::new(Arc::new(http), Arc::new(RandomTokens), http.allow_loopback);
+    let client = A2aClient::new(Arc::new(http), Arc::new(RandomTokens), allow_loopback);
     (receiver, client)
 }

@@ -16,7 +16,7 @@ use ureq::unversioned::transport::NextTimeout;
 use super::NetPolicy;
 
 /// Why the guard refused; carried through `ureq::Error::Other` so the caller
-/// can answer `ClientError::Refused` rather than a transport failure.
+/// can answer `OutboundError::Refused` rather than a transport failure.
 #[derive(Debug)]
 pub(crate) struct Refused(pub(crate) String);
 
@@ -67,10 +67,10 @@ mod tests {
     use std::sync::Arc;
     use std::sync::atomic::{AtomicUsize, Ordering};
 
-    use handoff_a2a::client::{ClientError, HttpRequest};
+    use handoff_core::outbound::OutboundError;
 
     use super::*;
-    use crate::a2a::UreqHttp;
+    use crate::outbound::UreqOutbound;
 
     /// A scripted DNS: answer `n` for the `n`-th look-up (the last one repeats),
     /// like a rebinding name server that answers differently the second time.
@@ -105,22 +105,19 @@ mod tests {
         }
     }
 
-    fn client(policy: NetPolicy, script: &Script) -> UreqHttp {
+    fn client(policy: NetPolicy, script: &Script) -> UreqOutbound {
         let resolver = GuardedResolver {
             policy,
             lookup: Box::new(script.clone()),
         };
-        UreqHttp::with_resolver(policy, resolver)
+        UreqOutbound::with_resolver(Some(policy), resolver)
     }
 
-    fn get(url: &str) -> HttpRequest {
-        HttpRequest {
-            method: "GET",
-            url: url.to_owned(),
-            headers: Vec::new(),
-            body: None,
-        }
+    fn get(url: &str) -> http::Request<Vec<u8>> {
+        http::Request::get(url).body(Vec::new()).unwrap()
     }
+
+    const CAP: usize = 1024;
 
     /// A listener that must never see a connection.
     fn untouched() -> TcpListener {
@@ -154,11 +151,11 @@ mod tests {
             allow_loopback: true,
         };
         let response = client(dev, &script)
-            .send_blocking(&get("http://rebind.test/"))
+            .send_blocking(get("http://rebind.test/"), CAP)
             .unwrap();
         server.join().unwrap();
         assert_eq!(
-            (response.status, response.body.as_slice()),
+            (response.status().as_u16(), response.body().as_slice()),
             (200, &b"ok"[..])
         );
         assert_eq!(
@@ -175,10 +172,10 @@ mod tests {
         let public: SocketAddr = "93.184.216.34:443".parse().unwrap();
         let script = Script::new(vec![vec![public, local.local_addr().unwrap()]]);
         let err = client(NetPolicy::default(), &script)
-            .send_blocking(&get("https://rebind.test/"))
+            .send_blocking(get("https://rebind.test/"), CAP)
             .unwrap_err();
         match err {
-            ClientError::Refused(reason) => assert!(reason.contains("127.0.0.1"), "{reason}"),
+            OutboundError::Refused(reason) => assert!(reason.contains("127.0.0.1"), "{reason}"),
             other => panic!("expected a refusal, got {other:?}"),
         }
         assert_untouched(&local);
@@ -192,17 +189,20 @@ mod tests {
         for answer in ["10.0.0.1:80", "169.254.169.254:80", "[fd00::1]:80"] {
             let script = Script::new(vec![vec![answer.parse().unwrap()]]);
             let err = client(dev, &script)
-                .send_blocking(&get("http://rebind.test/"))
+                .send_blocking(get("http://rebind.test/"), CAP)
                 .unwrap_err();
-            assert!(matches!(err, ClientError::Refused(_)), "{answer}: {err:?}");
+            assert!(
+                matches!(err, OutboundError::Refused(_)),
+                "{answer}: {err:?}"
+            );
         }
     }
 
     #[test]
     fn the_system_resolver_is_guarded_too() {
-        let err = UreqHttp::new(NetPolicy::default())
-            .send_blocking(&get("https://localhost:1/"))
+        let err = UreqOutbound::guarded(NetPolicy::default())
+            .send_blocking(get("https://localhost:1/"), CAP)
             .unwrap_err();
-        assert!(matches!(err, ClientError::Refused(_)), "{err:?}");
+        assert!(matches!(err, OutboundError::Refused(_)), "{err:?}");
     }
 }
