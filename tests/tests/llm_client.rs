@@ -1,4 +1,4 @@
-//! The native outbound client for models (`handoff_native::outbound::UreqOutbound::operator`,
+//! The native outbound client for models (`handoff_host_native::outbound::UreqOutbound::operator`,
 //! through `handoff_llm::stream`) against a local HTTP
 //! stand-in for a provider (plain `http://` on loopback, as a local Ollama or vLLM):
 //! the body streams chunk by chunk, the key travels in the header, HTTP errors and an
@@ -9,9 +9,9 @@ use std::time::Duration;
 use futures::StreamExt;
 use handoff_core::codes::ErrorCode;
 use handoff_core::outbound::{Timeout, sensitive};
+use handoff_host_native::outbound::UreqOutbound;
 use handoff_llm::openai::ChunkParser;
 use handoff_llm::{ModelDelta, ModelError, ProviderStream, stream};
-use handoff_native::outbound::UreqOutbound;
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;

@@ -20,8 +20,8 @@ mod native {
     use handoff_a2a::{A2aClient, Receiver, ReceiverConfig};
     use handoff_auth::{CachedJwks, HttpJwks};
     use handoff_core::{Runtime, Store};
-    use handoff_native::a2a::RandomTokens;
-    use handoff_native::outbound::{NetPolicy, UreqOutbound};
+    use handoff_host_native::a2a::RandomTokens;
+    use handoff_host_native::outbound::{NetPolicy, UreqOutbound};
 
     fn env(key: &str) -> Option<String> {
         std::env::var(key).ok()

@@ -238,7 +238,7 @@ pub mod outbound {
     pub use crate::worker::FetchOutbound;
     pub use handoff_core::outbound::*;
     #[cfg(any(feature = "server", feature = "lambda"))]
-    pub use handoff_native::outbound::{NetPolicy, UreqOutbound};
+    pub use handoff_host_native::outbound::{NetPolicy, UreqOutbound};
 }
 #[cfg(feature = "lambda")]
 pub mod lambda;

@@ -173,7 +173,7 @@ pub(crate) fn authenticator_from_env(
 /// The authenticator `HANDOFF_AUTH` names, fetching key sets with the native client.
 #[cfg(any(feature = "server", feature = "lambda"))]
 pub(crate) fn native_authenticator(host: Host) -> Result<Arc<dyn Authenticator>, String> {
-    use handoff_native::outbound::{NetPolicy, UreqOutbound};
+    use handoff_host_native::outbound::{NetPolicy, UreqOutbound};
     let env = |key: &str| std::env::var(key).ok();
     let config = AuthConfig::from_lookup(env).map_err(|e| e.to_string())?;
     let policy = NetPolicy {
@@ -183,7 +183,7 @@ pub(crate) fn native_authenticator(host: Host) -> Result<Arc<dyn Authenticator>,
         host,
         config,
         Arc::new(handoff_auth::HttpJwks(UreqOutbound::guarded(policy))),
-        Arc::new(handoff_native::SystemClock),
+        Arc::new(handoff_host_native::SystemClock),
     )
 }
 

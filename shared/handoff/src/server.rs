@@ -40,8 +40,8 @@ use std::sync::Arc;
 
 use axum::serve::ListenerExt;
 use handoff_core::{Agent, Runtime, Store};
+use handoff_host_native::StoreChoice;
 use handoff_http::Host;
-use handoff_native::StoreChoice;
 use tokio::net::TcpListener;
 
 use crate::options::{HostOptions, console_served, host_setters, native_authenticator};
@@ -65,7 +65,7 @@ pub fn init_logs() {
 
 /// Clock, ids, timers and a task spawner for tokio.
 pub fn runtime() -> Runtime {
-    handoff_native::runtime()
+    handoff_host_native::runtime()
 }
 
 /// Binds 127.0.0.1:`PORT` (default 8080, `0` = any free port). Bind it yourself

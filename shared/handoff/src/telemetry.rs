@@ -17,7 +17,7 @@
 //! - Traces (feature `otel`): with `OTEL_EXPORTER_OTLP_ENDPOINT` (or
 //!   `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`) set, the engine's spans go out over OTLP/HTTP
 //!   and each request continues the caller's `traceparent`; see
-//!   `handoff_native::telemetry`. With no endpoint, no exporter and no request span exist.
+//!   `handoff_host_native::telemetry`. With no endpoint, no exporter and no request span exist.
 //!   Message contents and tool arguments go on the spans only with
 //!   `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true` (feature `llm`; any value
 //!   but `true` or `false` refuses to start).
@@ -52,11 +52,11 @@ impl LogFormat {
 }
 
 #[cfg(feature = "otel")]
-static TELEMETRY: OnceLock<handoff_native::telemetry::Telemetry> = OnceLock::new();
+static TELEMETRY: OnceLock<handoff_host_native::telemetry::Telemetry> = OnceLock::new();
 
 /// The exporter, when one is set up.
 #[cfg(feature = "otel")]
-pub(crate) fn telemetry() -> Option<&'static handoff_native::telemetry::Telemetry> {
+pub(crate) fn telemetry() -> Option<&'static handoff_host_native::telemetry::Telemetry> {
     TELEMETRY.get()
 }
 
@@ -88,7 +88,7 @@ pub(crate) fn init(
     };
     #[cfg(feature = "otel")]
     let traces = {
-        let telemetry = handoff_native::telemetry::Telemetry::from_lookup(&env)?;
+        let telemetry = handoff_host_native::telemetry::Telemetry::from_lookup(&env)?;
         let layer = telemetry.as_ref().map(|t| t.layer());
         if let Some(telemetry) = telemetry {
             let _ = TELEMETRY.set(telemetry);
@@ -177,12 +177,12 @@ async fn request_span(
     let fallback = request
         .extensions()
         .get::<XRayHeader>()
-        .and_then(|h| handoff_native::telemetry::xray_parent(&h.0));
+        .and_then(|h| handoff_host_native::telemetry::xray_parent(&h.0));
     let route = request
         .extensions()
         .get::<axum::extract::MatchedPath>()
         .map(|matched| matched.as_str().to_owned());
-    let span = handoff_native::telemetry::request_span(
+    let span = handoff_host_native::telemetry::request_span(
         request.method(),
         route.as_deref(),
         request.uri().path(),
@@ -190,7 +190,7 @@ async fn request_span(
         fallback,
     );
     // The log lines name the trace the spans went to.
-    if let Some(trace) = handoff_native::telemetry::trace_id(&span) {
+    if let Some(trace) = handoff_host_native::telemetry::trace_id(&span) {
         request
             .extensions_mut()
             .insert(handoff_http::TraceId(trace));

@@ -4,7 +4,7 @@
 //!
 //! The HTTP client is injected (the host's one [`Outbound`]), as is the token
 //! randomness ([`TokenSource`]), so this stays runtime-agnostic (native hosts use
-//! `handoff_native::outbound`). Every URL is checked with
+//! `handoff_host_native::outbound`). Every URL is checked with
 //! [`check_outbound_url`](handoff_auth::url_guard::check_outbound_url) before use;
 //! clients must refuse private addresses after DNS resolution. Each request is bounded
 //! by [`TIMEOUT`] and its answer by [`MAX_RESPONSE`].

@@ -104,7 +104,7 @@ fn unix_us() -> u64 {
 
 /// Clock, ids, timers and a task spawner for tokio.
 pub fn runtime() -> Runtime {
-    handoff_native::runtime()
+    handoff_host_native::runtime()
 }
 
 /// Everything [`run`] does, with each part settable.
@@ -167,7 +167,7 @@ impl Lambda {
 
         // Lambda requests carry a `lambda_http::Body`; the router takes axum bodies and
         // the invocation deadline as an extension.
-        let clock = handoff_native::SystemClock;
+        let clock = handoff_host_native::SystemClock;
         let app = crate::telemetry::traced(app);
         let service = app.map_request(move |request: Request| {
             let deadline = request
@@ -213,7 +213,7 @@ impl Lambda {
 #[cfg(feature = "otel")]
 fn flushed_at_end(
     body: axum::body::Body,
-    telemetry: &'static handoff_native::telemetry::Telemetry,
+    telemetry: &'static handoff_host_native::telemetry::Telemetry,
 ) -> axum::body::Body {
     use futures::StreamExt;
     let flush = futures::stream::once(async move {

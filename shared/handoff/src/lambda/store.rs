@@ -14,7 +14,7 @@ use super::{Error, env, startup_mark};
 /// needs the store too, and pass it to [`Lambda::store`](super::Lambda::store).
 pub async fn store_from_env() -> Result<Arc<dyn Store>, Error> {
     if store_kind(env)? == StoreKind::Memory {
-        // Not through `handoff_native::store_from_env`: that would link SQLite into every
+        // Not through `handoff_host_native::store_from_env`: that would link SQLite into every
         // function for a store Lambda never uses.
         return Ok(Arc::new(
             handoff_core::store::memory::MemoryStore::from_lookup(env)?,

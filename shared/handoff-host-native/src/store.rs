@@ -73,7 +73,7 @@ impl StoreChoice {
             #[cfg(not(feature = "sqlite"))]
             StoreChoice::Sqlite { .. } => {
                 return Err(StoreError::Backend(
-                    "HANDOFF_STORE=sqlite: this build has no embedded store (handoff-native's \
+                    "HANDOFF_STORE=sqlite: this build has no embedded store (handoff-host-native's \
                      `sqlite` feature is off); use memory"
                         .to_owned(),
                 ));

@@ -14,7 +14,7 @@
 //! use tracing_subscriber::layer::SubscriberExt;
 //! use tracing_subscriber::util::SubscriberInitExt;
 //!
-//! let telemetry = handoff_native::telemetry::Telemetry::from_env().expect("valid settings");
+//! let telemetry = handoff_host_native::telemetry::Telemetry::from_env().expect("valid settings");
 //! tracing_subscriber::registry()
 //!     .with(telemetry.as_ref().map(|t| t.layer()))
 //!     .with(tracing_subscriber::fmt::layer())

@@ -1,7 +1,9 @@
-//! Runtime services for native hosts (the dev server, Lambda): the wall clock,
-//! random ids and tokio timers that the core receives by injection, the store chosen
-//! by `HANDOFF_STORE`, and the one outbound HTTP client ([`outbound::UreqOutbound`]:
-//! A2A, key sets, models, MCP, the trace exporter).
+//! What a native process host (the dev server, Lambda) gives Handoff, in the same parts as
+//! the Workers host (`handoff-host-worker`): [`runtime`] (the wall clock, random ids, tokio
+//! timers and tasks, injected into the core), [`store`] (the store `HANDOFF_STORE` chooses),
+//! [`outbound`] (the one outbound HTTP client, [`outbound::UreqOutbound`]: A2A, key sets,
+//! models, MCP, the trace exporter), [`a2a`] (tokens for push subscriptions) and, with the
+//! `otel` feature, [`telemetry`] (OTLP export).
 //!
 //! # Store settings
 //!
@@ -15,8 +17,8 @@
 //! | `HANDOFF_MEMORY_MAX_BYTES` | 16 MiB | the memory store's budget for threads, `0` = none: over it, the threads written least recently are forgotten whole, as if they had expired early, so a busy process keeps a bounded size; data stored without an expiry, an application's own records, is neither counted nor dropped; the demo's refund ledger expires 30 days after an order's last change, like the effect records that keep its refunds exactly once, so the budget counts and may drop it too |
 //!
 //! ```no_run
-//! let runtime = handoff_native::runtime();
-//! let store = handoff_native::store_from_env(|k| std::env::var(k).ok()).unwrap();
+//! let runtime = handoff_host_native::runtime();
+//! let store = handoff_host_native::store_from_env(|k| std::env::var(k).ok()).unwrap();
 //! # let _ = (runtime, store);
 //! ```
 
