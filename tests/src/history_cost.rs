@@ -45,12 +45,32 @@ impl Agent for TurnAgent {
     }
 }
 
+/// The edges of a measured turn (see [`Conversation::measure_with`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Window {
+    /// A measured turn starts.
+    Start,
+    /// It has ended.
+    End,
+}
+
+/// What a resume's body carries besides the answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ResumeBody {
+    /// The history the client holds, as `@ag-ui/client`'s `HttpAgent` sends on every run
+    /// (the default: what `make bench` measures).
+    WithHistory,
+    /// No messages: the engine reads the history from its pages.
+    AnswersOnly,
+}
+
 /// A thread driven turn by turn over a counted store.
 pub struct Conversation<S> {
     store: Arc<CountingStore<S>>,
     engine: Engine,
     thread: String,
     turns: usize,
+    resume_body: ResumeBody,
 }
 
 /// The cost of one turn of each kind.
@@ -79,7 +99,14 @@ impl<S: Store> Conversation<S> {
             engine,
             thread: thread.to_owned(),
             turns: 0,
+            resume_body: ResumeBody::WithHistory,
         }
+    }
+
+    /// What the resumes' bodies carry from now on.
+    pub fn with_resume_body(mut self, body: ResumeBody) -> Self {
+        self.resume_body = body;
+        self
     }
 
     /// Messages on the thread.
@@ -99,15 +126,22 @@ impl<S: Store> Conversation<S> {
         }
     }
 
-    async fn run(&self, input: RunAgentInput) -> RunFinishedOutcome {
+    /// Runs `input` to its end: the outcome, and the messages of the run's last
+    /// `MESSAGES_SNAPSHOT` (the history a client holds afterwards).
+    async fn run(&self, input: RunAgentInput) -> (RunFinishedOutcome, Option<Vec<Message>>) {
         let events: Vec<_> = match self.engine.start(input, RunOptions::default()).await {
             Ok(stream) => stream.collect().await,
             Err(e) => panic!("run refused: {} ({e})", e.code().name),
         };
+        let snapshot = events.iter().rev().find_map(|event| match event {
+            agui_protocol::Event::MessagesSnapshot(s) => Some(s.messages.clone()),
+            _ => None,
+        });
         match events.last() {
-            Some(agui_protocol::Event::RunFinished(f)) => {
-                f.outcome.clone().unwrap_or(RunFinishedOutcome::success())
-            }
+            Some(agui_protocol::Event::RunFinished(f)) => (
+                f.outcome.clone().unwrap_or(RunFinishedOutcome::success()),
+                snapshot,
+            ),
             other => panic!("run did not finish: {other:?}"),
         }
     }
@@ -126,14 +160,20 @@ impl<S: Store> Conversation<S> {
         messages.push(Message::user(format!("u-{}", self.turns), text));
         let run = format!("r-{}", self.turns);
         let input = RunAgentInput::new(self.thread.as_str(), run.as_str(), messages);
-        if let RunFinishedOutcome::Interrupt { interrupts } = self.run(input).await {
+        if let (RunFinishedOutcome::Interrupt { interrupts }, snapshot) = self.run(input).await {
             let answers = interrupts
                 .iter()
                 .map(|i| ResumeEntry::resolved(i.id.clone(), json!({ "approved": true })))
                 .collect();
-            let resume =
-                RunAgentInput::new(self.thread.as_str(), format!("{run}-resume"), Vec::new())
-                    .with_resume(answers);
+            // `@ag-ui/client` sends the whole history it holds with the answers too: the
+            // interrupted run's snapshot. A client sending none makes the resume read the
+            // history pages (one `scan`).
+            let held = match self.resume_body {
+                ResumeBody::WithHistory => snapshot.unwrap_or_default(),
+                ResumeBody::AnswersOnly => Vec::new(),
+            };
+            let resume = RunAgentInput::new(self.thread.as_str(), format!("{run}-resume"), held)
+                .with_resume(answers);
             self.run(resume).await;
         }
     }
@@ -149,14 +189,26 @@ impl<S: Store> Conversation<S> {
 
     /// Measures one chat turn and one approval turn at the current length.
     pub async fn measure(&mut self) -> TurnCost {
+        self.measure_with(|_| {}).await
+    }
+
+    /// [`Conversation::measure`], calling `window(Window::Start)` just before each measured
+    /// turn and `window(Window::End)` just after it: the reads of the history the client
+    /// holds, before each turn, fall outside (a backend's own counters measure the turns
+    /// alone, like the store costs returned).
+    pub async fn measure_with(&mut self, mut window: impl FnMut(Window)) -> TurnCost {
         let history = self.history().await;
         let messages = history.len();
         self.store.take();
+        window(Window::Start);
         self.turn_after(history, "tell me something").await;
+        window(Window::End);
         let chat = self.store.take();
         let history = self.history().await;
         self.store.take();
+        window(Window::Start);
         self.turn_after(history, "refund order A1024").await;
+        window(Window::End);
         let approval = self.store.take();
         TurnCost {
             messages,

@@ -108,7 +108,7 @@
 //! |---|---|---|---|
 //! | new thread's first run, ending in an interrupt | 1 `TransactWriteItems` (claim, conditional on no thread, no run record and no leftovers: no read first) | 1 `TransactWriteItems` (thread head, pending interrupts, run log, the run's history page) | 0 reads, 2 writes |
 //! | later run ending in an interrupt | 1 `TransactGetItems` (thread, run) + 1 `TransactWriteItems` (claim) | as above; on a thread with history, 1 `Query` for its pages first | 1 read, 2 writes (+1 `Query` with history) |
-//! | resume | 1 `TransactGetItems` (thread, run, resume record) + 1 `TransactWriteItems` (claim) | 1 `Query` for the history pages, the agent's own calls, then 1 `TransactWriteItems` (thread head, run log, resume record, the run's history page) | demo refund: 4 reads, 5 writes |
+//! | resume | 1 `TransactGetItems` (thread, run, resume record) + 1 `TransactWriteItems` (claim) | 1 `Query` for the history pages (none when the body resends the history: the head's digest recognises it), the agent's own calls, then 1 `TransactWriteItems` (thread head, run log, resume record, the run's history page) | demo refund, answers only: 4 reads, 5 writes |
 //! | duplicate resume (same answer, any runId) of a finished resume | 1 `TransactGetItems` | none: a replay | 1 read, 0 writes |
 //! | duplicate resume of a resume still in flight | 1 `TransactGetItems` + 1 `GetItem` (its run) | – | answered busy (or re-executed if abandoned) |
 //! | retried POST (same runId and body) of a finished run | 1 `TransactGetItems`; a thread's first run sends its claim's `TransactWriteItems` first, refused by the stored thread | none: a replay | 1 read, 0 writes (a first run: + 1 refused write) |
@@ -128,6 +128,27 @@
 //! finish commit stores a copy of the run record in the resume record (the run log is written
 //! twice, in one transaction; large ones go to chunks like any value). Values over the inline
 //! limit add the chunk requests listed above.
+//!
+//! ## One chat turn plus one approval pair
+//!
+//! What `make bench`'s `history-cost` counts for a chat turn and an approval pair (run,
+//! then resume with one effect), clients resending the history they hold as `@ag-ui/client`
+//! does: 11 requests, the same at 10, 100 and 1,000 messages. Every batch below has at
+//! least two items that must apply all or nothing, so each is a transaction (2 units per
+//! item); a one-write batch would be a single-item call.
+//!
+//! | request | items | why it exists |
+//! |---|---|---|
+//! | claim read, each run (3) | `TransactGetItems`: thread, run, marker (+ resume record, audit head on a resume) | the head's version for the claim's condition; a run or resume record of this request means a retry or duplicate, answered by replay without a write; the marker tells an expired thread's leftovers; the audit head is the chain a resume's answers and effects extend. One snapshot, so the claim decides on one state |
+//! | claim commit, each run (3) | `TransactWriteItems`: thread, run (+ resume record) | takes the thread under the version read and the run (and answer) under `Absent`: exactly one claimant, an answer claimed once; the run record a retried POST of this request finds |
+//! | effect started | `TransactWriteItems`: thread (check), effect record, audit entry, audit head | durable before the side effect runs, fenced by the claim's head version (a run that lost its claim cannot start one); written under `Absent` without reading it first |
+//! | effect done | `TransactWriteItems`: thread (check), effect record | the result durable before the agent goes on, so a re-executed run replays it instead of running the side effect again |
+//! | finish, each run (3) | `TransactWriteItems`: thread, run, history page (+ pending interrupts; on a resume: resume record, interrupts deleted, audit entry and head) | the turn's messages, the run's log and the released head in one step; an interrupt is durable before `RUN_FINISHED` |
+//!
+//! No history page is read: the head's digest recognises the history each body resends. A
+//! resume sending only its answers adds 1 `Query` for the pages (12 requests). Request
+//! units, counted by `handoff-tests`' `dynamo_bill`: about 60 write and 22 read units per
+//! window, $0.08 per 1,000 windows at the on-demand prices `history-cost` prints.
 //!
 //! Single-item calls cost half the write units of a one-item transaction and carry
 //! `ReturnValuesOnConditionCheckFailure = ALL_OLD`: when a condition fails and the current
