@@ -13,6 +13,8 @@
 //! source) needs a real A2A peer: it runs the same scenario in `tests/node/a2a-policy.test.mjs`,
 //! and the MCP rows run against real servers on every host in `tests/node/lib/mcp-policy.mjs`.
 
+#[path = "../../handoff-llm/tests/support/mcp_answer.rs"]
+mod mcp_answer;
 #[path = "support/named.rs"]
 mod named;
 #[path = "approval_paths/rows.rs"]

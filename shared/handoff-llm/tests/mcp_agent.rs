@@ -3,6 +3,10 @@
 //! approval stays in doubt, the re-drive sends `tools/call` again under the same
 //! idempotency key, and a replay of the re-drive calls nothing.
 
+#[path = "support/mcp_answer.rs"]
+mod mcp_answer;
+
+use mcp_answer::Answer;
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
@@ -71,27 +75,6 @@ impl Outbound for Bank {
         request: http::Request<Vec<u8>>,
     ) -> Result<http::Response<Body>, OutboundError> {
         self.post(&request).map(Answer::into_response)
-    }
-}
-
-/// An MCP answer as a fake server builds it.
-struct Answer {
-    status: u16,
-    content_type: String,
-    session_id: Option<String>,
-    body: Vec<u8>,
-}
-
-impl Answer {
-    fn into_response(self) -> http::Response<Body> {
-        let mut response = http::Response::builder().status(self.status);
-        if !self.content_type.is_empty() {
-            response = response.header("content-type", self.content_type);
-        }
-        if let Some(id) = self.session_id {
-            response = response.header("mcp-session-id", id);
-        }
-        response.body(whole(self.body)).unwrap()
     }
 }
 

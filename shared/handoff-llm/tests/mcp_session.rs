@@ -3,12 +3,16 @@
 //! changed) that the reference server does not do on demand. The real server is in
 //! tests/node/mcp.test.mjs.
 
+#[path = "support/mcp_answer.rs"]
+mod mcp_answer;
+
+use mcp_answer::Answer;
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use futures::executor::block_on;
-use handoff_core::outbound::{Body, Outbound, OutboundError, whole};
+use handoff_core::outbound::{Body, Outbound, OutboundError};
 use handoff_llm::mcp::{ClientCredentials, McpConnection, McpError, McpServer};
 use serde_json::{Value, json};
 
@@ -24,27 +28,6 @@ struct Sent {
     url: String,
     headers: Vec<(String, String)>,
     body: Vec<u8>,
-}
-
-/// An MCP answer as a fake server builds it.
-struct Answer {
-    status: u16,
-    content_type: String,
-    session_id: Option<String>,
-    body: Vec<u8>,
-}
-
-impl Answer {
-    fn into_response(self) -> http::Response<Body> {
-        let mut response = http::Response::builder().status(self.status);
-        if !self.content_type.is_empty() {
-            response = response.header("content-type", self.content_type);
-        }
-        if let Some(id) = self.session_id {
-            response = response.header("mcp-session-id", id);
-        }
-        response.body(whole(self.body)).unwrap()
-    }
 }
 
 impl Scripted {
