@@ -35,6 +35,17 @@ pub trait Agent: Send + Sync + 'static {
         "agent"
     }
 
+    /// What the agent does, in a sentence: its A2A agent card and skill say it to other
+    /// agents. Empty (the default) lets the host say something generic.
+    fn description(&self) -> &str {
+        ""
+    }
+
+    /// The agent's own version (not Handoff's), as its A2A agent card shows it.
+    fn version(&self) -> &str {
+        "1.0.0"
+    }
+
     /// Runs once per AG-UI run. Resumed runs see [`RunContext::decisions`].
     async fn run(&self, ctx: &mut RunContext) -> Result<Finish, AgentError>;
 

@@ -147,6 +147,9 @@ pub struct HttpConfig {
     /// Host names an unauthenticated endpoint answers besides loopback
     /// (`HANDOFF_ALLOWED_HOSTS`).
     pub allowed_hosts: Vec<String>,
+    /// `HANDOFF_PUBLIC_URL`: the deployment's own base URL, for links it publishes (the A2A
+    /// agent card's endpoint). Unset: the request's origin.
+    pub public_url: Option<String>,
 }
 
 /// The default [`HttpConfig::copilotkit_base`].
@@ -170,6 +173,7 @@ impl Default for HttpConfig {
             copilotkit_base: COPILOTKIT_BASE.to_owned(),
             cors_origins: None,
             allowed_hosts: Vec::new(),
+            public_url: None,
         }
     }
 }
@@ -192,6 +196,9 @@ impl HttpConfig {
             ),
             cors_origins: CorsOrigins::from_lookup(&lookup).ok().flatten(),
             allowed_hosts: crate::guard::allowed_hosts(&lookup),
+            public_url: lookup("HANDOFF_PUBLIC_URL")
+                .map(|url| url.trim().trim_end_matches('/').to_owned())
+                .filter(|url| !url.is_empty()),
         }
     }
 }

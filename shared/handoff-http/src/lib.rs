@@ -346,6 +346,7 @@ impl Routes {
                 "/threads/{thread_id}/runs/{run_id}/stop",
                 post(routes::runs::stop_run),
             )
+            .route("/a2a", post(routes::a2a::jsonrpc))
             .route("/api/v1/chat/stream", post(routes::superagent::chat_stream))
             .route("/api/v1/chat/resume", post(routes::superagent::chat_resume))
             .route_layer(axum::middleware::from_fn_with_state(
@@ -364,6 +365,7 @@ impl Routes {
         };
         let app = protected
             .route("/healthz", get(routes::threads::health))
+            .route("/.well-known/agent-card.json", get(routes::a2a::agent_card))
             // In an Arc: axum clones the state for every request (and a route layer again).
             .with_state(Arc::new(state))
             .merge(self.extra)

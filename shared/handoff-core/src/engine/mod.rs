@@ -228,6 +228,11 @@ impl Engine {
     pub fn agent_name(&self) -> &str {
         self.inner.agent.name()
     }
+
+    /// The agent served ([`Agent::description`], [`Agent::version`] and the rest).
+    pub fn agent(&self) -> &Arc<dyn Agent> {
+        &self.inner.agent
+    }
     /// Tunables.
     pub fn config(&self) -> &EngineConfig {
         &self.inner.config

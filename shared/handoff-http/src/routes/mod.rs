@@ -1,5 +1,6 @@
 //! Route handlers.
 
+pub(crate) mod a2a;
 pub(crate) mod agent;
 pub(crate) mod audit;
 pub(crate) mod copilotkit;

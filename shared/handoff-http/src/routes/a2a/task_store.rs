@@ -1,0 +1,162 @@
+//! Where a served A2A task lives: one small record naming its context (thread), its owner
+//! and the runs that serve it. Its state is never stored: it is read from those runs'
+//! records every time ([`super::fold`]), so a task can never disagree with its thread,
+//! whatever instance died where.
+//!
+//! | partition | key | what |
+//! |---|---|---|
+//! | `\x1fa2a-task\x1f{tenant}\x1f{taskId}` | `task` | [`TaskRecord`], listed in `\x1fa2a-tasks\x1f{tenant}\x1f{owner}` at its last write's time |
+//!
+//! A new task's id is a digest of the tenant, the caller and the first message's
+//! `messageId`, and its record is created under `Absent`: a retried `SendMessage` finds the
+//! task its first attempt made instead of making another. A run's id is a digest of the
+//! task and the message that asked for it, so a retried answer names the same run and the
+//! engine replays it.
+
+use a2a_types::Message;
+use handoff_core::{Condition, IndexEntry, Principal, Store, StoreError, Write};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use super::error::A2aError;
+
+const TASK_KEY: &str = "task";
+const SEP: char = '\u{1f}';
+
+/// A served task.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct TaskRecord {
+    /// Its context: the thread its runs ran on.
+    pub context_id: String,
+    /// Subject of the caller who created it.
+    pub owner: String,
+    /// Unix ms of its creation.
+    pub created_ms: u64,
+    /// Unix ms of its last change made here (a run added, a cancel).
+    pub updated_ms: u64,
+    /// The runs serving it, oldest first.
+    pub runs: Vec<String>,
+    /// The messages sent to it, oldest first (its history, with the agent's replies).
+    #[serde(default)]
+    pub messages: Vec<Message>,
+    /// `CancelTask` was asked: the task ends canceled whatever its last run did.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub canceled: bool,
+}
+
+/// A task record with the version it was read at.
+#[derive(Debug, Clone)]
+pub(crate) struct Stored {
+    pub record: TaskRecord,
+    pub version: u64,
+}
+
+fn digest(parts: &[&str]) -> String {
+    let mut hash = Sha256::new();
+    for part in parts {
+        hash.update(part.as_bytes());
+        hash.update([0]);
+    }
+    hex::encode(&hash.finalize()[..16])
+}
+
+/// The id of the task a caller's message `message_id` creates.
+pub(crate) fn new_task_id(principal: &Principal, message_id: &str) -> String {
+    format!(
+        "task-{}",
+        digest(&[&principal.tenant, &principal.subject, message_id])
+    )
+}
+
+/// The id of the run message `message_id` asks for on task `task_id`.
+pub(crate) fn run_id(task_id: &str, message_id: &str) -> String {
+    format!("a2a-{}", digest(&[task_id, message_id]))
+}
+
+fn partition(tenant: &str, task_id: &str) -> String {
+    format!("{SEP}a2a-task{SEP}{tenant}{SEP}{task_id}")
+}
+
+/// The listing of `owner`'s tasks in `tenant`.
+pub(crate) fn owner_scope(tenant: &str, owner: &str) -> String {
+    format!("{SEP}a2a-tasks{SEP}{tenant}{SEP}{owner}")
+}
+
+/// The task id of a listing hit's partition.
+pub(crate) fn task_id_of(partition: &str) -> Option<&str> {
+    partition.rsplit(SEP).next()
+}
+
+fn store_error(err: StoreError) -> A2aError {
+    A2aError::from(handoff_core::CoreError::from(err))
+}
+
+/// Reads task `task_id` of `principal`'s tenant.
+pub(crate) async fn load(
+    store: &dyn Store,
+    principal: &Principal,
+    task_id: &str,
+    now_ms: u64,
+) -> Result<Option<Stored>, A2aError> {
+    if task_id.is_empty() || task_id.len() > 256 || task_id.chars().any(char::is_control) {
+        return Ok(None);
+    }
+    let item = store
+        .get_one(&partition(&principal.tenant, task_id), TASK_KEY, now_ms)
+        .await
+        .map_err(store_error)?;
+    let Some(item) = item else { return Ok(None) };
+    let record = serde_json::from_slice(&item.value)
+        .map_err(|e| A2aError::from(handoff_core::CoreError::CorruptRecord(e.to_string())))?;
+    Ok(Some(Stored {
+        record,
+        version: item.version,
+    }))
+}
+
+/// Writes `record` as task `task_id`: created when `version` is `None` (false when it
+/// already exists), else replaced if still at `version` (false when it moved on).
+pub(crate) async fn save(
+    store: &dyn Store,
+    tenant: &str,
+    task_id: &str,
+    record: &TaskRecord,
+    version: Option<u64>,
+    now_ms: u64,
+) -> Result<bool, A2aError> {
+    let value = serde_json::to_vec(record)
+        .map_err(|e| A2aError::from(handoff_core::CoreError::CorruptRecord(e.to_string())))?;
+    let condition = version.map_or(Condition::Absent, Condition::Version);
+    let write = Write::put(TASK_KEY, condition, value, None).indexed(IndexEntry {
+        scope: owner_scope(tenant, &record.owner),
+        rank: record.updated_ms,
+    });
+    match store
+        .commit(&partition(tenant, task_id), vec![write], now_ms)
+        .await
+    {
+        Ok(()) => Ok(true),
+        Err(StoreError::ConditionFailed { .. }) => Ok(false),
+        Err(err) => Err(store_error(err)),
+    }
+}
+
+/// Removes task `task_id` if still at `version` (false when it moved on).
+pub(crate) async fn delete(
+    store: &dyn Store,
+    tenant: &str,
+    task_id: &str,
+    version: u64,
+    now_ms: u64,
+) -> Result<bool, A2aError> {
+    let write = Write::delete(TASK_KEY, Condition::Version(version));
+    match store
+        .commit(&partition(tenant, task_id), vec![write], now_ms)
+        .await
+    {
+        Ok(()) => Ok(true),
+        Err(StoreError::ConditionFailed { .. }) => Ok(false),
+        Err(err) => Err(store_error(err)),
+    }
+}
