@@ -12,7 +12,10 @@
 //! The A2A delegation path (the demo's fraud review, then its refund approval, an `Agent`
 //! source) needs a real A2A peer: it runs the same scenario in `tests/node/a2a-policy.test.mjs`,
 //! and the MCP rows run against real servers on every host in `tests/node/lib/mcp-policy.mjs`.
+//! Each row runs a second time with the request and the answers over A2A (`a2a.rs`).
 
+#[path = "approval_paths/a2a.rs"]
+mod a2a;
 #[path = "../../handoff-llm/tests/support/mcp_answer.rs"]
 mod mcp_answer;
 #[path = "support/named.rs"]
@@ -195,6 +198,14 @@ fn every_approval_source_has_a_row() {
 async fn every_path_that_raises_an_approval_holds_its_policy() {
     for row in rows::ROWS {
         scenario(row).await;
+    }
+}
+
+/// The same rows with the request and the answers sent over A2A (issue 51).
+#[tokio::test]
+async fn every_path_holds_its_policy_when_asked_and_answered_over_a2a() {
+    for row in rows::ROWS {
+        a2a::scenario(row).await;
     }
 }
 

@@ -31,7 +31,7 @@ pub(crate) struct ListQuery {
     #[serde(default)]
     context_id: Option<String>,
     #[serde(default)]
-    status: Option<TaskState>,
+    status: Option<Value>,
     #[serde(default)]
     page_size: Option<i64>,
     #[serde(default)]
@@ -54,6 +54,23 @@ fn check_history(history_length: Option<i32>) -> Result<(), A2aError> {
     }
 }
 
+/// The `status` filter of a listing: none for an unset, unspecified or unrecognized state
+/// (what the official JS client sends for "any"), else a state by name or number.
+fn status_filter(status: Option<&Value>) -> Result<Option<TaskState>, A2aError> {
+    match status {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s))
+            if ["", "TASK_STATE_UNSPECIFIED", "UNRECOGNIZED"].contains(&s.as_str()) =>
+        {
+            Ok(None)
+        }
+        Some(Value::Number(n)) if n.as_i64() == Some(0) => Ok(None),
+        Some(value) => serde_json::from_value(value.clone())
+            .map(Some)
+            .map_err(|_| A2aError::InvalidParams(format!("status {value} is not a task state"))),
+    }
+}
+
 pub(crate) async fn get_task(
     app: &AppState,
     principal: &Principal,
@@ -72,6 +89,7 @@ pub(crate) async fn list_tasks(
     query: ListQuery,
 ) -> Result<Value, A2aError> {
     check_history(query.history_length)?;
+    let status = status_filter(query.status.as_ref())?;
     let page_size = match query.page_size {
         None => 50,
         Some(n @ 1..=100) => n as usize,
@@ -118,7 +136,7 @@ pub(crate) async fn list_tasks(
             Err(A2aError::TaskNotFound(_)) => continue,
             Err(err) => return Err(err),
         };
-        if query.status.is_some_and(|s| s != view.task.status.state) {
+        if status.is_some_and(|s| s != view.task.status.state) {
             continue;
         }
         tasks.push(view.task);

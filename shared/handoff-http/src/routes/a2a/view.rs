@@ -45,6 +45,7 @@ pub(crate) async fn view_of(
     let mut folded = Folded::default();
     let mut last_run = None;
     let mut finished_ms = record.updated_ms;
+    let mut hidden = false;
     for run_id in &record.runs {
         let events = match app
             .engine
@@ -56,8 +57,11 @@ pub(crate) async fn view_of(
                 events
             }
             Ok(None) => continue,
+            // Another's run on a thread this caller may no longer read (an approver once
+            // the question is answered): shown without it, as `POST /agent` would.
             Err(CoreError::ThreadNotFound | CoreError::Forbidden(_)) => {
-                return Err(A2aError::TaskNotFound(task_id.to_owned()));
+                hidden = true;
+                continue;
             }
             Err(err) => return Err(err.into()),
         };
@@ -65,6 +69,9 @@ pub(crate) async fn view_of(
         for event in &events {
             folded.push(event);
         }
+    }
+    if hidden && last_run.is_none() {
+        return Err(A2aError::TaskNotFound(task_id.to_owned()));
     }
     if folded.task_state() == TaskState::InputRequired
         && let Some((run_id, events)) = answered_elsewhere(app, principal, record, &folded).await?
@@ -120,8 +127,10 @@ async fn answered_elsewhere(
     record: &super::task_store::TaskRecord,
     folded: &Folded,
 ) -> Result<Option<(String, Vec<agui_protocol::Event>)>, A2aError> {
-    let Some(thread) = app.engine.thread(principal, &record.context_id).await? else {
-        return Ok(None);
+    let thread = match app.engine.thread(principal, &record.context_id).await {
+        Ok(Some(thread)) => thread,
+        Ok(None) | Err(CoreError::ThreadNotFound | CoreError::Forbidden(_)) => return Ok(None),
+        Err(err) => return Err(err.into()),
     };
     let still_pending = thread
         .pending_interrupts
