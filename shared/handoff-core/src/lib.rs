@@ -12,6 +12,7 @@ pub mod error;
 pub mod limits;
 mod message_ids;
 pub mod outbound;
+pub mod outbox;
 pub mod principal;
 pub mod records;
 pub mod runtime;

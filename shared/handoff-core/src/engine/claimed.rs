@@ -42,4 +42,6 @@ pub(crate) struct Claimed {
     /// A resume's audit chain head as the claim read it (see `context::audit_head_read`);
     /// moved into the run's context when it starts.
     pub(crate) audit_head: Option<(u64, Option<AuditHead>)>,
+    /// The run's watches: its request's, and those of the interrupts it answers.
+    pub(crate) watches: Vec<crate::outbox::Watch>,
 }

@@ -80,6 +80,9 @@ pub struct RunOptions {
     /// Counts the run's store calls (claim, effects, finish), for its log line; share a
     /// clone to read the count once the run has ended.
     pub store_calls: StoreCalls,
+    /// Interests the run carries, passed on to the runs that answer its interrupts
+    /// (see [`crate::outbox`]).
+    pub watches: Vec<crate::outbox::Watch>,
 }
 
 impl Default for RunOptions {
@@ -92,6 +95,7 @@ impl Default for RunOptions {
             request_id: None,
             trace_id: None,
             store_calls: StoreCalls::default(),
+            watches: Vec::new(),
         }
     }
 }

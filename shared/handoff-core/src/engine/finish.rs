@@ -96,10 +96,11 @@ pub(crate) async fn finish_run(
     log.events.push(Arc::new(finished));
     match commit_finish(inner, ctx, claimed, thread, status, log, Ending::Consumed).await {
         // The record's own copy of RUN_FINISHED, its last event, is the one announced.
-        Ok(mut stored) => {
+        Ok((mut stored, notices)) => {
             if let Some(finished) = stored.pop() {
                 ctx.emit_engine(Arc::unwrap_or_clone(finished));
             }
+            super::notify::deliver(inner, ctx.partition(), &notices).await;
         }
         Err(error) => {
             if !matches!(error, CoreError::LeaseLost) {
@@ -146,6 +147,7 @@ pub(crate) async fn stop_run(
         (Event::from(run_error(ctx, &error)), RunStatus::Errored)
     };
     let event = event.with_timestamp(inner.runtime.now_ms());
+    let mut notices = Vec::new();
     if !matches!(error, CoreError::LeaseLost) {
         let effects = ctx.effects();
         let consumed = !effects.is_empty() && !effects.any_in_doubt();
@@ -160,14 +162,18 @@ pub(crate) async fn stop_run(
         let mut log = ctx_log(ctx);
         log.events.push(Arc::new(event.clone()));
         let committed = commit_finish(inner, ctx, claimed, thread, status, log, ending).await;
-        if let Err(commit_error) = committed {
-            tracing::error!(error = %commit_error, "could not record the failed run");
-            if !matches!(commit_error, CoreError::LeaseLost) {
-                release_lease(inner, ctx, claimed).await;
+        match committed {
+            Ok((_, keys)) => notices = keys,
+            Err(commit_error) => {
+                tracing::error!(error = %commit_error, "could not record the failed run");
+                if !matches!(commit_error, CoreError::LeaseLost) {
+                    release_lease(inner, ctx, claimed).await;
+                }
             }
         }
     }
     ctx.emit_engine(event);
+    super::notify::deliver(inner, ctx.partition(), &notices).await;
 }
 
 /// The thread after a run that executed effects and then failed: its history and state
@@ -320,7 +326,7 @@ async fn commit_finish(
     status: RunStatus,
     log: StoredLog,
     ending: Ending,
-) -> Result<Vec<Arc<Event>>, CoreError> {
+) -> Result<(Vec<Arc<Event>>, Vec<String>), CoreError> {
     let now = inner.runtime.now_ms();
     let consume_answer = ending == Ending::Consumed;
     let page = if consume_answer {
@@ -375,6 +381,7 @@ async fn commit_finish(
     let pages = claimed.thread.pages;
     super::renew::pages_if_due(inner, ctx.partition(), &mut thread, pages, *fence, now).await;
     thread.meta.updated_at_ms = Some(now);
+    let thread_after = thread.clone();
     let mut writes = vec![
         thread.write(
             ctx.partition(),
@@ -405,8 +412,12 @@ async fn commit_finish(
         // The answers' audit entries land with the records that consume them.
         writes.extend(ctx.audit_append(ctx.finish_entries(now)).await?.writes);
     }
+    let terminal = log.events.last().map(|e| e.as_ref());
+    let (notices, keys) =
+        super::notify::writes(inner, ctx, claimed, &thread_after, status, terminal, now);
+    writes.extend(notices);
     match inner.store.commit(ctx.partition(), writes, now).await {
-        Ok(()) => Ok(log.events),
+        Ok(()) => Ok((log.events, keys)),
         Err(StoreError::ConditionFailed { .. }) => Err(CoreError::LeaseLost),
         Err(e) => Err(e.into()),
     }
@@ -478,6 +489,7 @@ fn to_pending(
                 approval,
                 approval_source,
                 agent_id: agent_id.clone(),
+                watches: claimed.watches.clone(),
                 interrupt,
             }
         })

@@ -17,6 +17,7 @@ mod history;
 mod lease;
 mod leftovers;
 mod live;
+mod notify;
 mod renew;
 mod stop;
 mod telemetry;
@@ -108,6 +109,10 @@ pub(crate) struct Inner {
     pub(crate) approval_checks: ApprovalChecks,
     pub(crate) stops: Arc<stop::StopBoard>,
     pub(crate) cursor_key: Arc<cursor::CursorKey>,
+    /// Who is told about runs that end (see [`crate::outbox`]).
+    pub(crate) notifiers: Vec<Arc<dyn crate::outbox::Notifier>>,
+    /// Delivers what they asked for right after the run's end.
+    pub(crate) outbox: Option<Arc<crate::outbox::Outbox>>,
 }
 
 impl Inner {
@@ -178,8 +183,30 @@ impl Engine {
                 approval_checks,
                 stops: Arc::default(),
                 cursor_key: Arc::default(),
+                notifiers: Vec::new(),
+                outbox: None,
             }),
         }
+    }
+
+    /// With `notifier` asked about every run that ends; what it asks for is written in the
+    /// run's last commit (see [`crate::outbox`]).
+    #[must_use]
+    pub fn with_notifier(self, notifier: Arc<dyn crate::outbox::Notifier>) -> Self {
+        self.rebuilt(|inner| inner.notifiers.push(notifier))
+    }
+
+    /// With `outbox` making the first attempt at a run's notices right after its end, on
+    /// the instance that ran it (a host's sweep, [`crate::outbox::Outbox::deliver_due`],
+    /// makes the later ones).
+    #[must_use]
+    pub fn with_outbox(self, outbox: crate::outbox::Outbox) -> Self {
+        self.rebuilt(|inner| inner.outbox = Some(Arc::new(outbox)))
+    }
+
+    /// The outbox given with [`Engine::with_outbox`].
+    pub fn outbox(&self) -> Option<&Arc<crate::outbox::Outbox>> {
+        self.inner.outbox.as_ref()
     }
 
     /// With a policy other than [`OwnerPolicy`] deciding who may read, run and answer.

@@ -167,6 +167,9 @@ pub struct PendingInterrupt {
     /// the call's arguments, asked again for edited ones).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_name: Option<String>,
+    /// The watches of the run that raised it, inherited by the run that answers it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub watches: Vec<crate::outbox::Watch>,
 }
 
 impl PendingInterrupt {

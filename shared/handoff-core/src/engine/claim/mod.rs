@@ -81,6 +81,7 @@ pub(crate) async fn claim(
         else {
             continue;
         };
+        let watches = inherited_watches(options, &committed.thread, &decisions);
         return Ok(Claim::Run(Box::new(Claimed {
             run_id: input.run_id.clone(),
             partition: request.partition,
@@ -97,10 +98,30 @@ pub(crate) async fn claim(
             after_running,
             mark_until: committed.mark_until,
             audit_head,
+            watches,
         })));
     }
     Err(CoreError::ThreadBusy {
         run_id: String::new(),
         retry_after_ms: inner.config.busy_retry_after_ms,
     })
+}
+
+/// The request's watches, then those of the interrupts its answers resolve (each once).
+fn inherited_watches(
+    options: &RunOptions,
+    thread: &crate::records::ThreadRecord,
+    decisions: &[crate::decision::Decision],
+) -> Vec<crate::outbox::Watch> {
+    let mut watches = options.watches.clone();
+    let answered = thread
+        .pending
+        .iter()
+        .filter(|p| decisions.iter().any(|d| d.interrupt.id == p.interrupt.id));
+    for watch in answered.flat_map(|p| &p.watches) {
+        if !watches.contains(watch) {
+            watches.push(watch.clone());
+        }
+    }
+    watches
 }
