@@ -15,6 +15,9 @@
 //! | a normal finish | `TASK_STATE_COMPLETED` |
 //!
 //! Status updates (`working`) come from the server, not the agent.
+//!
+//! A message sent to a task waiting for input is a resume: the agent sees the answer (the
+//! message's text) but not the new `messageId`, so every answer completes the task.
 
 use agui_protocol::{Interrupt, Message};
 use handoff_core::{Agent, AgentError, Finish, RunContext, codes};
@@ -129,6 +132,18 @@ impl Agent for TckAgent {
     }
 
     async fn run(&self, ctx: &mut RunContext) -> Result<Finish, AgentError> {
+        // A message on an input-required task arrives as the answer to its interrupt, and
+        // the answering message's id does not reach the agent (the last user message is
+        // still the one that asked): the scenario's default, complete.
+        if let Some(answer) = ctx.decisions().first().cloned() {
+            let said = match answer.payload.as_ref() {
+                Some(Value::String(text)) => text.clone(),
+                Some(other) => other.to_string(),
+                None => "nothing".to_owned(),
+            };
+            ctx.say(&format!("Thanks for the input: {said}"));
+            return Ok(Finish::done());
+        }
         let message_id = incoming_message_id(ctx).unwrap_or_default();
         match Scenario::for_message_id(&message_id) {
             Scenario::Complete if message_id.starts_with("tck-complete-task") => {

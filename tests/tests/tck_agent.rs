@@ -4,7 +4,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use agui_protocol::{Event, Message, RunAgentInput, RunFinishedOutcome};
+use agui_protocol::{Event, Message, ResumeEntry, RunAgentInput, RunFinishedOutcome};
 use futures::StreamExt;
 use futures::future::BoxFuture;
 use handoff_core::runtime::{ManualClock, SequentialIds, Sleep};
@@ -23,23 +23,34 @@ impl Sleep for RecordedSleep {
     }
 }
 
-/// The events of one run whose last user message has id `message_id`, and the sleeps.
-fn run(messages: Vec<Message>) -> (Vec<Event>, Vec<u64>) {
+/// The agent on an engine of its own, and what it sleeps.
+fn engine() -> (Engine, RecordedSleep) {
     let sleep = RecordedSleep::default();
     let runtime = Runtime::new(
         ManualClock::new(1_795_000_000_000),
         SequentialIds::new("t"),
         sleep.clone(),
     );
-    let engine = Engine::new(TckAgent, Arc::new(MemoryStore::new()), runtime);
-    let input = RunAgentInput::new("thread", "run", messages);
-    let events = futures::executor::block_on(async {
+    (
+        Engine::new(TckAgent, Arc::new(MemoryStore::new()), runtime),
+        sleep,
+    )
+}
+
+fn events(engine: &Engine, input: RunAgentInput) -> Vec<Event> {
+    futures::executor::block_on(async {
         let stream = engine
             .start(input, RunOptions::default())
             .await
             .expect("the run starts");
         stream.collect::<Vec<_>>().await
-    });
+    })
+}
+
+/// The events of one run on `messages`, and the sleeps.
+fn run(messages: Vec<Message>) -> (Vec<Event>, Vec<u64>) {
+    let (engine, sleep) = engine();
+    let events = events(&engine, RunAgentInput::new("thread", "run", messages));
     let slept = sleep.0.lock().expect("sleep log").clone();
     (events, slept)
 }
@@ -180,6 +191,21 @@ fn input_required_is_a_text_only_interrupt() {
     };
     assert_eq!(interrupts.len(), 1);
     assert!(interrupts[0].response_schema.is_none() && interrupts[0].message.is_some());
+}
+
+#[test]
+fn an_answer_to_input_required_completes() {
+    let (engine, _) = engine();
+    let ask = vec![Message::user("tck-input-required-1", "ask")];
+    let asked = events(&engine, RunAgentInput::new("thread", "r1", ask));
+    let Some(Some(RunFinishedOutcome::Interrupt { interrupts })) = outcome(&asked) else {
+        panic!("an interrupt: {:?}", outcome(&asked));
+    };
+    let answer = ResumeEntry::resolved(interrupts[0].id.clone(), json!("Complete"));
+    let resume = RunAgentInput::new("thread", "r2", Vec::new()).with_resume(vec![answer]);
+    let answered = events(&engine, resume);
+    assert_eq!(deltas(&answered), ["Thanks for the input: Complete"]);
+    assert!(succeeded(&answered), "{:?}", outcome(&answered));
 }
 
 #[test]
