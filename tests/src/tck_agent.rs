@@ -131,6 +131,10 @@ impl Agent for TckAgent {
         NAME
     }
 
+    fn description(&self) -> &str {
+        "Acts out the A2A TCK's scenarios, chosen by the messageId's prefix"
+    }
+
     async fn run(&self, ctx: &mut RunContext) -> Result<Finish, AgentError> {
         // A message on an input-required task arrives as the answer to its interrupt, and
         // the answering message's id does not reach the agent (the last user message is
