@@ -54,11 +54,15 @@ fi
 SERVER_LOG=$WORK/server.log
 PORT=$PORT HANDOFF_AUTH=${HANDOFF_AUTH:-none} "$ROOT/target/debug/tck-agent" >"$SERVER_LOG" 2>&1 &
 SERVER_PID=$!
+# SIGTERM lets open responses finish (a stream the TCK left open among them): 10 s, then SIGKILL.
 stop_server() {
-    if kill -0 "$SERVER_PID" 2>/dev/null; then
-        kill "$SERVER_PID" 2>/dev/null || true
-        wait "$SERVER_PID" 2>/dev/null || true
-    fi
+    kill "$SERVER_PID" 2>/dev/null || return 0
+    for _ in $(seq 1 100); do
+        kill -0 "$SERVER_PID" 2>/dev/null || break
+        sleep 0.1
+    done
+    kill -KILL "$SERVER_PID" 2>/dev/null || true
+    wait "$SERVER_PID" 2>/dev/null || true
 }
 trap stop_server EXIT
 trap 'exit 130' INT TERM
