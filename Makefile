@@ -5,6 +5,10 @@ SHELL := /bin/bash
 PORT ?= 8080
 LAMBDA_PORT ?= 9000
 MOTO_PORT ?= 8000
+# `make tck`: where the fixture agent listens, and the A2A TCK snapshot (read-only; copied
+# to target/tck/ to run).
+TCK_PORT ?= 9999
+TCK_SRC ?= $(CURDIR)/../shared/tools/a2a-tck
 NODE_DIR := tests/node
 VENV := .venv
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
@@ -52,6 +56,7 @@ export CARGO_TERM_COLOR ?= never
 .PHONY: build-test-worker
 .PHONY: dev-starter build-starter-worker dev-starter-worker dev-starter-lambda
 .PHONY: console check-console
+.PHONY: tck
 .PHONY: help setup setup-worker dev test test-rust test-node lint lint-infra fmt check-wasm bench bench-lambda corpus build-worker dev-worker build-lambda dev-lambda deploy
 
 help:
@@ -59,6 +64,7 @@ help:
 	@echo "make setup-worker  also cargo install the pinned worker-build and wasm-bindgen CLI"
 	@echo "make dev         run the local dev server with the demo agent on the embedded store"
 	@echo "make test        run every test (Rust, official-client conformance, end to end)"
+	@echo "make tck         the A2A TCK's MUST tests (JSON-RPC) against the fixture agent tck-agent on TCK_PORT ($(TCK_PORT)); venv in target/tck"
 	@echo "make lint        rustfmt --check and clippy -D warnings"
 	@echo "make console     bundle the web console (shared/handoff-console/web -> assets/, esbuild); commit the result"
 	@echo "make check-wasm  cargo check the Workers crates for wasm32-unknown-unknown"
@@ -139,6 +145,12 @@ test-node: corpus build-worker build-test-worker build-starter-worker
 	set -o pipefail; cd $(NODE_DIR) && AGUI_CORPUS_DIR=$(CORPUS_DIR) HANDOFF_BIN_DIR=$(CURDIR)/target/debug \
 		node --test $(NODE_TEST_FLAGS) | tee $(CURDIR)/target/node-tests.tap \
 		|| { echo '--- failed Node tests:'; grep -E -A24 '^ *not ok' $(CURDIR)/target/node-tests.tap; exit 1; }
+
+# The A2A TCK (issue 51): its own venv in target/tck/venv, a scratch copy of the snapshot,
+# the fixture agent (tests/src/bin/tck-agent.rs) on TCK_PORT, stopped whatever happens. Ends
+# with `tck: MUST N passed, M failed`; fails if any MUST test failed. Glue: tests/tck/.
+tck:
+	@TCK_PORT=$(TCK_PORT) TCK_SRC=$(TCK_SRC) tests/tck/run.sh
 
 lint: lint-infra check-console
 	cargo fmt --all -- --check

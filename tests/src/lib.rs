@@ -3,3 +3,4 @@
 pub mod corpus;
 pub mod dynamo_bill;
 pub mod history_cost;
+pub mod tck_agent;

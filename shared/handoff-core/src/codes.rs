@@ -58,6 +58,7 @@
 //! | `RUN_STOPPED` | (in tool results) | a run applying an answer was stopped on request; it ends `cancelled` and, like a deadline, keeps the answer pending (pinned if an action may have run) unless an action already executed, which its tool result lists |
 //! | `MODEL_RATE_LIMITED`, `MODEL_UNAVAILABLE`, `MODEL_ERROR` | (in-stream `RUN_ERROR`) | a model provider answered 429 / was unavailable (5xx, overloaded) / refused the request or sent a malformed stream; the provider's own text is logged, never sent (`handoff_llm::ModelError`, or any agent's `RunContext::fail_with`) |
 //! | `INTERRUPT_ID_REUSED` | (in-stream `RUN_ERROR`) | the agent raised an interrupt with the id of one its run answered (ids must be fresh) |
+//! | `REJECTED` | (in-stream `RUN_ERROR`) | the agent refused the request on purpose (`RunContext::fail_with`); over A2A the task ends `TASK_STATE_REJECTED` rather than `TASK_STATE_FAILED` |
 //! | `APPROVAL_POLICY_MISSING` | (in-stream `RUN_ERROR`) | the agent raised an interrupt that claims an approval (`handoff.approval` or the older role keys in its metadata) without a typed policy; nothing answerable was stored (raise approvals with `WithApproval::with_approval`) |
 //! | `UNAUTHORIZED` | 401 | A2A receiver: a push without valid credentials (token, JWT); every failure reads the same |
 //! | `TASK_MISMATCH` | 403 | A2A receiver: a push about another task than its subscription's |
@@ -200,6 +201,8 @@ registry! {
     INTERRUPT_EXPIRED = 422;
     /// An answer its schema, its approval policy or its agent refuses.
     RESUME_PAYLOAD_INVALID = 422;
+    /// The agent refused the request on purpose (in-stream; A2A `TASK_STATE_REJECTED`).
+    REJECTED = 422;
     /// The principal started as many runs as `HANDOFF_RATE_LIMIT` allows (`Retry-After`,
     /// `RateLimit-Policy`, `RateLimit`); nothing was claimed.
     RATE_LIMITED = 429;
