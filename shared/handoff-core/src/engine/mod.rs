@@ -18,6 +18,7 @@ mod lease;
 mod leftovers;
 mod live;
 mod renew;
+mod run_status;
 mod stop;
 mod telemetry;
 mod threads;
@@ -51,6 +52,7 @@ pub use compact::{compact, compact_with_cuts, expand};
 pub use config::{EngineConfig, RunOptions};
 pub use fork::ForkRequest;
 pub use live::FrameStream;
+pub use run_status::{RunFailure, RunOutcomeKind, RunPhase, RunStatusView};
 pub use stop::StopOutcome;
 pub use threads::{
     MAX_LIMIT, MAX_NAME_CHARS, MessagePage, ThreadChanges, ThreadPage, ThreadQuery, ThreadSummary,
