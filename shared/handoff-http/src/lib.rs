@@ -103,7 +103,8 @@
 //! check their callers themselves (the A2A receiver).
 //!
 //! `HANDOFF_CORS_ORIGINS` (comma-separated origins, or `*`): preflights are answered 204
-//! for `content-type`, `authorization`, `x-a2ui`, `last-event-id` and `accept`; `x-handoff-run-id` is
+//! for `content-type`, `authorization`, `x-a2ui`, `last-event-id`, `accept` and `prefer`;
+//! `x-handoff-run-id`, and a background run's `location` and `preference-applied`, are
 //! exposed; credentials are never allowed with `*`; other origins get no CORS headers. On Lambda,
 //! use the template's `CorsOrigins` parameter (the Function URL's CORS) instead.
 //!
