@@ -42,10 +42,10 @@
 //! | `THREAD_BUSY` | 409 + `Retry-After` | another run holds the thread |
 //! | `THREAD_EXISTS` | 409 | `POST /threads/{id}/fork` with a `threadId` that names an existing thread |
 //! | `RUN_ID_CONFLICT` | 409 | the `runId` was used before with a different body (except a resume under the id of the run whose pending interrupts it answers, as CopilotKit sends: a new run under that id; its byte-identical retry replays) |
-//! | `RUN_NOT_FOUND` | 404 | the thread has no such run (or its record expired): replay and stop |
+//! | `RUN_NOT_FOUND` | 404 | the thread has no such run (or its record expired): status, replay and stop |
 //! | `INVALID_LAST_EVENT_ID` | 400 | `Last-Event-ID` is not a frame id (a non-negative integer) |
 //! | `INVALID_CURSOR` | 400 | A list cursor (`GET /threads`, `GET /threads/{id}/messages`) this deployment did not issue for that list: forged, altered, or another list's |
-//! | `RUN_ABANDONED` | (in-stream `RUN_ERROR`, to a reconnected client) | the followed run stopped without finishing: its instance went away and its lease lapsed; rehydrate with `GET /threads/{id}` |
+//! | `RUN_ABANDONED` | (in-stream `RUN_ERROR`, to a reconnected client; the `error` of a run's status) | the followed run stopped without finishing: its instance went away and its lease lapsed; rehydrate with `GET /threads/{id}` |
 //! | `INTERRUPT_EXPIRED` | 422 | a `resolved` answer after `expiresAt` (a `cancelled` one is accepted) |
 //! | `RESUME_PAYLOAD_INVALID` | 422 | the answer is refused before the run, and the message says by what: the interrupt's `responseSchema`, its approval policy's edit rules (naming the argument), or the agent (e.g. the demo's refund beyond what is left to refund) |
 //! | `RATE_LIMITED` | 429 | the caller started as many runs as `HANDOFF_RATE_LIMIT` allows: `Retry-After` (seconds), `RateLimit-Policy: "runs";q=COUNT;w=SECONDS`, `RateLimit: "runs";r=REMAINING;t=SECONDS`; nothing was claimed (an answer stays pending: send it again) |

@@ -42,6 +42,13 @@ pub struct Runtime {
     /// disconnects mid-run does not stop it (it finishes, commits and releases the
     /// thread). Without one, the run is driven by its response stream.
     pub spawner: Option<Arc<dyn Spawn>>,
+    /// Work that outlives every request: set only by a host whose process keeps running
+    /// with no request in flight (the dev server, on tokio). A background run
+    /// (`Prefer: respond-async`) is answered `202` at once and drained here to its end
+    /// with nobody connected. Unset on Lambda (the environment freezes once the response
+    /// ends) and on Workers (`waitUntil` keeps work about 30 s past the response): there
+    /// the preference is ignored and the run streams as usual.
+    pub background: Option<Arc<dyn Spawn>>,
 }
 
 impl Runtime {
@@ -52,11 +59,17 @@ impl Runtime {
             ids: Arc::new(ids),
             sleep: Arc::new(sleep),
             spawner: None,
+            background: None,
         }
     }
     /// Runs each run in the background on `spawner` (see [`Runtime::spawner`]).
     pub fn with_spawner(mut self, spawner: impl Spawn) -> Self {
         self.spawner = Some(Arc::new(spawner));
+        self
+    }
+    /// Offers background runs, driven on `background` (see [`Runtime::background`]).
+    pub fn with_background(mut self, background: impl Spawn) -> Self {
+        self.background = Some(Arc::new(background));
         self
     }
     /// Now, in Unix milliseconds.

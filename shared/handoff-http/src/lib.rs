@@ -14,6 +14,8 @@
 //! | `GET /approvals?limit=&cursor=` | the approvals inbox: the pending interrupts the caller may resolve across its tenant's threads, newest first (those whose policy names a role it holds, minus its own requests under not-the-requester; without a role, those on threads it owns): `{"approvals": [{threadId, interruptId, reason, message, toolCall, responseSchema, expiresAt, requestedBy, requiredRoles, createdAt}], "nextCursor"}` |
 //! | `GET /audit?threadId=&since=&limit=&cursor=` | the approval audit trail, role `auditor` only (403 `FORBIDDEN` otherwise): `{"entries": [{seq, time, threadId, kind: "answer"\|"effect", principal, roles, interruptId, decision, payloadHash, runId, effectKey?, replayed?, idempotencyKey?, attempt?, prevHash, hash}], "nextCursor"}`, newest first, across the tenant's threads (by time) or one (in chain order, reading that thread's entries only); an effect's entry is written when an attempt starts, so one left in doubt is listed too; one entry per line with `Accept: application/x-ndjson` (the next cursor in `x-handoff-next-cursor`); `since` is an ISO-8601 time or Unix ms |
 //! | `GET /audit/verify?threadId=` | role `auditor`: `{"intact", "entries", "firstBroken"?, "threadId"?}`, whether the thread's hash chain (every chain of the tenant without `threadId`) is whole |
+//! | `POST /agent` with `Prefer: respond-async` | a background run (RFC 7240; other preferences in the header are ignored): once the run is claimed, `202 {"threadId","runId"}` with `Location: /threads/{threadId}/runs/{runId}` and `Preference-Applied: respond-async`, and the run goes on with nobody connected; bad input is the same 4xx as without it. Only on hosts that offer background work ([`handoff_core::Runtime::background`]: the dev server); Lambda and Workers ignore the preference for now and stream as usual (no `Preference-Applied`). Under `HANDOFF_DOUBLE_TEXT` `interrupt` or `enqueue`, a run sent to a busy thread is answered 202 before it is claimed, and its status is 404 `RUN_NOT_FOUND` until it is |
+//! | `GET /threads/{threadId}/runs/{runId}` | where a run stands, background or streamed ([`handoff_core::RunStatusView`]): `{"threadId", "runId", "status": "running"\|"interrupted"\|"succeeded"\|"failed"\|"cancelled", "outcome"?: "success"\|"interrupt"\|"cancelled", "usage"?, "interrupts"?, "error"?: {code, message}, "startedAt", "finishedAt"?}` (Unix ms); a run whose instance went away is `failed` with `RUN_ABANDONED` once its lease lapses; who may read it as for its events; 404 `RUN_NOT_FOUND` for a run the thread never had |
 //! | `GET /threads/{threadId}/runs/{runId}/events` | the run's frames as SSE; with `Last-Event-ID: n` a client that dropped rejoins after frame `n` (a join prelude, then the rest); a run still running is followed to its end on any instance (see [Reconnecting](#reconnecting)) |
 //! | `POST /threads/{threadId}/runs/{runId}/stop` | stop a running run on whichever instance runs it: 202 `{"status":"stopping"}`, the run ends `RUN_FINISHED{outcome: cancelled}` at its next checkpoint (at once on the same instance, else within `HANDOFF_STOP_POLL_MS`, default 1 s) and releases the thread; 200 with the final status for a run that already ended. A dropped connection is not a stop. |
 //! | `POST /api/v1/chat/stream`, `POST /api/v1/chat/resume` | Superagent-compatible chat: legacy framing, or A2UI on request |
@@ -101,7 +103,8 @@
 //! check their callers themselves (the A2A receiver).
 //!
 //! `HANDOFF_CORS_ORIGINS` (comma-separated origins, or `*`): preflights are answered 204
-//! for `content-type`, `authorization`, `x-a2ui`, `last-event-id` and `accept`; `x-handoff-run-id` is
+//! for `content-type`, `authorization`, `x-a2ui`, `last-event-id`, `accept` and `prefer`;
+//! `x-handoff-run-id`, and a background run's `location` and `preference-applied`, are
 //! exposed; credentials are never allowed with `*`; other origins get no CORS headers. On Lambda,
 //! use the template's `CorsOrigins` parameter (the Function URL's CORS) instead.
 //!
@@ -337,6 +340,10 @@ impl Routes {
             .route(
                 "/threads/{thread_id}/fork",
                 post(routes::thread_list::fork_thread),
+            )
+            .route(
+                "/threads/{thread_id}/runs/{run_id}",
+                get(routes::runs::run_status),
             )
             .route(
                 "/threads/{thread_id}/runs/{run_id}/events",

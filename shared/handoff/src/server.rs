@@ -63,9 +63,11 @@ pub fn init_logs() {
     }
 }
 
-/// Clock, ids, timers and a task spawner for tokio.
+/// Clock, ids, timers and a task spawner for tokio, with background runs
+/// (`Prefer: respond-async`): the process outlives its requests, so a run with no client
+/// is a tokio task like any other.
 pub fn runtime() -> Runtime {
-    handoff_host_native::runtime()
+    handoff_host_native::runtime().with_background(handoff_host_native::TokioSpawn)
 }
 
 /// Binds 127.0.0.1:`PORT` (default 8080, `0` = any free port). Bind it yourself

@@ -17,7 +17,7 @@ use super::finish::{finish_run, stop_run};
 use super::history;
 use super::lease::{self, Stop};
 use super::live;
-use super::stop::{self, StopBoard};
+use super::stop::{self, StopBoard, StopTicket};
 use super::telemetry;
 use super::{Inner, RunOptions, SharedRunStream};
 use crate::agent::Finish;
@@ -41,6 +41,9 @@ pub(crate) fn spawn_run(
     let span = telemetry::run_span(inner.agent.name(), &input, &options);
     let run_span = span.clone();
     let facts = telemetry::RunLogFacts::of(&options);
+    // On this instance's stop board before the run is handed over: a stop sent as soon as
+    // the claim is answered (a background run's 202) reaches it at once, not at a poll.
+    let ticket = StopBoard::register(&inner.stops, &claimed.partition, input.run_id.as_str());
     let driver = async move {
         let started_ms = inner.runtime.now_ms();
         let mut ctx = RunContext::new(ContextParts {
@@ -63,7 +66,7 @@ pub(crate) fn spawn_run(
         if let Some(head) = claimed.audit_head.take() {
             ctx.knows_audit_head(head);
         }
-        execute(&inner, &mut ctx, options, &mut claimed).await;
+        execute(&inner, &mut ctx, options, &mut claimed, ticket).await;
         telemetry::record_end(&run_span, &ctx, started_ms, &facts);
     }
     .instrument(span);
@@ -79,7 +82,13 @@ pub(crate) fn spawn_run(
     Box::pin(futures::stream::select(events, driver))
 }
 
-async fn execute(inner: &Inner, ctx: &mut RunContext, options: RunOptions, claimed: &mut Claimed) {
+async fn execute(
+    inner: &Inner,
+    ctx: &mut RunContext,
+    options: RunOptions,
+    claimed: &mut Claimed,
+    mut ticket: StopTicket,
+) {
     let started_at = inner.runtime.now_ms();
     let mut started = RunStarted::new(ctx.thread_id().clone(), ctx.run_id().clone());
     started.protocol_version = Some(PROTOCOL_VERSION.to_owned());
@@ -105,7 +114,6 @@ async fn execute(inner: &Inner, ctx: &mut RunContext, options: RunOptions, claim
         .fuse(),
     );
     let run_id = ctx.run_id().to_string();
-    let mut ticket = StopBoard::register(&inner.stops, &partition, &run_id);
     let stop_requested = stop::requested(
         inner,
         &partition,

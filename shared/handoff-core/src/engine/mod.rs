@@ -19,6 +19,7 @@ mod leftovers;
 mod live;
 mod notify;
 mod renew;
+mod run_status;
 mod stop;
 mod telemetry;
 mod threads;
@@ -52,6 +53,7 @@ pub use compact::{compact, compact_with_cuts, expand};
 pub use config::{EngineConfig, RunOptions};
 pub use fork::ForkRequest;
 pub use live::FrameStream;
+pub use run_status::{RunFailure, RunOutcomeKind, RunPhase, RunStatusView};
 pub use stop::StopOutcome;
 pub use threads::{
     MAX_LIMIT, MAX_NAME_CHARS, MessagePage, ThreadChanges, ThreadPage, ThreadQuery, ThreadSummary,

@@ -27,24 +27,29 @@ pub const CORS_ORIGINS_VAR: &str = "HANDOFF_CORS_ORIGINS";
 pub const CORS_MAX_AGE: Duration = Duration::from_secs(600);
 
 /// Request headers a cross-origin client may send: JSON bodies, bearer tokens, the
-/// A2UI capability header, SSE resumption and content negotiation.
-const ALLOW_HEADERS: [&str; 5] = [
+/// A2UI capability header, SSE resumption, content negotiation and `Prefer` (background
+/// runs).
+const ALLOW_HEADERS: [&str; 6] = [
     "content-type",
     "authorization",
     "x-a2ui",
     "last-event-id",
     "accept",
+    "prefer",
 ];
 
 /// Response headers scripts may read: the run id (to resume or replay a run),
-/// `Retry-After` on 429/503 answers, the rate limit's state and the request id (to quote
-/// when reporting a problem). None is CORS-safelisted.
-const EXPOSE_HEADERS: [&str; 5] = [
+/// `Retry-After` on 429/503 answers, the rate limit's state, the request id (to quote
+/// when reporting a problem), and a background run's `Location` and
+/// `Preference-Applied`. None is CORS-safelisted.
+const EXPOSE_HEADERS: [&str; 7] = [
     "x-handoff-run-id",
     "x-request-id",
     "retry-after",
     "ratelimit-policy",
     "ratelimit",
+    "location",
+    "preference-applied",
 ];
 
 /// The origins allowed to call the router from a browser (`HANDOFF_CORS_ORIGINS`).

@@ -125,10 +125,12 @@ async fn a_simple_get_from_an_allowed_origin_exposes_the_run_id() {
         Some(APP)
     );
     let exposed = value(&response, header::ACCESS_CONTROL_EXPOSE_HEADERS).unwrap();
-    assert!(
-        exposed.split(',').any(|h| h.trim() == "x-handoff-run-id"),
-        "{exposed}"
-    );
+    for name in ["x-handoff-run-id", "location", "preference-applied"] {
+        assert!(
+            exposed.split(',').any(|h| h.trim() == name),
+            "{name} missing from {exposed}"
+        );
+    }
     assert_eq!(
         value(&response, header::ACCESS_CONTROL_ALLOW_CREDENTIALS),
         Some("true")

@@ -12,7 +12,7 @@ use handoff_core::codes;
 use http::HeaderName;
 
 use super::json_body::read_json_body;
-use super::{a2ui_history, principal};
+use super::{a2ui_history, background, principal};
 use crate::AppState;
 use crate::body::{Encoding, sse_response};
 use crate::config::HostDeadline;
@@ -30,6 +30,9 @@ pub(crate) async fn run_agent(
     let body = read_json_body(&app, &parts.headers, body).await?;
     let input =
         parse_input(&body).map_err(|e| ApiError::new(codes::INVALID_INPUT, e.to_string()))?;
+    if let Some(background) = background::offered(&app, &parts.headers) {
+        return background::start(&app, &parts, input, run_options(&parts)?, background).await;
+    }
     let encoding = Encoding::negotiate(&parts.headers, parts.uri.query(), Encoding::AgUi);
     start_run(&app, &parts, input, encoding, run_options(&parts)?).await
 }

@@ -3,6 +3,7 @@
 pub(crate) mod a2a;
 pub(crate) mod agent;
 pub(crate) mod audit;
+pub(crate) mod background;
 pub(crate) mod copilotkit;
 pub(crate) mod json_body;
 pub(crate) mod runs;

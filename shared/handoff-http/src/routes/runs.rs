@@ -1,3 +1,4 @@
+//! `GET /threads/{threadId}/runs/{runId}`: where a run stands; and
 //! `POST /threads/{threadId}/runs/{runId}/stop`: end a running run on purpose.
 
 use std::sync::Arc;
@@ -29,4 +30,19 @@ pub(crate) async fn stop_run(
     };
     let body = json!({ "threadId": thread_id, "runId": run_id, "status": body });
     Ok((status, Json(body)).into_response())
+}
+
+/// `GET /threads/{threadId}/runs/{runId}`: the run's [`RunStatusView`](handoff_core::RunStatusView),
+/// for any run, streamed or background; 404 `RUN_NOT_FOUND` for a run the thread never had.
+pub(crate) async fn run_status(
+    State(app): State<Arc<AppState>>,
+    extensions: Extensions,
+    Path((thread_id, run_id)): Path<(String, String)>,
+) -> Result<Response, ApiError> {
+    let principal = principal(&extensions)?;
+    let view = app
+        .engine
+        .run_status(&principal, &thread_id, &run_id)
+        .await?;
+    Ok(Json(view).into_response())
 }
