@@ -354,6 +354,8 @@ impl Routes {
                 post(routes::runs::stop_run),
             )
             .route("/a2a", post(routes::a2a::jsonrpc))
+            // Clients that join the card's URL and "/" (the TCK's) post here.
+            .route("/a2a/", post(routes::a2a::jsonrpc))
             .route("/api/v1/chat/stream", post(routes::superagent::chat_stream))
             .route("/api/v1/chat/resume", post(routes::superagent::chat_resume))
             .route_layer(axum::middleware::from_fn_with_state(

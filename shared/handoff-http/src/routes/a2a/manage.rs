@@ -19,8 +19,9 @@ use crate::AppState;
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct TaskQuery {
+    #[serde(alias = "task_id")]
     id: String,
-    #[serde(default)]
+    #[serde(default, alias = "history_length")]
     history_length: Option<i32>,
 }
 
@@ -28,17 +29,17 @@ pub(crate) struct TaskQuery {
 #[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct ListQuery {
-    #[serde(default)]
+    #[serde(default, alias = "context_id")]
     context_id: Option<String>,
     #[serde(default)]
     status: Option<Value>,
-    #[serde(default)]
+    #[serde(default, alias = "page_size")]
     page_size: Option<i64>,
-    #[serde(default)]
+    #[serde(default, alias = "page_token")]
     page_token: Option<String>,
-    #[serde(default)]
+    #[serde(default, alias = "history_length")]
     history_length: Option<i32>,
-    #[serde(default)]
+    #[serde(default, alias = "include_artifacts")]
     include_artifacts: bool,
 }
 
@@ -248,17 +249,64 @@ pub(crate) async fn subscribe(
         )));
     }
     let first = futures::stream::once(futures::future::ready(StreamResponse::Task(view.task)));
-    let (Some(run_id), TaskState::Working) = (view.last_run, state) else {
-        return Ok(first.boxed());
-    };
-    let events = super::send::follow(&app, principal, &stored.record.context_id, &run_id).await?;
     let ids = TaskIds {
         task_id: query.id.clone(),
         context_id: stored.record.context_id.clone(),
     };
     let runtime = app.engine.runtime().clone();
     let now: Arc<dyn Fn() -> u64 + Send + Sync> = Arc::new(move || runtime.now_ms());
-    Ok(first
-        .chain(stream::responses(ids, None, events, now))
-        .boxed())
+    let current = match (view.last_run.clone(), state) {
+        (Some(run_id), TaskState::Working) => {
+            let events = super::send::follow(&app, principal, &ids.context_id, &run_id).await?;
+            stream::responses(ids.clone(), None, events, now.clone())
+        }
+        _ => futures::stream::empty().boxed(),
+    };
+    let later = watch(app, principal.clone(), ids, view.last_run, now);
+    Ok(first.chain(current).chain(later).boxed())
+}
+
+/// How often a subscription to a task that waits (for input, say) looks for its next run.
+const WATCH_POLL_MS: u64 = 500;
+/// How long a subscription waits for a task that does not move before it closes.
+const WATCH_IDLE_MS: u64 = 10 * 60_000;
+
+/// The runs a task goes on with after `seen`, whoever starts them, until it ends (or
+/// idles for [`WATCH_IDLE_MS`]): the stream stays open while the task is not terminal.
+fn watch(
+    app: Arc<AppState>,
+    principal: Principal,
+    ids: TaskIds,
+    seen: Option<String>,
+    now: Arc<dyn Fn() -> u64 + Send + Sync>,
+) -> BoxStream<'static, StreamResponse> {
+    let since = now();
+    futures::stream::unfold(Some((seen, since)), move |state| {
+        let (app, principal, ids, now) = (app.clone(), principal.clone(), ids.clone(), now.clone());
+        async move {
+            let (seen, since) = state?;
+            loop {
+                if now().saturating_sub(since) > WATCH_IDLE_MS {
+                    return None;
+                }
+                app.engine.runtime().sleep.sleep(WATCH_POLL_MS).await;
+                let (view, _) = view::read(&app, &principal, &ids.task_id, None)
+                    .await
+                    .ok()?;
+                if view.last_run != seen {
+                    let run = view.last_run.clone()?;
+                    let events = super::send::follow(&app, &principal, &ids.context_id, &run)
+                        .await
+                        .ok()?;
+                    let responses = stream::responses(ids.clone(), None, events, now.clone());
+                    return Some((responses, Some((Some(run), now()))));
+                }
+                if view.task.status.state.is_terminal() {
+                    return None;
+                }
+            }
+        }
+    })
+    .flatten()
+    .boxed()
 }

@@ -51,6 +51,10 @@ pub(crate) async fn jsonrpc(State(app): State<Arc<AppState>>, request: Request) 
     };
     let call: Value = match serde_json::from_slice(&body) {
         Ok(call) => call,
+        Err(_) if !declares_json(&parts.headers) => {
+            let err = A2aError::ContentType("JSON-RPC requests are application/json".into());
+            return reply(JsonRpcId::Null, Err(err));
+        }
         Err(e) => return reply(JsonRpcId::Null, Err(A2aError::Parse(e.to_string()))),
     };
     let id = call
@@ -74,6 +78,22 @@ pub(crate) async fn jsonrpc(State(app): State<Arc<AppState>>, request: Request) 
 enum Answer {
     Json(Value),
     Stream(BoxStream<'static, StreamResponse>),
+}
+
+/// Whether the request says its body is JSON (or says nothing).
+fn declares_json(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_none_or(|v| {
+            let essence = v
+                .split(';')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_ascii_lowercase();
+            essence == "application/json" || essence.ends_with("+json")
+        })
 }
 
 /// The method of a well-formed JSON-RPC 2.0 request.

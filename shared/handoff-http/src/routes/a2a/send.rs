@@ -46,7 +46,7 @@ pub(crate) async fn send(
         Some(task_id) => answer(&app, &principal, task_id, &message, now).await?,
         None => create(&app, &principal, &message, now).await?,
     };
-    let run_id = task_store::run_id(&task_id, &message.message_id);
+    let run_id = task_store::run_id(&task_id, &task_store::message_key(&message));
     let ids = TaskIds {
         task_id: task_id.clone(),
         context_id: stored.record.context_id.clone(),
@@ -110,7 +110,7 @@ async fn create(
     message: &Message,
     now: u64,
 ) -> Result<(String, Stored, Option<RunAgentInput>), A2aError> {
-    let task_id = task_store::new_task_id(principal, &message.message_id);
+    let task_id = task_store::new_task_id(principal, message);
     let store = app.engine.store().as_ref();
     if let Some(stored) = task_store::load(store, principal, &task_id, now).await? {
         return replay(app, principal, task_id, stored, message).await;
@@ -119,7 +119,7 @@ async fn create(
         .context_id
         .clone()
         .unwrap_or_else(|| app.engine.runtime().ids.next_id("ctx"));
-    let run_id = task_store::run_id(&task_id, &message.message_id);
+    let run_id = task_store::run_id(&task_id, &task_store::message_key(message));
     let mut sent = message.clone();
     sent.task_id = Some(task_id.clone());
     sent.context_id = Some(context_id.clone());
@@ -154,8 +154,7 @@ async fn replay(
     message: &Message,
 ) -> Result<(String, Stored, Option<RunAgentInput>), A2aError> {
     let record = &stored.record;
-    same_content(record, message)?;
-    let run_id = task_store::run_id(&task_id, &message.message_id);
+    let run_id = task_store::run_id(&task_id, &task_store::message_key(message));
     let started = app
         .engine
         .run_events(principal, &record.context_id, &run_id)
@@ -199,7 +198,7 @@ async fn answer(
     now: u64,
 ) -> Result<(String, Stored, Option<RunAgentInput>), A2aError> {
     let store = app.engine.store().as_ref();
-    let run_id = task_store::run_id(task_id, &message.message_id);
+    let run_id = task_store::run_id(task_id, &task_store::message_key(message));
     for _ in 0..3 {
         let (view, stored) = view::read(app, principal, task_id, None).await?;
         let record = &stored.record;
@@ -214,7 +213,6 @@ async fn answer(
         }
         let retried = record.runs.contains(&run_id);
         if retried {
-            same_content(record, message)?;
             let ran = app
                 .engine
                 .run_events(principal, &record.context_id, &run_id)
@@ -264,21 +262,6 @@ async fn answer(
     )))
 }
 
-/// A message sent again under its `messageId` must say the same thing.
-fn same_content(record: &TaskRecord, message: &Message) -> Result<(), A2aError> {
-    let first = record
-        .messages
-        .iter()
-        .find(|m| m.message_id == message.message_id);
-    if first.is_some_and(|m| m.parts != message.parts) {
-        return Err(A2aError::InvalidParams(format!(
-            "messageId {} was already sent with other content",
-            message.message_id
-        )));
-    }
-    Ok(())
-}
-
 /// Takes back what a refused start recorded (its run and message, or the whole task when
 /// that was its first run), so the task shows no run that never ran.
 async fn undo(app: &AppState, principal: &Principal, task_id: &str, run_id: &str) {
@@ -291,7 +274,7 @@ async fn undo(app: &AppState, principal: &Principal, task_id: &str, run_id: &str
     record.runs.retain(|r| r != run_id);
     record
         .messages
-        .retain(|m| task_store::run_id(task_id, &m.message_id) != run_id);
+        .retain(|m| task_store::run_id(task_id, &task_store::message_key(m)) != run_id);
     let tenant = &principal.tenant;
     let outcome = if record.runs.is_empty() {
         task_store::delete(store, tenant, task_id, stored.version, now).await

@@ -7,8 +7,8 @@
 //! |---|---|---|
 //! | `\x1fa2a-task\x1f{tenant}\x1f{taskId}` | `task` | [`TaskRecord`], listed in `\x1fa2a-tasks\x1f{tenant}\x1f{owner}` at its last write's time |
 //!
-//! A new task's id is a digest of the tenant, the caller and the first message's
-//! `messageId`, and its record is created under `Absent`: a retried `SendMessage` finds the
+//! A new task's id is a digest of the tenant, the caller and the first message (its
+//! `messageId`, context and parts), and its record is created under `Absent`: a retried `SendMessage` finds the
 //! task its first attempt made instead of making another. A run's id is a digest of the
 //! task and the message that asked for it, so a retried answer names the same run and the
 //! engine replays it.
@@ -61,17 +61,30 @@ fn digest(parts: &[&str]) -> String {
     hex::encode(&hash.finalize()[..16])
 }
 
-/// The id of the task a caller's message `message_id` creates.
-pub(crate) fn new_task_id(principal: &Principal, message_id: &str) -> String {
-    format!(
-        "task-{}",
-        digest(&[&principal.tenant, &principal.subject, message_id])
-    )
+/// What makes a message the same message sent again: its id and its parts. A client
+/// reusing an id for other content sends a new message (the spec makes `messageId`
+/// idempotency optional, and the TCK reuses ids).
+pub(crate) fn message_key(message: &Message) -> String {
+    let parts = serde_json::to_string(&message.parts).unwrap_or_default();
+    digest(&[&message.message_id, &parts])
 }
 
-/// The id of the run message `message_id` asks for on task `task_id`.
-pub(crate) fn run_id(task_id: &str, message_id: &str) -> String {
-    format!("a2a-{}", digest(&[task_id, message_id]))
+/// The id of the task a caller's first message creates (its [`message_key`], and the
+/// context it names, if any).
+pub(crate) fn new_task_id(principal: &Principal, message: &Message) -> String {
+    let context = message.context_id.as_deref().unwrap_or("");
+    let key = [
+        principal.tenant.as_str(),
+        &principal.subject,
+        &message_key(message),
+        context,
+    ];
+    format!("task-{}", digest(&key))
+}
+
+/// The id of the run a message (its [`message_key`]) asks for on task `task_id`.
+pub(crate) fn run_id(task_id: &str, message_key: &str) -> String {
+    format!("a2a-{}", digest(&[task_id, message_key]))
 }
 
 fn partition(tenant: &str, task_id: &str) -> String {
