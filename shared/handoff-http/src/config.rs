@@ -150,6 +150,9 @@ pub struct HttpConfig {
     /// `HANDOFF_PUBLIC_URL`: the deployment's own base URL, for links it publishes (the A2A
     /// agent card's endpoint). Unset: the request's origin.
     pub public_url: Option<String>,
+    /// `HANDOFF_A2A_ALLOW_LOOPBACK=true`: A2A push-notification URLs may be loopback and
+    /// `http://` (tests only).
+    pub a2a_allow_loopback: bool,
 }
 
 /// The default [`HttpConfig::copilotkit_base`].
@@ -174,6 +177,7 @@ impl Default for HttpConfig {
             cors_origins: None,
             allowed_hosts: Vec::new(),
             public_url: None,
+            a2a_allow_loopback: false,
         }
     }
 }
@@ -199,6 +203,8 @@ impl HttpConfig {
             public_url: lookup("HANDOFF_PUBLIC_URL")
                 .map(|url| url.trim().trim_end_matches('/').to_owned())
                 .filter(|url| !url.is_empty()),
+            a2a_allow_loopback: lookup("HANDOFF_A2A_ALLOW_LOOPBACK")
+                .is_some_and(|v| v == "1" || v.eq_ignore_ascii_case("true")),
         }
     }
 }

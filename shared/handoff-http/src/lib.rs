@@ -154,6 +154,7 @@ pub use drain::read_unread_bodies;
 pub use error::ApiError;
 pub use guard::ALLOWED_HOSTS_VAR;
 pub use request_log::{RequestId, TraceId};
+pub use routes::a2a::push::{A2A_PUSH_KIND, A2aPush, A2aPushNotifier};
 pub use trace_context::parse_traceparent;
 
 /// Shared state of the handlers.

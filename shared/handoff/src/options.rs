@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use axum::Router;
 use handoff_auth::{AuthConfig, JwksSource};
+use handoff_core::outbox::Outbox;
 use handoff_core::schema::SchemaValidator;
 use handoff_core::{Agent, Authorizer, Clock, Engine, EngineConfig, Runtime, Store};
 use handoff_http::{Authenticator, CorsOrigins, Host, HttpConfig, NoAuth, Routes, ThreadExtras};
@@ -26,6 +27,8 @@ pub(crate) struct HostOptions {
     pub(crate) agents: Vec<(String, Arc<dyn Agent>, Option<String>)>,
     /// Their engines, built with the primary one.
     pub(crate) agent_engines: Vec<(String, Engine, Option<String>)>,
+    /// How the host reaches A2A push-notification webhooks (none: pushes are not sent).
+    pub(crate) push_outbound: Option<Arc<dyn handoff_core::outbound::Outbound>>,
 }
 
 impl Default for HostOptions {
@@ -42,6 +45,7 @@ impl Default for HostOptions {
             host_schema_validator: None,
             agents: Vec::new(),
             agent_engines: Vec::new(),
+            push_outbound: None,
         }
     }
 }
@@ -76,6 +80,12 @@ impl HostOptions {
         let authorizer = self.authorizer.take();
         let validator = self.schema_validator.take();
         let host_validator = self.host_schema_validator.take();
+        // Served A2A tasks push their state changes from the store's outbox.
+        let outbox = self.push_outbound.take().map(|outbound| {
+            let push = handoff_http::A2aPush::new(store.clone(), outbound);
+            Outbox::new(store.clone(), runtime.clone())
+                .sender(handoff_http::A2A_PUSH_KIND, Arc::new(push))
+        });
         let build = |agent: Arc<dyn Agent>| {
             let validator = chosen_validator(&validator, agent.as_ref(), &host_validator);
             let mut engine =
@@ -85,6 +95,11 @@ impl HostOptions {
             }
             if let Some(validator) = validator {
                 engine = engine.with_schema_validator(Some(validator));
+            }
+            if let Some(outbox) = &outbox {
+                engine = engine
+                    .with_notifier(Arc::new(handoff_http::A2aPushNotifier))
+                    .with_outbox(outbox.clone());
             }
             engine
         };

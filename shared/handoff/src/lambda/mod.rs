@@ -160,6 +160,10 @@ impl Lambda {
         let runtime = self.runtime.unwrap_or_else(runtime);
         // Connect during Init, not in the first request (see the module docs).
         warm_up(store.as_ref(), runtime.clock.now_ms()).await;
+        let policy = handoff_host_native::outbound::NetPolicy::from_lookup(env);
+        self.options.push_outbound = Some(Arc::new(
+            handoff_host_native::outbound::UreqOutbound::guarded(policy),
+        ));
         let engine = self
             .options
             .engine(Host::Lambda, self.agent, store, runtime, env);

@@ -146,6 +146,11 @@ impl Worker {
                 Err(why) => return Ok(not_configured(&why)),
             },
         };
+        let allow_loopback = vars("HANDOFF_A2A_ALLOW_LOOPBACK")
+            .is_some_and(|v| v == "1" || v.eq_ignore_ascii_case("true"));
+        self.options.push_outbound = Some(Arc::new(handoff_host_worker::FetchOutbound::guarded(
+            allow_loopback,
+        )));
         let engine = self.options.engine(
             Host::Workers,
             Arc::new(agent),

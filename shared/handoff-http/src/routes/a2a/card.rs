@@ -65,7 +65,7 @@ pub(crate) fn card(app: &AppState, base: &str) -> Value {
             "protocolBinding": "JSONRPC",
             "protocolVersion": "1.0",
         }],
-        "capabilities": {"streaming": true, "pushNotifications": false},
+        "capabilities": {"streaming": true, "pushNotifications": super::push_config::supported(app)},
         "defaultInputModes": modes,
         "defaultOutputModes": modes,
         "skills": [{

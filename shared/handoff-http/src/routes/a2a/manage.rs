@@ -223,6 +223,11 @@ pub(crate) async fn cancel_task(
             let run_id = app.engine.runtime().ids.next_id("run");
             let input = agui_protocol::RunAgentInput::new(context.clone(), run_id, Vec::new())
                 .with_resume(entries);
+            let mut options = options;
+            options.watches = vec![
+                super::push::task_watch(&query.id),
+                handoff_core::outbox::Watch::new(super::push::CANCEL_WATCH, &query.id),
+            ];
             let events = app.engine.start_shared(input, options).await?;
             events.for_each(|_| async {}).await;
         }

@@ -10,6 +10,8 @@ mod error;
 mod fold;
 mod input;
 mod manage;
+pub(crate) mod push;
+mod push_config;
 mod send;
 mod stream;
 mod task_store;
@@ -178,10 +180,18 @@ async fn dispatch(
         methods::SUBSCRIBE_TO_TASK => Ok(Answer::Stream(
             manage::subscribe(app, &principal, params(raw)?).await?,
         )),
-        methods::CREATE_PUSH_CONFIG
-        | methods::GET_PUSH_CONFIG
-        | methods::LIST_PUSH_CONFIGS
-        | methods::DELETE_PUSH_CONFIG => Err(A2aError::PushNotSupported),
+        methods::CREATE_PUSH_CONFIG => Ok(Answer::Json(
+            push_config::create(&app, &principal, raw).await?,
+        )),
+        methods::GET_PUSH_CONFIG => Ok(Answer::Json(
+            push_config::get(&app, &principal, params(raw)?).await?,
+        )),
+        methods::LIST_PUSH_CONFIGS => Ok(Answer::Json(
+            push_config::list(&app, &principal, params(raw)?).await?,
+        )),
+        methods::DELETE_PUSH_CONFIG => Ok(Answer::Json(
+            push_config::delete(&app, &principal, params(raw)?).await?,
+        )),
         methods::GET_EXTENDED_AGENT_CARD => Err(A2aError::Unsupported(
             "this agent has no extended card".into(),
         )),

@@ -26,7 +26,7 @@ pub(crate) enum Sent {
 /// Serves one send. `streaming` picks the answer's form.
 pub(crate) async fn send(
     app: Arc<AppState>,
-    options: RunOptions,
+    mut options: RunOptions,
     request: SendMessageRequest,
     streaming: bool,
 ) -> Result<Sent, A2aError> {
@@ -42,10 +42,15 @@ pub(crate) async fn send(
         .configuration
         .as_ref()
         .is_some_and(|c| c.return_immediately);
+    let push = request
+        .configuration
+        .as_ref()
+        .and_then(|c| c.task_push_notification_config.clone());
     let (task_id, stored, start) = match &message.task_id {
-        Some(task_id) => answer(&app, &principal, task_id, &message, now).await?,
-        None => create(&app, &principal, &message, now).await?,
+        Some(task_id) => answer(&app, &principal, task_id, &message, push, now).await?,
+        None => create(&app, &principal, &message, push, now).await?,
     };
+    options.watches.push(super::push::task_watch(&task_id));
     let run_id = task_store::run_id(&task_id, &task_store::message_key(&message));
     let ids = TaskIds {
         task_id: task_id.clone(),
@@ -108,9 +113,13 @@ async fn create(
     app: &AppState,
     principal: &Principal,
     message: &Message,
+    push: Option<a2a_types::TaskPushNotificationConfig>,
     now: u64,
 ) -> Result<(String, Stored, Option<RunAgentInput>), A2aError> {
     let task_id = task_store::new_task_id(principal, message);
+    let push = push
+        .map(|config| super::push_config::admit(app, &task_id, config))
+        .transpose()?;
     let store = app.engine.store().as_ref();
     if let Some(stored) = task_store::load(store, principal, &task_id, now).await? {
         return replay(app, principal, task_id, stored, message).await;
@@ -131,6 +140,7 @@ async fn create(
         runs: vec![run_id.clone()],
         messages: vec![sent],
         canceled: false,
+        push_configs: push.into_iter().collect(),
     };
     if !task_store::save(store, &principal.tenant, &task_id, &record, None, now).await? {
         // The same message, sent twice at once: the other one made the task.
@@ -195,8 +205,12 @@ async fn answer(
     principal: &Principal,
     task_id: &str,
     message: &Message,
+    push: Option<a2a_types::TaskPushNotificationConfig>,
     now: u64,
 ) -> Result<(String, Stored, Option<RunAgentInput>), A2aError> {
+    let push = push
+        .map(|config| super::push_config::admit(app, task_id, config))
+        .transpose()?;
     let store = app.engine.store().as_ref();
     let run_id = task_store::run_id(task_id, &task_store::message_key(message));
     for _ in 0..3 {
@@ -248,6 +262,9 @@ async fn answer(
         sent.task_id = Some(task_id.to_owned());
         sent.context_id = Some(record.context_id.clone());
         next.messages.push(sent);
+        if let Some(config) = push.clone() {
+            next = super::push_config::with_config(next, config)?;
+        }
         let version = Some(stored.version);
         if task_store::save(store, &principal.tenant, task_id, &next, version, now).await? {
             let stored = Stored {

@@ -43,6 +43,9 @@ pub(crate) struct TaskRecord {
     /// `CancelTask` was asked: the task ends canceled whatever its last run did.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub canceled: bool,
+    /// Where its state changes are pushed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub push_configs: Vec<a2a_types::TaskPushNotificationConfig>,
 }
 
 /// A task record with the version it was read at.
