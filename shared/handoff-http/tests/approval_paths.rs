@@ -209,6 +209,12 @@ async fn every_path_holds_its_policy_when_asked_and_answered_over_a2a() {
     }
 }
 
+/// An A2A answer after the same interrupt was answered over AG-UI is refused, naming why.
+#[tokio::test]
+async fn an_a2a_answer_after_an_ag_ui_one_is_told_the_interrupt_is_not_pending() {
+    a2a::answered_over_ag_ui_first(rows::open_demo()).await;
+}
+
 /// A policy chosen from the arguments is chosen again for edited ones: an edit cannot
 /// cross into a more lenient policy.
 #[tokio::test]

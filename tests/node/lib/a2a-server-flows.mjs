@@ -21,7 +21,9 @@ export async function sdkClient(host, headers = host.headers ?? {}) {
     transports: [new JsonRpcTransportFactory({ fetchImpl })],
     cardResolver: new DefaultAgentCardResolver({ fetchImpl }),
   });
-  return new ClientFactory(options).createFromUrl(host.url);
+  // The card's full URL: the SDK resolves its default (relative) card path against the base
+  // URL, which drops the last path segment of a host served under a prefix (a Lambda URL).
+  return new ClientFactory(options).createFromUrl(`${host.url}/.well-known/agent-card.json`, "");
 }
 
 const part = (content) => ({ content, metadata: undefined, filename: "", mediaType: "" });

@@ -87,11 +87,16 @@ export async function startMoto() {
  * Starts `cargo lambda watch` for `pkg` (agent-lambda, or a2a-webhook-lambda; `bin` picks one
  * binary of a package with several, e.g. starter's starter-lambda) against `moto`
  * and waits until the function answers /healthz (the first request compiles it if needed).
+ * `publicUrl` sets HANDOFF_PUBLIC_URL to the function URL (the emulator's path prefix is
+ * invisible to the function, so links it publishes need it). `concurrency` (default 1, the
+ * emulator's) is how many instances may serve requests at once, as Lambda scales out.
  * Resolves to {url (the function URL base), kill(), logs()}.
  */
-export async function startLambda({ moto, table, env = {}, label = "lambda", pkg = "agent-lambda", bin }) {
+export async function startLambda({ moto, table, env = {}, label = "lambda", pkg = "agent-lambda", bin, publicUrl = false, concurrency = 1 }) {
   const port = await freePort();
+  const url = `http://127.0.0.1:${port}/lambda-url/${bin ?? pkg}`;
   const args = ["lambda", "watch", "--ignore-changes", "-A", "127.0.0.1", "-P", String(port), "-p", pkg, ...(bin ? ["--bin", bin] : [])];
+  if (concurrency !== 1) args.push("--concurrency", String(concurrency));
   const proc = new Proc(label, tool("cargo-lambda", "CARGO_LAMBDA"), args, {
     AWS_ACCESS_KEY_ID: "test",
     AWS_SECRET_ACCESS_KEY: "test",
@@ -102,9 +107,9 @@ export async function startLambda({ moto, table, env = {}, label = "lambda", pkg
     // Deployed functions refuse to start without it; local tests choose "none" explicitly.
     HANDOFF_AUTH: "none",
     RUST_LOG: "info",
+    ...(publicUrl ? { HANDOFF_PUBLIC_URL: url } : {}),
     ...env,
   });
-  const url = `http://127.0.0.1:${port}/lambda-url/${bin ?? pkg}`;
   await waitFor(
     async () => {
       if (proc.child.exitCode !== null) throw Object.assign(new Error(`exited\n${proc.logs()}`), { fatal: true });

@@ -5,7 +5,7 @@ use http::StatusCode;
 use serde_json::{Value, json};
 
 use super::call;
-use super::rows::Row;
+use super::rows::{Case, Row};
 
 /// A JSON-RPC call; the result or the error object.
 async fn rpc(app: &axum::Router, who: &str, method: &str, params: Value) -> Result<Value, Value> {
@@ -98,4 +98,31 @@ pub(crate) async fn scenario(row: &Row) {
         read["status"]["state"], "TASK_STATE_COMPLETED",
         "{name}: {read}"
     );
+}
+
+/// An interrupt answered over AG-UI (`POST /agent`) first: an A2A answer to it then lost
+/// that race and is told `INTERRUPT_NOT_PENDING`, as a second AG-UI answer would be; the
+/// refund ran once. (With no approval policy: the requester answers both.)
+pub(crate) async fn answered_over_ag_ui_first(case: Case) {
+    let ask = json!({"message": {"messageId": "a2a-ask", "contextId": "t-a2a", "role": "ROLE_USER",
+        "parts": [{"text": case.text}]}});
+    let task = rpc(&case.ask, "alice", "SendMessage", ask).await.unwrap()["task"].clone();
+    let task_id = task["id"].as_str().unwrap();
+    let id = task["status"]["message"]["parts"][1]["data"]["interruptId"]
+        .as_str()
+        .unwrap();
+    let approve = json!({"approved": true});
+    let resume = super::resume("t-a2a", "r-ag-ui", id, approve.clone());
+    let (status, body) = call(&case.answer, "alice", "POST", "/agent", resume).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!((case.executed)(), 1, "the AG-UI answer refunded");
+    let late = answer(task_id, "a2a-late", id, approve);
+    let late = rpc(&case.answer, "alice", "SendMessage", late).await;
+    let error = late.expect_err("an A2A answer after the AG-UI one");
+    assert_eq!(reason(&error), "INTERRUPT_NOT_PENDING", "{error}");
+    assert_eq!((case.executed)(), 1, "exactly one refund");
+    let read = rpc(&case.answer, "alice", "GetTask", json!({"id": task_id}))
+        .await
+        .unwrap();
+    assert_eq!(read["status"]["state"], "TASK_STATE_COMPLETED", "{read}");
 }

@@ -94,9 +94,18 @@ fn four_eyes() -> ApprovalPolicy {
 }
 
 fn scripted_demo() -> Case {
+    demo(Some(0))
+}
+
+/// The scripted demo without an approval policy: its requester may answer.
+pub(crate) fn open_demo() -> Case {
+    demo(None)
+}
+
+fn demo(approver_above_cents: Option<u64>) -> Case {
     let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
     let config = DemoConfig {
-        approver_above_cents: Some(0),
+        approver_above_cents,
         ..DemoConfig::default()
     };
     let agent = DemoAgent::new(store.clone(), config.clone());

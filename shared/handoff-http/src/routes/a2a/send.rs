@@ -6,7 +6,7 @@ use std::sync::Arc;
 use a2a_types::{Message, SendMessageRequest, StreamResponse, TaskState};
 use agui_protocol::{ResumeEntry, RunAgentInput};
 use futures::stream::{BoxStream, StreamExt};
-use handoff_core::{Principal, RunOptions};
+use handoff_core::{CoreError, Principal, RunOptions};
 
 use super::error::A2aError;
 use super::stream::{self, TaskIds};
@@ -235,6 +235,9 @@ async fn answer(
                 return Ok((task_id.to_owned(), stored, None));
             }
         }
+        if !retried && let Some(id) = answered_elsewhere(&view, record, message) {
+            return Err(CoreError::InterruptNotPending { id }.into());
+        }
         let entries: Vec<ResumeEntry> = match view.task.status.state {
             _ if retried => input::answers(message, &view.folded.interrupts)?,
             TaskState::InputRequired => input::answers(message, &view.folded.interrupts)?,
@@ -277,6 +280,19 @@ async fn answer(
     Err(A2aError::from(handoff_core::CoreError::ThreadChanged(
         "the task changed while the answer was recorded; send it again".into(),
     )))
+}
+
+/// The interrupt `message` answers, when the task's interrupts were answered on another
+/// path (AG-UI, the console) first: that answer lost the race and is told so, as
+/// `POST /agent` would tell it (`INTERRUPT_NOT_PENDING`), whatever state the other answer's
+/// run has reached.
+fn answered_elsewhere(view: &TaskView, record: &TaskRecord, message: &Message) -> Option<String> {
+    let last = view.last_run.as_ref()?;
+    if record.runs.contains(last) {
+        return None;
+    }
+    let entries = input::answers(message, &[]).ok()?;
+    entries.first().map(|e| e.interrupt_id.to_string())
 }
 
 /// Takes back what a refused start recorded (its run and message, or the whole task when
