@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 
-use super::record::{GIVE_UP_AFTER_MS, OUTBOX_SCOPE, OutboxItem, backoff_ms};
+use super::record::{GIVE_UP_AFTER_MS, OUTBOX_SCOPE, OutboxItem, RANK_TOP, backoff_ms};
 use crate::runtime::Runtime;
 use crate::store::{Condition, Store};
 
@@ -97,7 +97,10 @@ impl Outbox {
                 return report;
             }
         };
-        for hit in hits.iter().take_while(|hit| u64::MAX - hit.rank <= now) {
+        for hit in hits
+            .iter()
+            .take_while(|hit| RANK_TOP.saturating_sub(hit.rank) <= now)
+        {
             self.deliver(&hit.partition, &hit.key, &mut report).await;
         }
         report

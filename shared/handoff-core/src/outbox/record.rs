@@ -7,6 +7,9 @@ use crate::store::{Condition, IndexEntry, Item, Write};
 
 /// The listing of every undelivered item, soonest due first.
 pub const OUTBOX_SCOPE: &str = "\u{1f}outbox";
+/// The highest rank every store keeps (DynamoDB and SQLite hold signed 64-bit numbers):
+/// an item's rank is this minus its due time, so the soonest due is listed first.
+pub(crate) const RANK_TOP: u64 = i64::MAX as u64;
 /// Key prefix of items in a thread's partition.
 pub(crate) const PREFIX: &str = "outbox#";
 /// How long items (delivered or not) stay readable: a week.
@@ -57,7 +60,7 @@ impl OutboxItem {
             Some(_) => write,
             None => write.indexed(IndexEntry {
                 scope: OUTBOX_SCOPE.to_owned(),
-                rank: u64::MAX - self.due_ms,
+                rank: RANK_TOP.saturating_sub(self.due_ms),
             }),
         }
     }

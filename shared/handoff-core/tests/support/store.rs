@@ -155,6 +155,16 @@ impl Store for FaultStore {
     ) -> Result<Vec<String>, StoreError> {
         self.inner.list(partition, prefix, now_ms).await
     }
+
+    async fn list_index(
+        &self,
+        scope: &str,
+        after: Option<&handoff_core::IndexHit>,
+        limit: usize,
+        now_ms: u64,
+    ) -> Result<Vec<handoff_core::IndexHit>, StoreError> {
+        self.inner.list_index(scope, after, limit, now_ms).await
+    }
 }
 
 /// Returns `Pending` once (waking itself), then `Ready`: lets other tasks run.
