@@ -20,6 +20,8 @@
 //! | `POST /threads/{threadId}/runs/{runId}/stop` | stop a running run on whichever instance runs it: 202 `{"status":"stopping"}`, the run ends `RUN_FINISHED{outcome: cancelled}` at its next checkpoint (at once on the same instance, else within `HANDOFF_STOP_POLL_MS`, default 1 s) and releases the thread; 200 with the final status for a run that already ended. A dropped connection is not a stop. |
 //! | `POST /api/v1/chat/stream`, `POST /api/v1/chat/resume` | Superagent-compatible chat: legacy framing, or A2UI on request |
 //! | `GET {base}/info`, `POST {base}/agent/{agentId}/run`, `…/connect`, `…/stop/{threadId}`, `{base}/threads…`, `POST {base}` (envelope) | the CopilotKit runtime protocol, `{base}` = [`HttpConfig::copilotkit_base`]: see [CopilotKit runtime protocol](#copilotkit-runtime-protocol) |
+//! | `GET /.well-known/agent-card.json` | the agent's A2A 1.0 card, readable without credentials: see [A2A](#a2a) |
+//! | `POST /a2a` (and `/a2a/`) | the agent over A2A 1.0's JSON-RPC binding: see [A2A](#a2a) |
 //! | `GET /healthz` | liveness |
 //! | `GET /` | the web console (public page, served next to this router by the hosts from `handoff-console`; see docs/console.md); `HANDOFF_CONSOLE=off` removes it |
 //! | `GET /demo/orders/{orderId}` | the demo ledger (a host route of `handoff-demo`'s, behind the authenticator) |
@@ -67,11 +69,49 @@
 //! | `HANDOFF_TOKEN_BUDGET` | unset: no budget | model tokens, input plus output, a tenant may use per window aligned to the Unix epoch, a `day` being a UTC day, e.g. `200000/day`; spent, a new run is 429 `BUDGET_EXCEEDED` and a running one ends at its next model call with `RUN_ERROR` `BUDGET_EXCEEDED` and its usage; agents other than `LlmAgent` check it with `ctx.check_budget()` before each model call |
 //! | `HANDOFF_COPILOTKIT_BASE` | `/copilotkit` | where the [CopilotKit runtime protocol](#copilotkit-runtime-protocol) is served |
 //! | `HANDOFF_CORS_ORIGINS` | no CORS | see [Cross-site requests, DNS rebinding and CORS](#cross-site-requests-dns-rebinding-and-cors) |
+//! | `HANDOFF_PUBLIC_URL` | the request's origin | the deployment's base URL, for the links it publishes (the A2A card's endpoint) |
+//! | `HANDOFF_A2A_ALLOW_LOOPBACK` | `false` | `true`: A2A push-notification webhooks may be `http://` and loopback (tests only) |
 //! | `HANDOFF_ALLOWED_HOSTS` | loopback names only | with `HANDOFF_AUTH=none`, the other `Host` names answered: see the same section |
 //!
 //! A malformed `HANDOFF_RATE_LIMIT` or `HANDOFF_TOKEN_BUDGET` refuses to start with a
 //! message naming it. Their store cost: a run start 2 round trips for the rate limit and 1
 //! for the budget, a model call 2, the run's end 2.
+//!
+//! # A2A
+//!
+//! Any agent is served over A2A 1.0 (JSON-RPC binding; `A2A-Version` 1.x, or none): its card
+//! at `GET /.well-known/agent-card.json` (URLs from `HANDOFF_PUBLIC_URL`, else the request's
+//! origin; the security scheme of `HANDOFF_AUTH`), and `POST /a2a` with `SendMessage`,
+//! `SendStreamingMessage`, `GetTask`, `ListTasks`, `CancelTask`, `SubscribeToTask` and the
+//! push-notification-config methods. Errors are the spec's JSON-RPC codes; a Handoff refusal
+//! names its code in `error.data[0].reason` (`-32602` for bad input, `-32050` for the rest).
+//!
+//! | A2A | Handoff |
+//! |---|---|
+//! | `contextId` | the thread (a new one when the message names none) |
+//! | a task | the chain of runs serving one request: the first message's run, then each run that answers its interrupts, by whatever path (A2A, AG-UI, the console) |
+//! | a message's text parts (data parts as JSON) | the turn's user message, its id the `messageId` |
+//! | an assistant text message | an artifact (id = the message id) with a text part; `CUSTOM a2a.artifact` (value: an A2A `Artifact`) is that artifact |
+//! | the final state, when not empty | artifact `state` with a data part |
+//! | `CUSTOM a2a.message` (value: an A2A `Message`) | the answer is that message, not a task |
+//! | `RUN_FINISHED` success | `TASK_STATE_COMPLETED` with its artifacts |
+//! | `RUN_FINISHED` interrupt | `TASK_STATE_INPUT_REQUIRED`; the status message has each interrupt's message as text and `{interruptId, reason, message?, toolCallId?, responseSchema?, expiresAt?}` as data |
+//! | a `SendMessage` on that task with data `{interruptId, payload}` (or `{interruptId, cancelled: true}`; with one interrupt, a bare data part, or text for an interrupt without `responseSchema`) | the resume, through the engine's claim: exactly once, under the interrupt's approval policy |
+//! | `RUN_ERROR` | `TASK_STATE_FAILED` (`TASK_STATE_REJECTED` for code `REJECTED`) |
+//! | a stop, or `CancelTask` | `TASK_STATE_CANCELED` (an input-required task's interrupts are cancelled through a resume) |
+//!
+//! A task's state is never stored: it is read from its runs' records each time, so it cannot
+//! disagree with the thread. The same `messageId` with the same parts is a replay (the same
+//! task and run; the engine replays the run); a new `messageId`, or other parts, is a new
+//! message. Tasks are the tenant's, visible to whoever may read their thread; `ListTasks`
+//! lists the caller's own (the 1,000 most recent). `SubscribeToTask` stays open while the task
+//! is not terminal and follows whichever run continues it.
+//!
+//! **Push notifications** go out from the store's outbox (`handoff_core::outbox`): the end of
+//! each run serving a task writes a `statusUpdate` notice in the same commit, delivered to each
+//! of the task's webhooks with its token (`X-A2A-Notification-Token`) and its credentials
+//! (`Authorization`), retried with backoff, a served webhook never sent twice. Webhook URLs pass
+//! the outbound URL guard ([`handoff_auth::url_guard`]).
 //!
 //! # Reconnecting
 //!

@@ -1,17 +1,5 @@
-//! From AG-UI events to an A2A task: the mapping, in one place.
-//!
-//! | AG-UI | A2A |
-//! |---|---|
-//! | an assistant text message | an artifact (id = the message id) with one text part |
-//! | `CUSTOM` `a2a.artifact` (value: an A2A `Artifact`) | that artifact |
-//! | `CUSTOM` `a2a.message` (value: an A2A `Message`) | the reply is that message, not a task |
-//! | the final state (`STATE_SNAPSHOT`), when not empty | artifact `state` with one data part |
-//! | `RUN_FINISHED` success | `TASK_STATE_COMPLETED` |
-//! | `RUN_FINISHED` interrupt | `TASK_STATE_INPUT_REQUIRED`; the status message has each interrupt's message as text and `{interruptId, reason, message?, toolCallId?, responseSchema?, expiresAt?}` as data |
-//! | `RUN_FINISHED` cancelled, or `CancelTask` | `TASK_STATE_CANCELED` |
-//! | `RUN_ERROR` with code `REJECTED` | `TASK_STATE_REJECTED` |
-//! | any other `RUN_ERROR` | `TASK_STATE_FAILED`, its message as the status text and `{code}` as data |
-//! | no terminal event yet | `TASK_STATE_WORKING` |
+//! From AG-UI events to an A2A task: the mapping the crate docs' "A2A" table shows, in
+//! one place.
 
 use std::collections::HashMap;
 
