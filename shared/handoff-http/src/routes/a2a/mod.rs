@@ -84,18 +84,7 @@ enum Answer {
 
 /// Whether the request says its body is JSON (or says nothing).
 fn declares_json(headers: &HeaderMap) -> bool {
-    headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_none_or(|v| {
-            let essence = v
-                .split(';')
-                .next()
-                .unwrap_or("")
-                .trim()
-                .to_ascii_lowercase();
-            essence == "application/json" || essence.ends_with("+json")
-        })
+    headers.get(header::CONTENT_TYPE).is_none() || super::json_body::is_json(headers)
 }
 
 /// The method of a well-formed JSON-RPC 2.0 request.

@@ -148,14 +148,7 @@ pub(crate) async fn save(
         scope: owner_scope(tenant, &record.owner),
         rank: record.updated_ms,
     });
-    match store
-        .commit(&partition(tenant, task_id), vec![write], now_ms)
-        .await
-    {
-        Ok(()) => Ok(true),
-        Err(StoreError::ConditionFailed { .. }) => Ok(false),
-        Err(err) => Err(store_error(err)),
-    }
+    commit(store, &partition(tenant, task_id), write, now_ms).await
 }
 
 /// Removes task `task_id` if still at `version` (false when it moved on).
@@ -167,10 +160,17 @@ pub(crate) async fn delete(
     now_ms: u64,
 ) -> Result<bool, A2aError> {
     let write = Write::delete(TASK_KEY, Condition::Version(version));
-    match store
-        .commit(&partition(tenant, task_id), vec![write], now_ms)
-        .await
-    {
+    commit(store, &partition(tenant, task_id), write, now_ms).await
+}
+
+/// Commits `write`: false when its condition did not hold.
+async fn commit(
+    store: &dyn Store,
+    partition: &str,
+    write: Write,
+    now_ms: u64,
+) -> Result<bool, A2aError> {
+    match store.commit(partition, vec![write], now_ms).await {
         Ok(()) => Ok(true),
         Err(StoreError::ConditionFailed { .. }) => Ok(false),
         Err(err) => Err(store_error(err)),
