@@ -17,6 +17,9 @@ mod stream;
 mod task_store;
 mod view;
 
+#[cfg(test)]
+mod tests;
+
 use std::sync::Arc;
 
 use a2a_types::jsonrpc::{JsonRpcId, methods};
