@@ -20,9 +20,9 @@
 
 mod deliver;
 mod record;
+pub mod watch;
 
 use agui_protocol::Event;
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::principal::Owner;
@@ -30,26 +30,7 @@ use crate::records::{PendingInterrupt, RunStatus};
 
 pub use deliver::{DeliveryReport, Outbox, SendOutcome, Sender};
 pub use record::{OUTBOX_SCOPE, OutboxItem, backoff_ms};
-
-/// A caller's interest in a chain of runs (kind and key are the caller's: `a2a-task` and a
-/// task id, say).
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct Watch {
-    /// What watches.
-    pub kind: String,
-    /// Which one.
-    pub key: String,
-}
-
-impl Watch {
-    /// A watch.
-    pub fn new(kind: impl Into<String>, key: impl Into<String>) -> Self {
-        Watch {
-            kind: kind.into(),
-            key: key.into(),
-        }
-    }
-}
+pub use watch::Watch;
 
 /// What a [`Notifier`] sees of a run that ended.
 #[derive(Debug)]

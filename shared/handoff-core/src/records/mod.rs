@@ -169,7 +169,7 @@ pub struct PendingInterrupt {
     pub tool_name: Option<String>,
     /// The watches of the run that raised it, inherited by the run that answers it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub watches: Vec<crate::outbox::Watch>,
+    pub watches: Vec<crate::outbox::watch::Watch>,
 }
 
 impl PendingInterrupt {
