@@ -52,7 +52,8 @@ if curl -fsS -o /dev/null "$URL/healthz" 2>/dev/null; then
 fi
 
 SERVER_LOG=$WORK/server.log
-PORT=$PORT HANDOFF_AUTH=${HANDOFF_AUTH:-none} "$ROOT/target/debug/tck-agent" >"$SERVER_LOG" 2>&1 &
+# The TCK takes its push notifications on a local http:// webhook: loopback admitted.
+PORT=$PORT HANDOFF_AUTH=${HANDOFF_AUTH:-none} HANDOFF_A2A_ALLOW_LOOPBACK=true "$ROOT/target/debug/tck-agent" >"$SERVER_LOG" 2>&1 &
 SERVER_PID=$!
 # SIGTERM lets open responses finish (a stream the TCK left open among them): 10 s, then SIGKILL.
 stop_server() {

@@ -48,17 +48,8 @@ pub(crate) fn writes(
     let mut writes = Vec::new();
     let mut keys = Vec::new();
     for (n, notice) in notices.enumerate() {
-        let item = OutboxItem {
-            id: item_id(ctx.partition(), ctx.run_id().as_str(), n),
-            kind: notice.kind,
-            body: notice.body,
-            created_ms: now,
-            attempts: 0,
-            due_ms: now,
-            done: Vec::new(),
-            last_error: None,
-            outcome: None,
-        };
+        let id = item_id(ctx.partition(), ctx.run_id().as_str(), n);
+        let item = OutboxItem::pending(id, notice.kind, notice.body, now);
         keys.push(item.key());
         writes.push(item.write(Condition::Absent, now));
     }

@@ -46,6 +46,27 @@ pub struct OutboxItem {
 }
 
 impl OutboxItem {
+    /// A notice due now, for a caller that writes it itself (with [`OutboxItem::write`], in
+    /// the commit of the change it reports) rather than through a run's end.
+    pub fn pending(
+        id: impl Into<String>,
+        kind: impl Into<String>,
+        body: Value,
+        now_ms: u64,
+    ) -> Self {
+        OutboxItem {
+            id: id.into(),
+            kind: kind.into(),
+            body,
+            created_ms: now_ms,
+            attempts: 0,
+            due_ms: now_ms,
+            done: Vec::new(),
+            last_error: None,
+            outcome: None,
+        }
+    }
+
     /// Its key in its partition.
     pub fn key(&self) -> String {
         format!("{PREFIX}{}", self.id)
@@ -53,7 +74,7 @@ impl OutboxItem {
 
     /// The write that stores it under `condition`: listed while pending, unlisted once
     /// it has an outcome.
-    pub(crate) fn write(&self, condition: Condition, now_ms: u64) -> Write {
+    pub fn write(&self, condition: Condition, now_ms: u64) -> Write {
         let bytes = serde_json::to_vec(self).unwrap_or_default();
         let write = Write::put(self.key(), condition, bytes, Some(now_ms + ITEM_TTL_MS));
         match self.outcome {

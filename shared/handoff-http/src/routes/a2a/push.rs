@@ -39,6 +39,41 @@ struct PushBody {
     tenant: String,
     task_id: String,
     response: StreamResponse,
+    /// Only to this config (the status a newly registered config is sent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    only: Option<String>,
+}
+
+/// The notice that sends a task's current `status` to its config `config_id` alone: a
+/// webhook registered after the task last changed still gets one delivery.
+pub(crate) fn current_status(
+    tenant: &str,
+    task: &a2a_types::Task,
+    config_id: &str,
+    now_ms: u64,
+) -> OutboxItem {
+    let response = StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
+        task_id: task.id.clone(),
+        context_id: task.context_id.clone().unwrap_or_default(),
+        status: task.status.clone(),
+        metadata: None,
+    });
+    let body = PushBody {
+        tenant: tenant.to_owned(),
+        task_id: task.id.clone(),
+        response,
+        only: Some(config_id.to_owned()),
+    };
+    let id = format!(
+        "ntc_{}",
+        task_store::digest(&[&task.id, config_id, &now_ms.to_string()])
+    );
+    OutboxItem::pending(
+        id,
+        A2A_PUSH_KIND,
+        serde_json::to_value(body).unwrap_or_default(),
+        now_ms,
+    )
 }
 
 /// The watches of a run served for `task_id`.
@@ -89,6 +124,7 @@ impl Notifier for A2aPushNotifier {
                     tenant: facts.tenant.to_owned(),
                     task_id: watch.key.clone(),
                     response,
+                    only: None,
                 };
                 Notice {
                     kind: A2A_PUSH_KIND.to_owned(),
@@ -177,7 +213,7 @@ impl Sender for A2aPush {
         let (mut done, mut errors) = (Vec::new(), Vec::new());
         for config in &configs {
             let id = config.id.clone().unwrap_or_default();
-            if item.done.contains(&id) {
+            if item.done.contains(&id) || body.only.as_ref().is_some_and(|only| *only != id) {
                 continue;
             }
             match self.post(config, &bytes).await {

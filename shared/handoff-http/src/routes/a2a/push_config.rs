@@ -50,7 +50,11 @@ pub(crate) fn admit(
     check_outbound_url(&config.url, app.config.a2a_allow_loopback)
         .map_err(|why| A2aError::InvalidParams(format!("push url refused: {why}")))?;
     if config.id.as_deref().is_none_or(str::is_empty) {
-        config.id = Some(app.engine.runtime().ids.next_id("push"));
+        // Named by what it is, so a retried send registers it once.
+        config.id = Some(format!(
+            "push-{}",
+            task_store::digest(&[task_id, &config.url])
+        ));
     }
     config.task_id = Some(task_id.to_owned());
     config.tenant = None;
@@ -72,6 +76,48 @@ pub(crate) fn with_config(
     Ok(record)
 }
 
+/// Adds `config` to task `task_id` (read as `stored`) and, in the same commit, the notice
+/// that sends it the task's current status (every time: a webhook registered after the task
+/// last changed still gets a delivery); makes that delivery's first attempt.
+pub(crate) async fn register(
+    app: &AppState,
+    principal: &Principal,
+    task_id: &str,
+    mut stored: task_store::Stored,
+    config: TaskPushNotificationConfig,
+) -> Result<task_store::Stored, A2aError> {
+    let store = app.engine.store().as_ref();
+    let now = app.engine.runtime().now_ms();
+    let config_id = config.id.clone().unwrap_or_default();
+    for _ in 0..3 {
+        // Registered again (a retried send): its current status goes out again too, as a
+        // duplicate receivers drop, so a config never goes without a delivery.
+        let view = view::view_of(app, principal, task_id, &stored, Some(0)).await?;
+        let record = with_config(stored.record.clone(), config.clone())?;
+        let item = super::push::current_status(&principal.tenant, &view.task, &config_id, now);
+        let extra = vec![item.write(handoff_core::Condition::Absent, now)];
+        let version = Some(stored.version);
+        let tenant = &principal.tenant;
+        if task_store::save_with(store, tenant, task_id, &record, version, now, extra).await? {
+            if let Some(outbox) = app.engine.outbox() {
+                outbox
+                    .deliver_now(&task_store::partition(tenant, task_id), &[item.key()])
+                    .await;
+            }
+            return Ok(task_store::Stored {
+                record,
+                version: stored.version + 1,
+            });
+        }
+        stored = task_store::load(store, principal, task_id, now)
+            .await?
+            .ok_or_else(|| A2aError::TaskNotFound(task_id.to_owned()))?;
+    }
+    Err(A2aError::from(handoff_core::CoreError::ThreadChanged(
+        "the task changed meanwhile; send it again".into(),
+    )))
+}
+
 pub(crate) async fn create(
     app: &AppState,
     principal: &Principal,
@@ -85,19 +131,9 @@ pub(crate) async fn create(
         .clone()
         .ok_or_else(|| A2aError::InvalidParams("taskId is required".into()))?;
     let config = admit(app, &task_id, config)?;
-    let now = app.engine.runtime().now_ms();
-    for _ in 0..3 {
-        let (_, stored) = view::read(app, principal, &task_id, Some(0)).await?;
-        let record = with_config(stored.record, config.clone())?;
-        let store = app.engine.store().as_ref();
-        let version = Some(stored.version);
-        if task_store::save(store, &principal.tenant, &task_id, &record, version, now).await? {
-            return Ok(serde_json::to_value(&config).unwrap_or_default());
-        }
-    }
-    Err(A2aError::from(handoff_core::CoreError::ThreadChanged(
-        "the task changed meanwhile; send it again".into(),
-    )))
+    let (_, stored) = view::read(app, principal, &task_id, Some(0)).await?;
+    register(app, principal, &task_id, stored, config.clone()).await?;
+    Ok(serde_json::to_value(&config).unwrap_or_default())
 }
 
 pub(crate) async fn get(
@@ -141,10 +177,8 @@ pub(crate) async fn delete(
             .push_configs
             .retain(|c| query.id.is_some() && c.id != query.id);
         if record.push_configs.len() == before {
-            return Err(A2aError::TaskNotFound(format!(
-                "{} (push config)",
-                query.task_id
-            )));
+            // Deleting is idempotent: a config already gone is a success.
+            return Ok(json!({}));
         }
         let store = app.engine.store().as_ref();
         let version = Some(stored.version);

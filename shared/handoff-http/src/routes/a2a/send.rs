@@ -122,7 +122,7 @@ async fn create(
         .transpose()?;
     let store = app.engine.store().as_ref();
     if let Some(stored) = task_store::load(store, principal, &task_id, now).await? {
-        return replay(app, principal, task_id, stored, message).await;
+        return replay(app, principal, task_id, stored, message, push).await;
     }
     let context_id = message
         .context_id
@@ -140,14 +140,14 @@ async fn create(
         runs: vec![run_id.clone()],
         messages: vec![sent],
         canceled: false,
-        push_configs: push.into_iter().collect(),
+        push_configs: push.clone().into_iter().collect(),
     };
     if !task_store::save(store, &principal.tenant, &task_id, &record, None, now).await? {
         // The same message, sent twice at once: the other one made the task.
         let stored = task_store::load(store, principal, &task_id, now)
             .await?
             .ok_or_else(|| A2aError::TaskNotFound(task_id.clone()))?;
-        return replay(app, principal, task_id, stored, message).await;
+        return replay(app, principal, task_id, stored, message, push).await;
     }
     let input = new_turn(app, principal, &context_id, &run_id, message).await?;
     let stored = Stored { record, version: 1 };
@@ -162,7 +162,15 @@ async fn replay(
     task_id: String,
     stored: Stored,
     message: &Message,
+    push: Option<a2a_types::TaskPushNotificationConfig>,
 ) -> Result<(String, Stored, Option<RunAgentInput>), A2aError> {
+    // The retry's push config is registered too (the same config id replaces itself).
+    let stored = match push {
+        Some(config) => {
+            super::push_config::register(app, principal, &task_id, stored, config).await?
+        }
+        None => stored,
+    };
     let record = &stored.record;
     let run_id = task_store::run_id(&task_id, &task_store::message_key(message));
     let started = app

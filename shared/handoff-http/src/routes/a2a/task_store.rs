@@ -55,7 +55,8 @@ pub(crate) struct Stored {
     pub version: u64,
 }
 
-fn digest(parts: &[&str]) -> String {
+/// A short hex digest of `parts`, each ended by a zero byte.
+pub(crate) fn digest(parts: &[&str]) -> String {
     let mut hash = Sha256::new();
     for part in parts {
         hash.update(part.as_bytes());
@@ -90,7 +91,8 @@ pub(crate) fn run_id(task_id: &str, message_key: &str) -> String {
     format!("a2a-{}", digest(&[task_id, message_key]))
 }
 
-fn partition(tenant: &str, task_id: &str) -> String {
+/// The partition of task `task_id` in `tenant`.
+pub(crate) fn partition(tenant: &str, task_id: &str) -> String {
     format!("{SEP}a2a-task{SEP}{tenant}{SEP}{task_id}")
 }
 
@@ -141,6 +143,19 @@ pub(crate) async fn save(
     version: Option<u64>,
     now_ms: u64,
 ) -> Result<bool, A2aError> {
+    save_with(store, tenant, task_id, record, version, now_ms, Vec::new()).await
+}
+
+/// [`save`], with `extra` writes of the task's partition in the same commit.
+pub(crate) async fn save_with(
+    store: &dyn Store,
+    tenant: &str,
+    task_id: &str,
+    record: &TaskRecord,
+    version: Option<u64>,
+    now_ms: u64,
+    extra: Vec<Write>,
+) -> Result<bool, A2aError> {
     let value = serde_json::to_vec(record)
         .map_err(|e| A2aError::from(handoff_core::CoreError::CorruptRecord(e.to_string())))?;
     let condition = version.map_or(Condition::Absent, Condition::Version);
@@ -148,7 +163,13 @@ pub(crate) async fn save(
         scope: owner_scope(tenant, &record.owner),
         rank: record.updated_ms,
     });
-    commit(store, &partition(tenant, task_id), write, now_ms).await
+    commit_all(
+        store,
+        &partition(tenant, task_id),
+        std::iter::once(write).chain(extra).collect(),
+        now_ms,
+    )
+    .await
 }
 
 /// Removes task `task_id` if still at `version` (false when it moved on).
@@ -170,7 +191,17 @@ async fn commit(
     write: Write,
     now_ms: u64,
 ) -> Result<bool, A2aError> {
-    match store.commit(partition, vec![write], now_ms).await {
+    commit_all(store, partition, vec![write], now_ms).await
+}
+
+/// Commits `writes` at once: false when a condition did not hold.
+async fn commit_all(
+    store: &dyn Store,
+    partition: &str,
+    writes: Vec<Write>,
+    now_ms: u64,
+) -> Result<bool, A2aError> {
+    match store.commit(partition, writes, now_ms).await {
         Ok(()) => Ok(true),
         Err(StoreError::ConditionFailed { .. }) => Ok(false),
         Err(err) => Err(store_error(err)),
