@@ -1,7 +1,7 @@
 // Issue 51's loop: two Handoff deployments (two dev-server processes), the first delegating
 // its fraud review to the second over A2A. The second's refund needs approval; its approver
 // answers there over AG-UI; the second's push (from its outbox) wakes the first's thread,
-// whose receiver accepts it; the first goes on. One effect on the second, whatever the
+// whose receiver accepts it (its token and its JWT); the first goes on. One effect on the second, whatever the
 // retries in between.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
@@ -16,10 +16,20 @@ describe("two Handoff deployments, one delegating to the other over A2A (dev ser
   let second;
 
   before(async () => {
-    second = await startDevServer({ label: "a2a-loop-second", env: { HANDOFF_A2A_ALLOW_LOOPBACK: "true" } });
+    // The second signs its pushes (ES256, key at /.well-known/jwks.json); the first's
+    // receiver requires the token and that JWT on every push.
+    second = await startDevServer({
+      label: "a2a-loop-second",
+      env: { HANDOFF_A2A_ALLOW_LOOPBACK: "true", HANDOFF_A2A_PUSH_JWT: "true" },
+    });
     first = await startDevServer({
       label: "a2a-loop-first",
-      env: { DEMO_FRAUD_AGENT_URL: second.url, HANDOFF_A2A_ALLOW_LOOPBACK: "true" },
+      env: {
+        DEMO_FRAUD_AGENT_URL: second.url,
+        DEMO_FRAUD_AGENT_JWKS_URL: `${second.url}/.well-known/jwks.json`,
+        HANDOFF_A2A_ALLOW_INSECURE_JWKS: "true",
+        HANDOFF_A2A_ALLOW_LOOPBACK: "true",
+      },
     });
   });
   after(stopAllServers);
@@ -29,6 +39,15 @@ describe("two Handoff deployments, one delegating to the other over A2A (dev ser
     return view.json?.a2aTasks?.find((t) => t.task.id === taskId)?.task;
   };
 
+  test("the second publishes the key its pushes are signed with; the first publishes none", async () => {
+    const jwks = await request(`${second.url}/.well-known/jwks.json`);
+    assert.equal(jwks.status, 200, jwks.text);
+    const [key] = jwks.json.keys;
+    assert.deepEqual([key.kty, key.crv, key.alg], ["EC", "P-256", "ES256"]);
+    assert.equal("d" in key, false, "no private part");
+    assert.equal((await request(`${first.url}/.well-known/jwks.json`)).status, 404);
+  });
+
   test("the second's approver answers there; its push wakes the first; one refund on the second", async () => {
     const orderId = "A1024";
     const threadId = uid("thread-loop");
@@ -36,7 +55,8 @@ describe("two Handoff deployments, one delegating to the other over A2A (dev ser
     const asked = await postJson(`${first.url}/agent`, { threadId, runId, messages: [userMessage(`Refund order ${orderId}`)] });
     assert.equal(asked.status, 200, asked.text);
     await assertStrict(asked.bytes, { threadId, runId }, "the delegating run");
-    const waiting = sseEvents(asked.bytes).at(-1).outcome.interrupts[0];
+    const waiting = sseEvents(asked.bytes).at(-1).outcome?.interrupts?.[0];
+    assert.ok(waiting, asked.text.slice(-600));
     assert.equal(waiting.reason, "a2a:task", JSON.stringify(waiting));
     const taskId = waiting.metadata["a2a.taskId"];
 

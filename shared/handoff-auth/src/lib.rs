@@ -81,6 +81,9 @@ mod iam;
 pub mod jwks;
 mod jwt;
 pub mod jwt_crypto;
+#[cfg(not(target_arch = "wasm32"))]
+mod push_keys;
+mod push_signer;
 mod url;
 pub mod url_guard;
 pub mod vars;
@@ -96,6 +99,9 @@ pub use http_jwks::HttpJwks;
 pub use iam::{Iam, IamCaller};
 pub use jwks::{CachedJwks, JwkSet, JwksError, JwksSource, StaticJwks};
 pub use jwt::{Jwt, JwtConfig};
+#[cfg(not(target_arch = "wasm32"))]
+pub use push_keys::PushKeys;
+pub use push_signer::PushSigner;
 pub use verify::{JwtPolicy, JwtRejection, verify_jwt};
 
 use handoff_core::principal::{DEFAULT_TENANT, MAX_ID_LEN};

@@ -212,6 +212,8 @@ pub struct AppState {
     pub agents: Arc<BTreeMap<String, AgentEntry>>,
     /// The description of `engine` on the CopilotKit routes.
     pub description: Option<String>,
+    /// Signs the A2A pushes and publishes its key at `/.well-known/jwks.json`.
+    pub push_signer: Option<Arc<dyn handoff_auth::PushSigner>>,
 }
 
 /// An agent served by id on the CopilotKit routes besides the primary engine.
@@ -282,6 +284,7 @@ impl Routes {
                 auth: AuthHook::default(),
                 agents: Arc::default(),
                 description: None,
+                push_signer: None,
             },
             extra: Router::new(),
             protected: Router::new(),
@@ -342,6 +345,13 @@ impl Routes {
                 description,
             },
         );
+        self
+    }
+
+    /// Publishes `signer`'s key at `GET /.well-known/jwks.json` (the A2A pushes it signs).
+    #[must_use]
+    pub fn push_signer(mut self, signer: Arc<dyn handoff_auth::PushSigner>) -> Self {
+        self.state.push_signer = Some(signer);
         self
     }
 
@@ -416,6 +426,7 @@ impl Routes {
         let app = protected
             .route("/healthz", get(routes::threads::health))
             .route("/.well-known/agent-card.json", get(routes::a2a::agent_card))
+            .route("/.well-known/jwks.json", get(routes::a2a::push_jwks))
             // In an Arc: axum clones the state for every request (and a route layer again).
             .with_state(Arc::new(state))
             .merge(self.extra)

@@ -29,6 +29,8 @@ pub(crate) struct HostOptions {
     pub(crate) agent_engines: Vec<(String, Engine, Option<String>)>,
     /// How the host reaches A2A push-notification webhooks (none: pushes are not sent).
     pub(crate) push_outbound: Option<Arc<dyn handoff_core::outbound::Outbound>>,
+    /// Signs the A2A pushes (`HANDOFF_A2A_PUSH_JWT=true`, native hosts).
+    pub(crate) push_signer: Option<Arc<dyn handoff_auth::PushSigner>>,
 }
 
 impl Default for HostOptions {
@@ -46,6 +48,7 @@ impl Default for HostOptions {
             agents: Vec::new(),
             agent_engines: Vec::new(),
             push_outbound: None,
+            push_signer: None,
         }
     }
 }
@@ -82,7 +85,10 @@ impl HostOptions {
         let host_validator = self.host_schema_validator.take();
         // Served A2A tasks push their state changes from the store's outbox.
         let outbox = self.push_outbound.take().map(|outbound| {
-            let push = handoff_http::A2aPush::new(store.clone(), outbound);
+            let mut push = handoff_http::A2aPush::new(store.clone(), outbound);
+            if let Some(signer) = &self.push_signer {
+                push = push.with_signer(signer.clone(), runtime.clone());
+            }
             Outbox::new(store.clone(), runtime.clone())
                 .sender(handoff_http::A2A_PUSH_KIND, Arc::new(push))
         });
@@ -125,6 +131,9 @@ impl HostOptions {
             .http
             .unwrap_or_else(|| HttpConfig::for_host(host, &vars));
         let mut routes = Routes::new(engine, http).authenticator(authenticator);
+        if let Some(signer) = self.push_signer {
+            routes = routes.push_signer(signer);
+        }
         if let Some(extras) = self.thread_extras {
             routes = routes.thread_extras(extras);
         }
@@ -408,4 +417,20 @@ mod tests {
         assert!(run.contains("billing here"), "the billing agent ran: {run}");
         assert!(!run.contains("main here"), "{run}");
     }
+}
+
+/// `HANDOFF_A2A_PUSH_JWT=true` on a native host: its A2A pushes carry a JWT signed with the
+/// deployment's key (kept in `store`), published at `/.well-known/jwks.json`.
+#[cfg(any(feature = "server", feature = "lambda"))]
+pub(crate) fn push_signer(
+    store: &Arc<dyn Store>,
+    runtime: &Runtime,
+    vars: impl Fn(&str) -> Option<String>,
+) -> Option<Arc<dyn handoff_auth::PushSigner>> {
+    let on =
+        vars("HANDOFF_A2A_PUSH_JWT").is_some_and(|v| v == "1" || v.eq_ignore_ascii_case("true"));
+    on.then(|| {
+        Arc::new(handoff_auth::PushKeys::new(store.clone(), runtime.clone()))
+            as Arc<dyn handoff_auth::PushSigner>
+    })
 }

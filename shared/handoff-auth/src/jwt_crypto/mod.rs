@@ -45,11 +45,12 @@ mod ring_verifier {
     use jsonwebtoken::{Algorithm, DecodingKey, DecodingKeyKind, EncodingKey};
     use ring::signature as sig;
 
-    /// A verify-only `jsonwebtoken` provider on `ring`: every algorithm `jsonwebtoken` knows
-    /// (HS*, RS*, PS* with 2048 to 8192-bit keys, ES256, ES384, EdDSA over Ed25519).
-    /// Signing is refused (`InvalidAlgorithm`): Handoff only checks tokens.
+    /// A `jsonwebtoken` provider on `ring` that verifies every algorithm `jsonwebtoken` knows
+    /// (HS*, RS*, PS* with 2048 to 8192-bit keys, ES256, ES384, EdDSA over Ed25519) and signs
+    /// ES256 only (the A2A push notifications Handoff sends, `crate::push_keys`); any other
+    /// signature is refused (`InvalidAlgorithm`).
     pub static RING_VERIFIER: CryptoProvider = CryptoProvider {
-        signer_factory: no_signer,
+        signer_factory: es256_signer,
         verifier_factory: verifier,
         key_utils: KeyUtils {
             compute_digest,
@@ -57,8 +58,34 @@ mod ring_verifier {
         },
     };
 
-    fn no_signer(_: &Algorithm, _: &EncodingKey) -> Result<Box<dyn JwtSigner>, Error> {
-        Err(ErrorKind::InvalidAlgorithm.into())
+    /// An ES256 signer over a PKCS#8 P-256 key (`EncodingKey::from_ec_der`).
+    struct Es256Signer(sig::EcdsaKeyPair);
+
+    fn es256_signer(algorithm: &Algorithm, key: &EncodingKey) -> Result<Box<dyn JwtSigner>, Error> {
+        if *algorithm != Algorithm::ES256 {
+            return Err(ErrorKind::InvalidAlgorithm.into());
+        }
+        let rng = ring::rand::SystemRandom::new();
+        sig::EcdsaKeyPair::from_pkcs8(&sig::ECDSA_P256_SHA256_FIXED_SIGNING, key.as_bytes(), &rng)
+            .map(|pair| Box::new(Es256Signer(pair)) as Box<dyn JwtSigner>)
+            .map_err(|_| ErrorKind::InvalidEcdsaKey.into())
+    }
+
+    impl signature::Signer<Vec<u8>> for Es256Signer {
+        fn try_sign(&self, msg: &[u8]) -> Result<Vec<u8>, signature::Error> {
+            let rng = ring::rand::SystemRandom::new();
+            let signed = self
+                .0
+                .sign(&rng, msg)
+                .map_err(|_| signature::Error::new())?;
+            Ok(signed.as_ref().to_vec())
+        }
+    }
+
+    impl JwtSigner for Es256Signer {
+        fn algorithm(&self) -> Algorithm {
+            Algorithm::ES256
+        }
     }
 
     fn compute_digest(data: &[u8], hash: ThumbprintHash) -> Result<Vec<u8>, Error> {

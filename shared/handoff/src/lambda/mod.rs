@@ -164,6 +164,7 @@ impl Lambda {
         self.options.push_outbound = Some(Arc::new(
             handoff_host_native::outbound::UreqOutbound::guarded(policy),
         ));
+        self.options.push_signer = crate::options::push_signer(&store, &runtime, env);
         let engine = self
             .options
             .engine(Host::Lambda, self.agent, store, runtime, env);

@@ -111,3 +111,18 @@ fn security_scheme(auth: &str) -> Option<(&'static str, Value)> {
         )),
     }
 }
+
+/// `GET /.well-known/jwks.json`: the key the A2A pushes are signed with (404 when this
+/// deployment does not sign them).
+pub(crate) async fn push_jwks(State(app): State<Arc<AppState>>) -> Response {
+    let Some(signer) = &app.push_signer else {
+        return http::StatusCode::NOT_FOUND.into_response();
+    };
+    match signer.jwks().await {
+        Ok(jwks) => Json(jwks).into_response(),
+        Err(error) => {
+            tracing::error!(%error, "the push-signing key could not be read");
+            http::StatusCode::SERVICE_UNAVAILABLE.into_response()
+        }
+    }
+}

@@ -14,11 +14,13 @@ use std::time::Duration;
 
 use a2a_types::{StreamResponse, TaskState, TaskStatus, TaskStatusUpdateEvent};
 use async_trait::async_trait;
+use handoff_auth::PushSigner;
 use handoff_core::outbound::{Outbound, Timeout, sensitive};
 use handoff_core::outbox::{Notice, Notifier, OutboxItem, RunFacts, SendOutcome, Sender, Watch};
 use handoff_core::time_fmt::format_ms;
-use handoff_core::{Principal, Store};
+use handoff_core::{Principal, Runtime, Store};
 use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
 
 use super::fold::{Folded, agent_message};
 use super::task_store;
@@ -140,18 +142,52 @@ impl Notifier for A2aPushNotifier {
 pub struct A2aPush {
     store: Arc<dyn Store>,
     outbound: Arc<dyn Outbound>,
+    signer: Option<(Arc<dyn PushSigner>, Runtime)>,
 }
 
 impl A2aPush {
     /// A sender reading task configs from `store`.
     pub fn new(store: Arc<dyn Store>, outbound: Arc<dyn Outbound>) -> Self {
-        A2aPush { store, outbound }
+        A2aPush {
+            store,
+            outbound,
+            signer: None,
+        }
+    }
+
+    /// Each push also carries `Authorization: Bearer <JWT>` signed by `signer` (unless its
+    /// config has credentials of its own): `iat` from `runtime`'s clock, a `jti` per attempt,
+    /// the body's `request_body_sha256` and the `taskId`.
+    #[must_use]
+    pub fn with_signer(mut self, signer: Arc<dyn PushSigner>, runtime: Runtime) -> Self {
+        self.signer = Some((signer, runtime));
+        self
+    }
+
+    async fn jwt(
+        &self,
+        item: &OutboxItem,
+        task_id: &str,
+        config_id: &str,
+        body: &[u8],
+    ) -> Result<Option<String>, String> {
+        let Some((signer, runtime)) = &self.signer else {
+            return Ok(None);
+        };
+        let claims = serde_json::json!({
+            "iat": runtime.now_ms() / 1000,
+            "jti": format!("{}:{config_id}:{}", item.id, item.attempts),
+            "request_body_sha256": hex::encode(Sha256::digest(body)),
+            "taskId": task_id,
+        });
+        signer.sign(&claims).await.map(Some)
     }
 
     async fn post(
         &self,
         config: &a2a_types::TaskPushNotificationConfig,
         body: &[u8],
+        jwt: Option<String>,
     ) -> Result<(), String> {
         let mut request = http::Request::post(&config.url)
             .header(http::header::CONTENT_TYPE, "application/json")
@@ -163,10 +199,13 @@ impl A2aPush {
                 sensitive(token).map_err(|_| "the token is not a header value".to_owned())?;
             headers.insert("x-a2a-notification-token", value);
         }
-        if let Some(auth) = &config.authentication
-            && let Some(credentials) = &auth.credentials
-        {
-            let value = sensitive(&format!("{} {credentials}", auth.scheme))
+        // The config's own credentials, else this deployment's signed JWT.
+        let credentials = config.authentication.as_ref().and_then(|auth| {
+            let credentials = auth.credentials.as_ref()?;
+            Some(format!("{} {credentials}", auth.scheme))
+        });
+        if let Some(authorization) = credentials.or(jwt.map(|jwt| format!("Bearer {jwt}"))) {
+            let value = sensitive(&authorization)
                 .map_err(|_| "the credentials are not a header value".to_owned())?;
             headers.insert(http::header::AUTHORIZATION, value);
         }
@@ -216,7 +255,14 @@ impl Sender for A2aPush {
             if item.done.contains(&id) || body.only.as_ref().is_some_and(|only| *only != id) {
                 continue;
             }
-            match self.post(config, &bytes).await {
+            let jwt = match self.jwt(item, &body.task_id, &id, &bytes).await {
+                Ok(jwt) => jwt,
+                Err(error) => {
+                    errors.push(format!("{id}: signing: {error}"));
+                    continue;
+                }
+            };
+            match self.post(config, &bytes, jwt).await {
                 Ok(()) => done.push(id),
                 Err(error) => errors.push(format!("{id}: {error}")),
             }
