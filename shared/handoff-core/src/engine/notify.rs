@@ -61,6 +61,9 @@ pub(crate) fn writes(
         };
         keys.push(item.key());
         writes.push(item.write(Condition::Absent, now));
+        if let Some(scope) = &notice.listing {
+            writes.push(item.listing_write(scope, now));
+        }
     }
     (writes, keys)
 }
