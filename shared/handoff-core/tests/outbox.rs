@@ -7,13 +7,14 @@ use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use handoff_core::outbox::{
-    Notice, Notifier, Outbox, OutboxItem, RunFacts, SendOutcome, Sender, Watch,
+    Notice, Notifier, Outbox, OutboxItem, RunFacts, SendOutcome, Sender, Watch, listed,
 };
 use handoff_core::{RunOptions, Store};
 use serde_json::json;
 use support::*;
 
-/// Tells about every run that carries a `test` watch: its status and watches.
+/// Tells about every run that carries a `test` watch: its status and watches, each
+/// notice listed under `listed:` + the watch's key.
 struct Watching;
 
 impl Notifier for Watching {
@@ -22,9 +23,12 @@ impl Notifier for Watching {
             .watches
             .iter()
             .filter(|w| w.kind == "test")
-            .map(|w| Notice {
-                kind: "test".into(),
-                body: json!({"key": w.key, "run": facts.run_id, "status": format!("{:?}", facts.status)}),
+            .map(|w| {
+                Notice::new(
+                    "test",
+                    json!({"key": w.key, "run": facts.run_id, "status": format!("{:?}", facts.status)}),
+                )
+                .listed_in(format!("listed:{}", w.key))
             })
             .collect()
     }
@@ -160,4 +164,56 @@ async fn a_failing_receiver_is_tried_again_with_backoff_under_one_id() {
         Default::default(),
         "delivered items are not sent again"
     );
+}
+
+#[tokio::test]
+async fn a_listed_notice_stays_listed_once_delivered_newest_first() {
+    let (h, _, outbox) = harness(1);
+    let events = h
+        .run_with(&user_input("t", "r1", "refund"), watched("task-1"))
+        .await;
+    let asked = interrupts(&events);
+    let store: Arc<dyn Store> = h.store.clone();
+    let now = h.engine.runtime().now_ms();
+    let (items, _) = listed(store.as_ref(), "listed:task-1", None, 10, now)
+        .await
+        .unwrap();
+    assert_eq!(items.len(), 1);
+    let pending = &items[0].item;
+    assert_eq!((pending.attempts, pending.outcome.as_deref()), (1, None));
+    assert_eq!(pending.body["run"], "r1");
+
+    h.advance(5_000);
+    assert_eq!(outbox.deliver_due(10).await.delivered, 1);
+    h.advance(1);
+    h.run(&resume_input("t", "r2", vec![approve(&asked[0])]))
+        .await;
+    let now = h.engine.runtime().now_ms();
+    let (items, next) = listed(store.as_ref(), "listed:task-1", None, 10, now)
+        .await
+        .unwrap();
+    let seen: Vec<_> = items
+        .iter()
+        .map(|l| {
+            (
+                l.item.body["run"].clone(),
+                l.item.attempts,
+                l.item.outcome.clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            (json!("r2"), 1, Some("delivered".to_owned())),
+            (json!("r1"), 2, Some("delivered".to_owned())),
+        ],
+        "delivered items stay listed, the newest first"
+    );
+    assert!(next.is_none(), "a short page has no next");
+    assert!(items.iter().all(|l| l.partition == items[0].partition));
+    let (other, _) = listed(store.as_ref(), "listed:task-2", None, 10, now)
+        .await
+        .unwrap();
+    assert!(other.is_empty(), "another listing is another scope");
 }

@@ -13,6 +13,7 @@
 //! | `POST /threads/{threadId}/fork` | `{"atMessageId"?, "threadId"?}`: 201 `{"threadId"}`, a new thread of the caller's whose history is the source's up to and including that message (all of it without one), with the state as it stood then; the source is only read (a run in progress on it is not part of the fork). Edit a message and regenerate: fork before it, then run. The thread's owner only: an approver who may read it while an interrupt is open gets 403 `FORBIDDEN` |
 //! | `GET /approvals?limit=&cursor=` | the approvals inbox: the pending interrupts the caller may resolve across its tenant's threads, newest first (those whose policy names a role it holds, minus its own requests under not-the-requester; without a role, those on threads it owns): `{"approvals": [{threadId, interruptId, reason, message, toolCall, responseSchema, expiresAt, requestedBy, requiredRoles, createdAt}], "nextCursor"}` |
 //! | `GET /audit?threadId=&since=&limit=&cursor=` | the approval audit trail, role `auditor` only (403 `FORBIDDEN` otherwise): `{"entries": [{seq, time, threadId, kind: "answer"\|"effect", principal, roles, interruptId, decision, payloadHash, runId, effectKey?, replayed?, idempotencyKey?, attempt?, prevHash, hash}], "nextCursor"}`, newest first, across the tenant's threads (by time) or one (in chain order, reading that thread's entries only); an effect's entry is written when an attempt starts, so one left in doubt is listed too; one entry per line with `Accept: application/x-ndjson` (the next cursor in `x-handoff-next-cursor`); `since` is an ISO-8601 time or Unix ms |
+//! | `GET /webhooks/deliveries?limit=` | role `admin` (403 `FORBIDDEN` otherwise): the tenant's webhook events, newest first (see [`webhooks`]): `{"deliveries": [{id, type, threadId, runId, status: "pending"\|"delivered"\|"failed", attempts, createdAt, nextAttemptAt?, servedEndpoints?, lastError?}]}` (Unix ms); `limit` 1-100 (default 20); each is kept a week |
 //! | `GET /audit/verify?threadId=` | role `auditor`: `{"intact", "entries", "firstBroken"?, "threadId"?}`, whether the thread's hash chain (every chain of the tenant without `threadId`) is whole |
 //! | `POST /agent` with `Prefer: respond-async` | a background run (RFC 7240; other preferences in the header are ignored): once the run is claimed, `202 {"threadId","runId"}` with `Location: /threads/{threadId}/runs/{runId}` and `Preference-Applied: respond-async`, and the run goes on with nobody connected; bad input is the same 4xx as without it. Only on hosts that offer background work ([`handoff_core::Runtime::background`]: the dev server); Lambda and Workers ignore the preference for now and stream as usual (no `Preference-Applied`). Under `HANDOFF_DOUBLE_TEXT` `interrupt` or `enqueue`, a run sent to a busy thread is answered 202 before it is claimed, and its status is 404 `RUN_NOT_FOUND` until it is |
 //! | `GET /threads/{threadId}/runs/{runId}` | where a run stands, background or streamed ([`handoff_core::RunStatusView`]): `{"threadId", "runId", "status": "running"\|"interrupted"\|"succeeded"\|"failed"\|"cancelled", "outcome"?: "success"\|"interrupt"\|"cancelled", "usage"?, "interrupts"?, "error"?: {code, message}, "startedAt", "finishedAt"?}` (Unix ms); a run whose instance went away is `failed` with `RUN_ABANDONED` once its lease lapses; who may read it as for its events; 404 `RUN_NOT_FOUND` for a run the thread never had |
@@ -72,6 +73,8 @@
 //! | `HANDOFF_PUBLIC_URL` | the request's origin | the deployment's base URL, for the links it publishes (the A2A card's endpoint) |
 //! | `HANDOFF_A2A_ALLOW_LOOPBACK` | `false` | `true`: A2A push-notification webhooks may be `http://` and loopback (tests only) |
 //! | `HANDOFF_ALLOWED_HOSTS` | loopback names only | with `HANDOFF_AUTH=none`, the other `Host` names answered: see the same section |
+//!
+//! | `HANDOFF_WEBHOOK_URLS`, `HANDOFF_WEBHOOK_SECRETS`, `HANDOFF_WEBHOOK_FORMAT`, `HANDOFF_WEBHOOK_ALLOW_LOOPBACK` | no webhooks | the operator's endpoints told about every run's end, signed as Standard Webhooks says: see [`webhooks`] |
 //!
 //! A malformed `HANDOFF_RATE_LIMIT` or `HANDOFF_TOKEN_BUDGET` refuses to start with a
 //! message naming it. Their store cost: a run start 2 round trips for the rate limit and 1
@@ -175,6 +178,7 @@ mod guard;
 mod request_log;
 mod routes;
 mod trace_context;
+pub mod webhooks;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -378,6 +382,10 @@ impl Routes {
             .route("/approvals", get(routes::thread_list::list_approvals))
             .route("/audit", get(routes::audit::list_audit))
             .route("/audit/verify", get(routes::audit::verify_audit))
+            .route(
+                "/webhooks/deliveries",
+                get(routes::webhooks::list_deliveries),
+            )
             .route(
                 "/threads/{thread_id}",
                 get(routes::threads::get_thread)

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use axum::Router;
 use handoff_auth::{AuthConfig, JwksSource};
-use handoff_core::outbox::Outbox;
+use handoff_core::outbox::{Notifier, Outbox};
 use handoff_core::schema::SchemaValidator;
 use handoff_core::{Agent, Authorizer, Clock, Engine, EngineConfig, Runtime, Store};
 use handoff_http::{Authenticator, CorsOrigins, Host, HttpConfig, NoAuth, Routes, ThreadExtras};
@@ -31,6 +31,12 @@ pub(crate) struct HostOptions {
     pub(crate) push_outbound: Option<Arc<dyn handoff_core::outbound::Outbound>>,
     /// Signs the A2A pushes (`HANDOFF_A2A_PUSH_JWT=true`, native hosts).
     pub(crate) push_signer: Option<Arc<dyn handoff_auth::PushSigner>>,
+    /// How the host reaches the operator's webhooks (`HANDOFF_WEBHOOK_URLS`; none: they
+    /// are not sent).
+    pub(crate) webhook_outbound: Option<Arc<dyn handoff_core::outbound::Outbound>>,
+    /// The host's own URL where it knows it (the dev server's): the base of the console
+    /// links webhooks carry when `HANDOFF_PUBLIC_URL` is unset.
+    pub(crate) own_url: Option<String>,
 }
 
 impl Default for HostOptions {
@@ -49,6 +55,8 @@ impl Default for HostOptions {
             agent_engines: Vec::new(),
             push_outbound: None,
             push_signer: None,
+            webhook_outbound: None,
+            own_url: None,
         }
     }
 }
@@ -79,19 +87,11 @@ impl HostOptions {
         let config = self
             .engine
             .take()
-            .unwrap_or_else(|| host.engine_config(vars));
+            .unwrap_or_else(|| host.engine_config(&vars));
         let authorizer = self.authorizer.take();
         let validator = self.schema_validator.take();
         let host_validator = self.host_schema_validator.take();
-        // Served A2A tasks push their state changes from the store's outbox.
-        let outbox = self.push_outbound.take().map(|outbound| {
-            let mut push = handoff_http::A2aPush::new(store.clone(), outbound);
-            if let Some(signer) = &self.push_signer {
-                push = push.with_signer(signer.clone(), runtime.clone());
-            }
-            Outbox::new(store.clone(), runtime.clone())
-                .sender(handoff_http::A2A_PUSH_KIND, Arc::new(push))
-        });
+        let (outbox, notifiers) = self.outbox(&store, &runtime, &vars);
         let build = |agent: Arc<dyn Agent>| {
             let validator = chosen_validator(&validator, agent.as_ref(), &host_validator);
             let mut engine =
@@ -102,10 +102,11 @@ impl HostOptions {
             if let Some(validator) = validator {
                 engine = engine.with_schema_validator(Some(validator));
             }
+            for notifier in &notifiers {
+                engine = engine.with_notifier(notifier.clone());
+            }
             if let Some(outbox) = &outbox {
-                engine = engine
-                    .with_notifier(Arc::new(handoff_http::A2aPushNotifier))
-                    .with_outbox(outbox.clone());
+                engine = engine.with_outbox(outbox.clone());
             }
             engine
         };
@@ -115,6 +116,45 @@ impl HostOptions {
             .map(|(id, agent, description)| (id, build(agent), description))
             .collect();
         build(agent)
+    }
+
+    /// What runs' ends are told to, from the store's outbox: served A2A tasks push their
+    /// state changes, and every run is told to the operator's webhooks
+    /// (`HANDOFF_WEBHOOK_URLS`; malformed settings are refused by [`HostOptions::app`]).
+    fn outbox(
+        &mut self,
+        store: &Arc<dyn Store>,
+        runtime: &Runtime,
+        vars: &impl Fn(&str) -> Option<String>,
+    ) -> (Option<Outbox>, Vec<Arc<dyn Notifier>>) {
+        use handoff_http::webhooks::{WEBHOOK_KIND, WebhookConfig, WebhookNotifier, WebhookSender};
+        let mut outbox = None::<Outbox>;
+        let mut notifiers: Vec<Arc<dyn Notifier>> = Vec::new();
+        let mut add = |kind: &str, sender: Arc<dyn handoff_core::outbox::Sender>| {
+            let base = outbox
+                .take()
+                .unwrap_or_else(|| Outbox::new(store.clone(), runtime.clone()));
+            outbox = Some(base.sender(kind, sender));
+        };
+        if let Some(outbound) = self.push_outbound.take() {
+            let mut push = handoff_http::A2aPush::new(store.clone(), outbound);
+            if let Some(signer) = &self.push_signer {
+                push = push.with_signer(signer.clone(), runtime.clone());
+            }
+            add(handoff_http::A2A_PUSH_KIND, Arc::new(push));
+            notifiers.push(Arc::new(handoff_http::A2aPushNotifier));
+        }
+        let webhooks = WebhookConfig::from_lookup(vars).ok().flatten();
+        if let (Some(config), Some(outbound)) = (webhooks, self.webhook_outbound.take()) {
+            let sender = WebhookSender::new(config, outbound, runtime.clock.clone());
+            add(WEBHOOK_KIND, Arc::new(sender));
+            let console_base = vars("HANDOFF_PUBLIC_URL")
+                .map(|url| url.trim().to_owned())
+                .filter(|url| !url.is_empty())
+                .or_else(|| self.own_url.clone());
+            notifiers.push(Arc::new(WebhookNotifier::new(console_base)));
+        }
+        (outbox, notifiers)
     }
 
     /// The Handoff routes behind `authenticator`, the host's own routes, and CORS
@@ -127,6 +167,7 @@ impl HostOptions {
         vars: impl Fn(&str) -> Option<String>,
     ) -> Result<Router, String> {
         handoff_http::check_limits(&vars)?;
+        handoff_http::webhooks::check_webhooks(&vars)?;
         let http = self
             .http
             .unwrap_or_else(|| HttpConfig::for_host(host, &vars));
@@ -192,6 +233,20 @@ pub(crate) fn authenticator_from_env(
             }
         )),
     }
+}
+
+/// The native client for the operator's webhooks, behind the outbound guard
+/// (`HANDOFF_WEBHOOK_ALLOW_LOOPBACK=true` admits loopback and `http://`; a malformed value
+/// is refused by [`HostOptions::app`]).
+#[cfg(any(feature = "server", feature = "lambda"))]
+pub(crate) fn webhook_outbound(
+    vars: impl Fn(&str) -> Option<String>,
+) -> Arc<dyn handoff_core::outbound::Outbound> {
+    use handoff_host_native::outbound::{NetPolicy, UreqOutbound};
+    let policy = NetPolicy {
+        allow_loopback: handoff_http::webhooks::allows_loopback(vars).unwrap_or(false),
+    };
+    Arc::new(UreqOutbound::guarded(policy))
 }
 
 /// The authenticator `HANDOFF_AUTH` names, fetching key sets with the native client.

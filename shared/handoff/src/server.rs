@@ -16,6 +16,8 @@
 //! | `HANDOFF_COPILOTKIT_BASE` | `/copilotkit`: where the CopilotKit runtime protocol is served |
 //! | `HANDOFF_AUTH` | `none` (with a warning): `api-key`, `jwt`, `cf-access` as on deployed hosts (see `handoff::auth`) |
 //! | `HANDOFF_CORS_ORIGINS` | no CORS |
+//! | `HANDOFF_WEBHOOK_URLS`, `HANDOFF_WEBHOOK_SECRETS`, `HANDOFF_WEBHOOK_FORMAT`, `HANDOFF_WEBHOOK_ALLOW_LOOPBACK` | no webhooks (see `handoff_http::webhooks`); approval links point at `HANDOFF_PUBLIC_URL`, else at this server's URL |
+//! | `HANDOFF_OUTBOX_POLL_MS` | 1000: how often the outbox's due retries (A2A pushes, webhooks) are swept |
 //! | `RUST_LOG` | `info` (logs go to stderr) |
 //!
 //! Once listening it prints `Handoff dev server listening on http://…` as the
@@ -219,6 +221,9 @@ impl Server {
             handoff_host_native::outbound::UreqOutbound::guarded(policy),
         ));
         self.options.push_signer = crate::options::push_signer(&store, &runtime, env);
+        self.options.webhook_outbound = Some(crate::options::webhook_outbound(env));
+        let url = format!("http://{}", listener.local_addr()?);
+        self.options.own_url = Some(url.clone());
         let engine = self
             .options
             .engine(Host::DevServer, self.agent, store, runtime, env);
@@ -231,7 +236,6 @@ impl Server {
             .options
             .app(Host::DevServer, engine, authenticator, env)?;
 
-        let url = format!("http://{}", listener.local_addr()?);
         // SSE frames are small writes that must leave at once, not wait for Nagle.
         let listener = listener.tap_io(|tcp| {
             if let Err(err) = tcp.set_nodelay(true) {

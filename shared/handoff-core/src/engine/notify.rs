@@ -52,6 +52,9 @@ pub(crate) fn writes(
         let item = OutboxItem::pending(id, notice.kind, notice.body, now);
         keys.push(item.key());
         writes.push(item.write(Condition::Absent, now));
+        if let Some(scope) = &notice.listing {
+            writes.push(item.listing_write(scope, now));
+        }
     }
     (writes, keys)
 }

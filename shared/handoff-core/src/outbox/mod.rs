@@ -17,6 +17,10 @@
 //! `RunOptions::watches` (an A2A task, say) passes them to the interrupts it raises, and
 //! the run that answers those interrupts, by whatever path, inherits them. A notifier
 //! reads them from [`RunFacts::watches`].
+//!
+//! **Listings**: an item leaves the due listing once delivered. A notice given a listing
+//! ([`Notice::listed_in`]) is also found there, newest first, for as long as it lives,
+//! delivered or not ([`listed`]): a tenant's webhook deliveries, say.
 
 mod deliver;
 mod record;
@@ -29,7 +33,7 @@ use crate::principal::Owner;
 use crate::records::{PendingInterrupt, RunStatus};
 
 pub use deliver::{DeliveryReport, Outbox, SendOutcome, Sender};
-pub use record::{OUTBOX_SCOPE, OutboxItem, backoff_ms};
+pub use record::{ListedItem, OUTBOX_SCOPE, OutboxItem, backoff_ms, listed};
 pub use watch::Watch;
 
 /// What a [`Notifier`] sees of a run that ended.
@@ -58,11 +62,33 @@ pub struct RunFacts<'a> {
 
 /// One thing to tell: delivered by the [`Sender`] registered for `kind`.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct Notice {
     /// Which sender delivers it.
     pub kind: String,
     /// What it says (the sender's to interpret).
     pub body: Value,
+    /// A listing (an index scope) the item is also found in, newest first, for as long
+    /// as it lives, delivered or not: read with [`listed`].
+    pub listing: Option<String>,
+}
+
+impl Notice {
+    /// A notice for the sender of `kind`.
+    pub fn new(kind: impl Into<String>, body: Value) -> Self {
+        Notice {
+            kind: kind.into(),
+            body,
+            listing: None,
+        }
+    }
+
+    /// Also found in the listing `scope` (one more write in the run's last commit).
+    #[must_use]
+    pub fn listed_in(mut self, scope: impl Into<String>) -> Self {
+        self.listing = Some(scope.into());
+        self
+    }
 }
 
 /// Decides what to tell about each run that ends. Runs inside the finish: no I/O.

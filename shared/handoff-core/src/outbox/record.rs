@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::store::{Condition, IndexEntry, Item, Write};
+use crate::store::{Condition, IndexEntry, IndexHit, Item, Store, StoreError, Write};
 
 /// The listing of every undelivered item, soonest due first.
 pub const OUTBOX_SCOPE: &str = "\u{1f}outbox";
@@ -12,6 +12,8 @@ pub const OUTBOX_SCOPE: &str = "\u{1f}outbox";
 pub(crate) const RANK_TOP: u64 = i64::MAX as u64;
 /// Key prefix of items in a thread's partition.
 pub(crate) const PREFIX: &str = "outbox#";
+/// Key prefix of an item's entry in its notice's listing ([`crate::outbox::Notice::listing`]).
+const LISTED_PREFIX: &str = "outbox-listed#";
 /// How long items (delivered or not) stay readable: a week.
 pub(crate) const ITEM_TTL_MS: u64 = 7 * 24 * 3_600_000;
 /// How long a failing item is tried: a day at least.
@@ -86,9 +88,67 @@ impl OutboxItem {
         }
     }
 
+    /// The write that lists it in `scope` for as long as it lives, newest first: a small
+    /// item of its own beside it, written once with it (the item itself is listed in
+    /// the due listing while pending, and a stored item has one listing).
+    pub(crate) fn listing_write(&self, scope: &str, now_ms: u64) -> Write {
+        let key = format!("{LISTED_PREFIX}{}", self.id);
+        Write::put(
+            key,
+            Condition::Absent,
+            Vec::new(),
+            Some(now_ms + ITEM_TTL_MS),
+        )
+        .indexed(IndexEntry {
+            scope: scope.to_owned(),
+            rank: self.created_ms,
+        })
+    }
+
     pub(crate) fn decode(item: &Item) -> Option<OutboxItem> {
         serde_json::from_slice(&item.value).ok()
     }
+}
+
+/// An item found in a listing.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ListedItem {
+    /// The partition it is stored in (its thread's).
+    pub partition: String,
+    /// The item as it stands now.
+    pub item: OutboxItem,
+}
+
+/// Up to `limit` items of the listing `scope`, newest first, as they stand now, after
+/// `after` (the last hit of an earlier page): the items and the hit the next page starts
+/// after. One listing read and one read per item.
+pub async fn listed(
+    store: &dyn Store,
+    scope: &str,
+    after: Option<&IndexHit>,
+    limit: usize,
+    now_ms: u64,
+) -> Result<(Vec<ListedItem>, Option<IndexHit>), StoreError> {
+    let hits = store.list_index(scope, after, limit, now_ms).await?;
+    let next = (hits.len() == limit)
+        .then(|| hits.last().cloned())
+        .flatten();
+    let mut items = Vec::with_capacity(hits.len());
+    for hit in &hits {
+        let Some(id) = hit.key.strip_prefix(LISTED_PREFIX) else {
+            continue;
+        };
+        let key = format!("{PREFIX}{id}");
+        if let Some(stored) = store.get_one(&hit.partition, &key, now_ms).await?
+            && let Some(item) = OutboxItem::decode(&stored)
+        {
+            items.push(ListedItem {
+                partition: hit.partition.clone(),
+                item,
+            });
+        }
+    }
+    Ok((items, next))
 }
 
 /// The wait before attempt `attempt + 1` (1-based `attempt` failed): 5 s, 10 s, 20 s, …,

@@ -10,6 +10,7 @@ pub(crate) mod runs;
 pub(crate) mod superagent;
 pub(crate) mod thread_list;
 pub(crate) mod threads;
+pub(crate) mod webhooks;
 
 use agui_protocol::Message;
 use handoff_core::Principal;

@@ -1,10 +1,11 @@
-//! An authenticator for the approval tests: `authorization: alice` (no role) or `bob`
-//! (role `approver`), both of tenant acme.
+//! An authenticator for the approval tests: `authorization: alice` (no role), `bob`
+//! (role `approver`) or `carol` (role `admin`), all of tenant acme.
 
 use handoff_core::Principal;
 use handoff_http::{AuthError, Authenticator};
 
-/// `alice` (no role) or `bob` (approver), tenant acme; anything else is unauthenticated.
+/// `alice` (no role), `bob` (approver) or `carol` (admin), tenant acme; anything else is
+/// unauthenticated.
 pub(crate) struct Named;
 
 impl Authenticator for Named {
@@ -19,6 +20,7 @@ impl Authenticator for Named {
         let principal = match who {
             Some("alice") => Ok(Principal::new("acme", "alice")),
             Some("bob") => Ok(Principal::new("acme", "bob").with_roles(["approver"])),
+            Some("carol") => Ok(Principal::new("acme", "carol").with_roles(["admin"])),
             _ => Err(AuthError::unauthenticated("who are you?")),
         };
         Box::pin(async move { principal })

@@ -15,6 +15,7 @@
 //! | `HANDOFF_STOP_POLL_MS` | 1000: how often a running run looks for a stop sent to another instance |
 //! | `HANDOFF_LIVE_FLUSH_MS` | 250: how often a running run journals its events for reconnecting clients |
 //! | `HANDOFF_COPILOTKIT_BASE` | `/copilotkit`: where the CopilotKit runtime protocol is served |
+//! | `HANDOFF_WEBHOOK_URLS`, `HANDOFF_WEBHOOK_SECRETS`, … | no webhooks (see `handoff_http::webhooks`); posted when a run ends, within its invocation; a failed one is not retried here yet (no sweep on Lambda) |
 //! | `RUST_LOG` | `info`; `level` and `target=level` directives (comma-separated) |
 //! | `HANDOFF_LOG` | `json`: JSON lines with the current spans' fields (run, thread, tenant); `text` |
 //! | `OTEL_EXPORTER_OTLP_ENDPOINT` | unset: no traces; set (feature `otel`): OTLP/HTTP export, flushed before each invocation ends, X-Ray's header the parent when sampled |
@@ -165,6 +166,7 @@ impl Lambda {
             handoff_host_native::outbound::UreqOutbound::guarded(policy),
         ));
         self.options.push_signer = crate::options::push_signer(&store, &runtime, env);
+        self.options.webhook_outbound = Some(crate::options::webhook_outbound(env));
         let engine = self
             .options
             .engine(Host::Lambda, self.agent, store, runtime, env);

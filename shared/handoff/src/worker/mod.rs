@@ -25,7 +25,9 @@
 //! keeps the run about 30 s only; a budget gives every run a deadline, past
 //! which it ends `RUN_FINISHED{cancelled}` with its lease released instead of
 //! being cut off mid-commit. `HANDOFF_STOP_POLL_MS` (1000), `HANDOFF_LIVE_FLUSH_MS` (250)
-//! and `HANDOFF_COPILOTKIT_BASE` (`/copilotkit`) as on the other hosts.
+//! and `HANDOFF_COPILOTKIT_BASE` (`/copilotkit`) as on the other hosts. Webhooks
+//! (`HANDOFF_WEBHOOK_URLS`, see `handoff_http::webhooks`) are posted with `fetch` when a
+//! run ends; a failed one is not retried here yet (no sweep on Workers).
 //! Logs are JSON lines on the console (`HANDOFF_LOG=text` for text, `RUST_LOG` for levels);
 //! with `OTEL_TRACES_EXPORTER=console` (or an OTLP endpoint variable) the engine's spans
 //! are written there too, one JSON line each, with the names and attributes the native
@@ -151,6 +153,10 @@ impl Worker {
         self.options.push_outbound = Some(Arc::new(handoff_host_worker::FetchOutbound::guarded(
             allow_loopback,
         )));
+        let webhook_loopback = handoff_http::webhooks::allows_loopback(vars).unwrap_or(false);
+        self.options.webhook_outbound = Some(Arc::new(
+            handoff_host_worker::FetchOutbound::guarded(webhook_loopback),
+        ));
         let engine = self.options.engine(
             Host::Workers,
             Arc::new(agent),

@@ -128,10 +128,10 @@ impl Notifier for A2aPushNotifier {
                     response,
                     only: None,
                 };
-                Notice {
-                    kind: A2A_PUSH_KIND.to_owned(),
-                    body: serde_json::to_value(body).unwrap_or_default(),
-                }
+                Notice::new(
+                    A2A_PUSH_KIND,
+                    serde_json::to_value(body).unwrap_or_default(),
+                )
             })
             .collect()
     }
