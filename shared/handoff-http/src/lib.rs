@@ -22,6 +22,7 @@
 //! | `GET {base}/info`, `POST {base}/agent/{agentId}/run`, `…/connect`, `…/stop/{threadId}`, `{base}/threads…`, `POST {base}` (envelope) | the CopilotKit runtime protocol, `{base}` = [`HttpConfig::copilotkit_base`]: see [CopilotKit runtime protocol](#copilotkit-runtime-protocol) |
 //! | `GET /healthz` | liveness |
 //! | `GET /` | the web console (public page, served next to this router by the hosts from `handoff-console`; see docs/console.md); `HANDOFF_CONSOLE=off` removes it |
+//! | `POST /mcp` | the agent as an MCP server (Streamable HTTP, JSON responses; revisions 2026-07-28, 2025-11-25, 2025-06-18): one tool named after the agent, `{message, threadId?}`; an interrupt is a 2026-07-28 `input_required` result (elicitation + a sealed `requestState`, answered exactly once by the retry) or, on the session revisions, a result saying the run waits, polled with `threadId` (see `routes/mcp`) |
 //! | `GET /demo/orders/{orderId}` | the demo ledger (a host route of `handoff-demo`'s, behind the authenticator) |
 //!
 //! **Extension point**: [`router_with_thread_extras`] takes a [`ThreadExtras`]
@@ -357,6 +358,7 @@ impl Routes {
             .route("/a2a", post(routes::a2a::jsonrpc))
             // Clients that join the card's URL and "/" (the TCK's) post here.
             .route("/a2a/", post(routes::a2a::jsonrpc))
+            .route("/mcp", post(routes::mcp::jsonrpc))
             .route("/api/v1/chat/stream", post(routes::superagent::chat_stream))
             .route("/api/v1/chat/resume", post(routes::superagent::chat_resume))
             .route_layer(axum::middleware::from_fn_with_state(

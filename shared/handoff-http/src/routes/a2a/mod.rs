@@ -31,7 +31,7 @@ use http::{HeaderMap, HeaderValue, header};
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
-pub(crate) use card::agent_card;
+pub(crate) use card::{agent_card, origin_of};
 use error::A2aError;
 use send::Sent;
 use task_store::TaskRecord;
