@@ -15,6 +15,13 @@ use super::outcome::{self, End, Ran};
 use super::state::State;
 use crate::AppState;
 
+/// What a query value escapes: everything but RFC 3986's unreserved characters.
+const QUERY_VALUE: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
+
 /// One `tools/call`, and what answering it needs.
 pub(crate) struct Call {
     pub app: Arc<AppState>,
@@ -230,8 +237,7 @@ async fn respond(
         let (text, is_error) = outcome::finished_text(&ran);
         return Ok(outcome::complete(text, is_error, structured));
     };
-    let thread_enc =
-        percent_encoding::utf8_percent_encode(thread_id, percent_encoding::NON_ALPHANUMERIC);
+    let thread_enc = percent_encoding::utf8_percent_encode(thread_id, QUERY_VALUE);
     let console = format!("{}/?thread={thread_enc}", call.base.trim_end_matches('/'));
     let answerable = interrupts
         .iter()

@@ -6,7 +6,8 @@
 //! session id issued on `initialize` (`Mcp-Session-Id`) is random and kept nowhere: no
 //! request needs it and none is refused for lacking it or for an unknown one, so any
 //! instance answers any request (a session carries no state here). Every result carries
-//! `resultType`; lists carry `ttlMs` and `cacheScope`.
+//! `resultType` (but a session revision's `ping`, whose empty result clients check
+//! strictly); lists carry `ttlMs` and `cacheScope`.
 //!
 //! The agent is one tool: its name ([`handoff_core::Agent::name`], characters MCP tool
 //! names refuse replaced by `_`), its description, and the input schema
@@ -200,11 +201,14 @@ async fn dispatch(
     Ok(result)
 }
 
-/// A JSON-RPC response with HTTP 200; every result says its `resultType`.
+/// A JSON-RPC response with HTTP 200; every result says its `resultType` but the empty
+/// one (a session revision's `ping`).
 fn reply(id: Value, outcome: Result<Value, McpError>, session: Option<String>) -> Response {
     let body = match outcome {
         Ok(mut result) => {
-            if result.get("resultType").is_none() {
+            // `ping`'s result on the session revisions stays empty: its schema is closed.
+            let empty = result.as_object().is_some_and(|r| r.is_empty());
+            if !empty && result.get("resultType").is_none() {
                 result["resultType"] = json!("complete");
             }
             json!({"jsonrpc": "2.0", "id": id, "result": result})
