@@ -358,7 +358,12 @@ impl Routes {
             .route("/a2a", post(routes::a2a::jsonrpc))
             // Clients that join the card's URL and "/" (the TCK's) post here.
             .route("/a2a/", post(routes::a2a::jsonrpc))
-            .route("/mcp", post(routes::mcp::jsonrpc))
+            .route(
+                "/mcp",
+                post(routes::mcp::jsonrpc)
+                    .get(routes::mcp::not_served)
+                    .delete(routes::mcp::not_served),
+            )
             .route("/api/v1/chat/stream", post(routes::superagent::chat_stream))
             .route("/api/v1/chat/resume", post(routes::superagent::chat_resume))
             .route_layer(axum::middleware::from_fn_with_state(

@@ -87,6 +87,20 @@ pub(crate) async fn jsonrpc(State(app): State<Arc<AppState>>, request: Request) 
     reply(id, outcome, session)
 }
 
+/// `GET /mcp` and `DELETE /mcp`: 405. There is no standalone stream (nothing is sent
+/// outside a call's answer) and no session to end (none is kept).
+pub(crate) async fn not_served() -> Response {
+    let err = crate::error::ApiError::new(
+        handoff_core::codes::METHOD_NOT_ALLOWED,
+        "/mcp takes POST: this server opens no GET stream and keeps no session to delete",
+    );
+    let mut response = err.into_response();
+    response
+        .headers_mut()
+        .insert(http::header::ALLOW, HeaderValue::from_static("POST"));
+    response
+}
+
 /// The method of a well-formed JSON-RPC 2.0 request.
 fn envelope(message: &Value) -> Result<&str, McpError> {
     let invalid = |m: &str| Err(McpError::InvalidRequest(m.to_owned()));
