@@ -285,3 +285,38 @@ async fn cancel_cancels_the_interrupt_and_refunds_nothing() {
     assert_eq!(answers[0]["status"], "cancelled", "{answers}");
     assert_eq!((host.refunds)(), 0);
 }
+
+#[tokio::test]
+async fn a_call_asking_for_progress_streams_notifications_then_its_response() {
+    let host = host();
+    let mut params = refund();
+    params["_meta"] = json!({"progressToken": "p-1"});
+    let body = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": params});
+    let sse = [("accept", "application/json, text/event-stream")];
+    let (status, _, text) = post(&host.app, body.clone(), &sse).await;
+    assert_eq!(status, StatusCode::OK, "{text}");
+    let frames: Vec<Value> = text
+        .split("\n\n")
+        .filter_map(|f| f.strip_prefix("data: "))
+        .map(|f| serde_json::from_str(f).unwrap())
+        .collect();
+    let (last, notes) = frames.split_last().expect("frames");
+    assert_eq!(last["id"], 9, "the response comes last: {text}");
+    assert_eq!(
+        last["result"]["structuredContent"]["status"],
+        "input_required"
+    );
+    assert!(!notes.is_empty(), "progress before the response: {text}");
+    for (n, note) in notes.iter().enumerate() {
+        assert_eq!(note["method"], "notifications/progress", "{note}");
+        assert_eq!(note["params"]["progressToken"], "p-1");
+        assert_eq!(note["params"]["progress"], n as u64 + 1);
+    }
+    // A client that takes JSON only gets JSON.
+    let (_, _, text) = post(&host.app, body, &[("accept", "application/json")]).await;
+    assert_eq!(
+        serde_json::from_str::<Value>(&text).unwrap()["id"],
+        9,
+        "{text}"
+    );
+}

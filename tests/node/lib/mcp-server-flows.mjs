@@ -50,7 +50,7 @@ export async function call(host, args, extra = {}) {
   return reply.result;
 }
 
-/** Session path: list and a call that completes, with the agent's text and its thread. */
+/** Session path: list and a call that completes, with progress, the agent's text and its thread. */
 export async function assertSdkListAndCall(host) {
   const { client, transport } = await sdkClient(host);
   try {
@@ -60,8 +60,13 @@ export async function assertSdkListAndCall(host) {
     assert.deepEqual(tools.map((t) => t.name), [TOOL]);
     assert.equal(tools[0].inputSchema.properties.message.type, "string");
     assert.equal(tools[0].inputSchema.properties.threadId.type, "string");
-    const result = await client.callTool({ name: TOOL, arguments: { message: "hello" } });
+    const notes = [];
+    const result = await client.callTool({ name: TOOL, arguments: { message: "hello" } }, undefined, {
+      onprogress: (note) => notes.push(note),
+    });
     assert.ok(!result.isError, JSON.stringify(result));
+    assert.ok(notes.length >= 1, "progress notifications on the call's stream");
+    assert.deepEqual(notes.map((n) => n.progress), notes.map((_, i) => i + 1), JSON.stringify(notes));
     assert.match(result.content[0].text, /refund/i, JSON.stringify(result));
     assert.equal(result.structuredContent.status, "completed");
     assert.ok(result.structuredContent.threadId && result.structuredContent.runId, JSON.stringify(result));

@@ -12,6 +12,7 @@ use super::Speaks;
 use super::elicit;
 use super::error::McpError;
 use super::outcome::{self, End, Ran};
+use super::progress::{self, Progress};
 use super::state::State;
 use crate::AppState;
 
@@ -31,6 +32,8 @@ pub(crate) struct Call {
     pub arguments: Value,
     /// Where the console is served (the deployment's base URL).
     pub base: String,
+    /// Where progress notifications go, when the client asked for them.
+    pub progress: Option<Progress>,
 }
 
 impl Call {
@@ -102,12 +105,8 @@ async fn new_turn(
     messages.push(agui_protocol::Message::user(ids.next_id("msg"), message));
     let mut input = RunAgentInput::new(thread_id.clone(), ids.next_id("mcp-run"), messages);
     input.state = Some(state);
-    let events: Vec<Arc<Event>> = app
-        .engine
-        .start_shared(input, call.options.clone())
-        .await?
-        .collect()
-        .await;
+    let events = app.engine.start_shared(input, call.options.clone()).await?;
+    let events = progress::collect(events, call.progress.as_ref()).await;
     let ran = outcome::fold(events.iter().map(|e| &**e));
     respond(call, &thread_id, ran, true).await
 }
@@ -178,7 +177,7 @@ async fn retry(
         RunAgentInput::new(state.th.clone(), run_id.clone(), Vec::new()).with_resume(entries);
     match app.engine.start_shared(input, call.options.clone()).await {
         Ok(events) => {
-            let events: Vec<Arc<Event>> = events.collect().await;
+            let events = progress::collect(events, call.progress.as_ref()).await;
             let ran = outcome::fold(events.iter().map(|e| &**e));
             respond(call, &state.th, ran, true).await
         }

@@ -13,14 +13,16 @@
 //! names refuse replaced by `_`), its description, and the input schema
 //! `{message: string, threadId?: string}`. A call runs a turn (on `threadId`, else a new
 //! thread) through the engine as `POST /agent` does, under the principal
-//! `HANDOFF_AUTH` found; see [`call`] for interrupts and their answers, and [`elicit`] for
-//! how an interrupt is asked and how an answer resumes it.
+//! `HANDOFF_AUTH` found; see [`call`] for interrupts and their answers, [`elicit`] for how
+//! an interrupt is asked and how an answer resumes it, and [`progress`] for the SSE answer
+//! of a call that asks for progress.
 
 mod call;
 mod describe;
 mod elicit;
 mod error;
 mod outcome;
+mod progress;
 mod state;
 
 use std::sync::Arc;
@@ -76,10 +78,19 @@ pub(crate) async fn jsonrpc(State(app): State<Arc<AppState>>, request: Request) 
         return StatusCode::ACCEPTED.into_response();
     }
     let id = message.get("id").cloned().unwrap_or(Value::Null);
+    let params = message.get("params").cloned().unwrap_or(json!({}));
+    let call = message.get("method") == Some(&json!("tools/call")) && envelope(&message).is_ok();
+    if let Some(token) = progress::token(&parts.headers, &params).filter(|_| call) {
+        let (progress, messages) = progress::channel(token);
+        let work = async move {
+            let outcome = dispatch(&app, &parts, "tools/call", params, Some(progress.clone()));
+            progress.finish(message_of(id, outcome.await));
+        };
+        return progress::sse(messages, work);
+    }
     let outcome = async {
         let method = envelope(&message)?;
-        let params = message.get("params").cloned().unwrap_or(json!({}));
-        dispatch(&app, &parts, method, params).await
+        dispatch(&app, &parts, method, params, None).await
     }
     .await;
     let session = (message.get("method") == Some(&json!("initialize")) && outcome.is_ok())
@@ -175,6 +186,7 @@ async fn dispatch(
     parts: &http::request::Parts,
     method: &str,
     params: Value,
+    progress: Option<progress::Progress>,
 ) -> Result<Value, McpError> {
     if method == "initialize" {
         return Ok(describe::initialize(app, &params));
@@ -204,6 +216,7 @@ async fn dispatch(
                 tool,
                 arguments: params.get("arguments").cloned().unwrap_or(json!({})),
                 base: super::a2a::origin_of(app, &parts.headers),
+                progress,
             };
             call::call(call, &params).await?
         }
@@ -215,12 +228,11 @@ async fn dispatch(
     Ok(result)
 }
 
-/// A JSON-RPC response with HTTP 200; every result says its `resultType` but the empty
-/// one (a session revision's `ping`).
-fn reply(id: Value, outcome: Result<Value, McpError>, session: Option<String>) -> Response {
-    let body = match outcome {
+/// A JSON-RPC response; every result says its `resultType` but the empty one (a session
+/// revision's `ping`, whose schema is closed).
+fn message_of(id: Value, outcome: Result<Value, McpError>) -> Value {
+    match outcome {
         Ok(mut result) => {
-            // `ping`'s result on the session revisions stays empty: its schema is closed.
             let empty = result.as_object().is_some_and(|r| r.is_empty());
             if !empty && result.get("resultType").is_none() {
                 result["resultType"] = json!("complete");
@@ -228,8 +240,12 @@ fn reply(id: Value, outcome: Result<Value, McpError>, session: Option<String>) -
             json!({"jsonrpc": "2.0", "id": id, "result": result})
         }
         Err(err) => json!({"jsonrpc": "2.0", "id": id, "error": err.to_jsonrpc()}),
-    };
-    let mut response = Json(body).into_response();
+    }
+}
+
+/// [`message_of`] with HTTP 200, and the session id `initialize` issues.
+fn reply(id: Value, outcome: Result<Value, McpError>, session: Option<String>) -> Response {
+    let mut response = Json(message_of(id, outcome)).into_response();
     if let Some(session) = session.and_then(|s| HeaderValue::from_str(&s).ok()) {
         response.headers_mut().insert(SESSION_HEADER, session);
     }
