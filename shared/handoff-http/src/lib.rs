@@ -23,6 +23,7 @@
 //! | `GET /healthz` | liveness |
 //! | `GET /` | the web console (public page, served next to this router by the hosts from `handoff-console`; see docs/console.md); `HANDOFF_CONSOLE=off` removes it |
 //! | `POST /mcp` | the agent as an MCP server (Streamable HTTP, JSON responses; revisions 2026-07-28, 2025-11-25, 2025-06-18): one tool named after the agent, `{message, threadId?}`; an interrupt is a 2026-07-28 `input_required` result (elicitation + a sealed `requestState`, answered exactly once by the retry) or, on the session revisions, a result saying the run waits, polled with `threadId` (see `routes/mcp`) |
+//! | `GET /.well-known/oauth-protected-resource` (and `…/mcp`) | with `HANDOFF_AUTH=jwt` only: OAuth protected-resource metadata for MCP clients (`resource` = `{base}/mcp`, `authorization_servers` = the JWT issuer); a 401 from `/mcp` names it in `WWW-Authenticate` (`resource_metadata`) |
 //! | `GET /demo/orders/{orderId}` | the demo ledger (a host route of `handoff-demo`'s, behind the authenticator) |
 //!
 //! **Extension point**: [`router_with_thread_extras`] takes a [`ThreadExtras`]
@@ -380,13 +381,32 @@ impl Routes {
                 )),
             false => self.protected,
         };
+        let oauth = !state.auth.0.authorization_servers().is_empty();
         let app = protected
             .route("/healthz", get(routes::threads::health))
-            .route("/.well-known/agent-card.json", get(routes::a2a::agent_card))
-            // In an Arc: axum clones the state for every request (and a route layer again).
-            .with_state(Arc::new(state))
-            .merge(self.extra)
-            .merge(own);
+            .route("/.well-known/agent-card.json", get(routes::a2a::agent_card));
+        let app = match oauth {
+            true => {
+                let metadata = routes::mcp::resource::METADATA_PATH;
+                app.route(metadata, get(routes::mcp::resource::metadata))
+                    .route(
+                        &format!("{metadata}/mcp"),
+                        get(routes::mcp::resource::metadata),
+                    )
+            }
+            false => app,
+        };
+        // In an Arc: axum clones the state for every request (and a route layer again).
+        let state = Arc::new(state);
+        let app = app.with_state(state.clone());
+        let app = match oauth {
+            true => app.layer(axum::middleware::from_fn_with_state(
+                state,
+                routes::mcp::resource::challenge,
+            )),
+            false => app,
+        };
+        let app = app.merge(self.extra).merge(own);
         let app = match self.fallback {
             Some(fallback) => app.fallback_service(fallback),
             None => app,

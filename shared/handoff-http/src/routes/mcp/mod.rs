@@ -23,6 +23,7 @@ mod elicit;
 mod error;
 mod outcome;
 mod progress;
+pub(crate) mod resource;
 mod state;
 
 use std::sync::Arc;
