@@ -50,6 +50,13 @@ pub trait Authenticator: Send + Sync + 'static {
 
     /// Short name for logs and the start banner (`none`, `api-key`, `jwt`, …).
     fn scheme(&self) -> &'static str;
+
+    /// The OAuth 2.1 authorization servers (issuers) whose access tokens this accepts,
+    /// published as protected-resource metadata (RFC 9728) for MCP clients. None for
+    /// schemes that are not OAuth.
+    fn authorization_servers(&self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// `HANDOFF_AUTH=none`: every caller is [`Principal::anonymous`]. For local development

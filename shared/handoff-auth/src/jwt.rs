@@ -171,4 +171,8 @@ impl Authenticator for Jwt {
     fn scheme(&self) -> &'static str {
         "jwt"
     }
+
+    fn authorization_servers(&self) -> Vec<String> {
+        vec![self.verifier.issuer.clone()]
+    }
 }

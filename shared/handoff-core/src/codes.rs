@@ -45,6 +45,7 @@
 //! | `RUN_NOT_FOUND` | 404 | the thread has no such run (or its record expired): status, replay and stop |
 //! | `INVALID_LAST_EVENT_ID` | 400 | `Last-Event-ID` is not a frame id (a non-negative integer) |
 //! | `INVALID_CURSOR` | 400 | A list cursor (`GET /threads`, `GET /threads/{id}/messages`) this deployment did not issue for that list: forged, altered, or another list's |
+//! | `REQUEST_STATE_INVALID` | 400 | MCP `tools/call` retry: a `requestState` this deployment did not seal for this caller and this call (forged, altered, another principal's, another tool's or arguments'), or expired; nothing was run |
 //! | `RUN_ABANDONED` | (in-stream `RUN_ERROR`, to a reconnected client; the `error` of a run's status) | the followed run stopped without finishing: its instance went away and its lease lapsed; rehydrate with `GET /threads/{id}` |
 //! | `INTERRUPT_EXPIRED` | 422 | a `resolved` answer after `expiresAt` (a `cancelled` one is accepted) |
 //! | `RESUME_PAYLOAD_INVALID` | 422 | the answer is refused before the run, and the message says by what: the interrupt's `responseSchema`, its approval policy's edit rules (naming the argument), or the agent (e.g. the demo's refund beyond what is left to refund) |
@@ -143,6 +144,8 @@ registry! {
     /// A list cursor that this deployment did not issue for this list (forged, altered
     /// or another list's).
     INVALID_CURSOR = 400;
+    /// An MCP `requestState` not sealed for this caller and call, or expired.
+    REQUEST_STATE_INVALID = 400;
     /// A2A receiver: a push notification that is not a task update.
     INVALID_NOTIFICATION = 400;
     /// A2A receiver: a validation challenge it cannot answer.

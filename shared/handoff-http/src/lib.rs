@@ -25,6 +25,8 @@
 //! | `POST /a2a` (and `/a2a/`) | the agent over A2A 1.0's JSON-RPC binding: see [A2A](#a2a) |
 //! | `GET /healthz` | liveness |
 //! | `GET /` | the web console (public page, served next to this router by the hosts from `handoff-console`; see docs/console.md); `HANDOFF_CONSOLE=off` removes it |
+//! | `POST /mcp` | the agent as an MCP server (Streamable HTTP, JSON responses; revisions 2026-07-28, 2025-11-25, 2025-06-18): one tool named after the agent, `{message, threadId?}`; an interrupt is a 2026-07-28 `input_required` result (elicitation + a sealed `requestState`, answered exactly once by the retry) or, on the session revisions, a result saying the run waits, polled with `threadId` (see `routes/mcp`) |
+//! | `GET /.well-known/oauth-protected-resource` (and `…/mcp`) | with `HANDOFF_AUTH=jwt` only: OAuth protected-resource metadata for MCP clients (`resource` = `{base}/mcp`, `authorization_servers` = the JWT issuer); a 401 from `/mcp` names it in `WWW-Authenticate` (`resource_metadata`) |
 //! | `GET /demo/orders/{orderId}` | the demo ledger (a host route of `handoff-demo`'s, behind the authenticator) |
 //!
 //! **Extension point**: [`router_with_thread_extras`] takes a [`ThreadExtras`]
@@ -415,6 +417,12 @@ impl Routes {
             .route("/a2a", post(routes::a2a::jsonrpc))
             // Clients that join the card's URL and "/" (the TCK's) post here.
             .route("/a2a/", post(routes::a2a::jsonrpc))
+            .route(
+                "/mcp",
+                post(routes::mcp::jsonrpc)
+                    .get(routes::mcp::not_served)
+                    .delete(routes::mcp::not_served),
+            )
             .route("/api/v1/chat/stream", post(routes::superagent::chat_stream))
             .route("/api/v1/chat/resume", post(routes::superagent::chat_resume))
             .route_layer(axum::middleware::from_fn_with_state(
@@ -431,14 +439,33 @@ impl Routes {
                 )),
             false => self.protected,
         };
+        let oauth = !state.auth.0.authorization_servers().is_empty();
         let app = protected
             .route("/healthz", get(routes::threads::health))
             .route("/.well-known/agent-card.json", get(routes::a2a::agent_card))
-            .route("/.well-known/jwks.json", get(routes::a2a::push_jwks))
-            // In an Arc: axum clones the state for every request (and a route layer again).
-            .with_state(Arc::new(state))
-            .merge(self.extra)
-            .merge(own);
+            .route("/.well-known/jwks.json", get(routes::a2a::push_jwks));
+        let app = match oauth {
+            true => {
+                let metadata = routes::mcp::resource::METADATA_PATH;
+                app.route(metadata, get(routes::mcp::resource::metadata))
+                    .route(
+                        &format!("{metadata}/mcp"),
+                        get(routes::mcp::resource::metadata),
+                    )
+            }
+            false => app,
+        };
+        // In an Arc: axum clones the state for every request (and a route layer again).
+        let state = Arc::new(state);
+        let app = app.with_state(state.clone());
+        let app = match oauth {
+            true => app.layer(axum::middleware::from_fn_with_state(
+                state,
+                routes::mcp::resource::challenge,
+            )),
+            false => app,
+        };
+        let app = app.merge(self.extra).merge(own);
         let app = match self.fallback {
             Some(fallback) => app.fallback_service(fallback),
             None => app,

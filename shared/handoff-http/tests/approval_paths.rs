@@ -12,10 +12,13 @@
 //! The A2A delegation path (the demo's fraud review, then its refund approval, an `Agent`
 //! source) needs a real A2A peer: it runs the same scenario in `tests/node/a2a-policy.test.mjs`,
 //! and the MCP rows run against real servers on every host in `tests/node/lib/mcp-policy.mjs`.
-//! Each row runs a second time with the request and the answers over A2A (`a2a.rs`).
+//! Each row runs a second time with the request and the answers over A2A (`a2a.rs`), and a
+//! third time over MCP 2026-07-28 (`mcp.rs`).
 
 #[path = "approval_paths/a2a.rs"]
 mod a2a;
+#[path = "approval_paths/mcp.rs"]
+mod mcp;
 #[path = "../../handoff-llm/tests/support/mcp_answer.rs"]
 mod mcp_answer;
 #[path = "support/named.rs"]
@@ -206,6 +209,15 @@ async fn every_path_that_raises_an_approval_holds_its_policy() {
 async fn every_path_holds_its_policy_when_asked_and_answered_over_a2a() {
     for row in rows::ROWS {
         a2a::scenario(row).await;
+    }
+}
+
+/// The same rows over MCP 2026-07-28: the requester's own answer is refused, the
+/// approver's runs once, a replayed `requestState` runs nothing (issue 52).
+#[tokio::test]
+async fn every_path_holds_its_policy_when_asked_and_answered_over_mcp() {
+    for row in rows::ROWS {
+        mcp::scenario(row).await;
     }
 }
 

@@ -90,6 +90,50 @@ fn tag(key: &[u8; 32], scope: &str, payload: &[u8]) -> Vec<u8> {
     mac.finalize().into_bytes()[..TAG_BYTES].to_vec()
 }
 
+/// `payload` sealed for `scope`: hex payload, `.`, hex truncated MAC.
+async fn seal_bytes(inner: &Inner, scope: &str, payload: &[u8]) -> Result<String, CoreError> {
+    let key = inner.cursor_key.get(inner).await?;
+    let tag = tag(&key, scope, payload);
+    Ok([hex::encode(payload), ".".into(), hex::encode(tag)].concat())
+}
+
+/// The payload of `sealed`, if this deployment sealed it for `scope`;
+/// [`CoreError::InvalidCursor`] otherwise.
+async fn open_bytes(inner: &Inner, scope: &str, sealed: &str) -> Result<Vec<u8>, CoreError> {
+    let (payload, tag) = sealed.split_once('.').ok_or(CoreError::InvalidCursor)?;
+    let payload = hex::decode(payload).map_err(|_| CoreError::InvalidCursor)?;
+    let tag = hex::decode(tag).map_err(|_| CoreError::InvalidCursor)?;
+    if tag.len() != TAG_BYTES {
+        return Err(CoreError::InvalidCursor);
+    }
+    let key = inner.cursor_key.get(inner).await?;
+    let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(&key).expect("HMAC takes any key");
+    mac.update(scope.as_bytes());
+    mac.update(&[0x1f]);
+    mac.update(&payload);
+    mac.verify_truncated_left(&tag)
+        .map_err(|_| CoreError::InvalidCursor)?;
+    Ok(payload)
+}
+
+impl super::Engine {
+    /// `payload` sealed with HMAC-SHA-256 under this deployment's key (the one its list
+    /// cursors use, kept in the store, so every instance opens what any instance sealed)
+    /// for `scope`: a token a client carries and gives back unchanged (an MCP
+    /// `requestState`, say). The payload is readable (hex), not secret; the MAC makes it
+    /// unforgeable, and a token sealed for one scope opens under no other. Put what binds
+    /// it (the principal, a purpose) in `scope` and its expiry in the payload.
+    pub async fn seal(&self, scope: &str, payload: &[u8]) -> Result<String, CoreError> {
+        seal_bytes(&self.inner, scope, payload).await
+    }
+
+    /// The payload of a token [`Engine::seal`](super::Engine::seal)ed for `scope`:
+    /// [`CoreError::InvalidCursor`] when it was altered, forged, or sealed for another scope.
+    pub async fn unseal(&self, scope: &str, sealed: &str) -> Result<Vec<u8>, CoreError> {
+        open_bytes(&self.inner, scope, sealed).await
+    }
+}
+
 /// The cursors of one list: positions of type `P`, sealed for the list's scope (one
 /// owner's threads, one thread's history, one caller's inbox …). Every list pages through
 /// this one type; only what a position holds differs.
@@ -111,10 +155,7 @@ impl<'a, P: Serialize + DeserializeOwned> ListCursor<'a, P> {
 
     /// `position` sealed for this list.
     pub(crate) async fn seal(&self, position: &P) -> Result<String, CoreError> {
-        let key = self.inner.cursor_key.get(self.inner).await?;
-        let payload = records::encode(position);
-        let tag = tag(&key, &self.scope, &payload);
-        Ok([hex::encode(&payload), ".".into(), hex::encode(tag)].concat())
+        seal_bytes(self.inner, &self.scope, &records::encode(position)).await
     }
 
     /// The position in `cursor` (none without one), if this deployment sealed it for this
@@ -123,19 +164,7 @@ impl<'a, P: Serialize + DeserializeOwned> ListCursor<'a, P> {
         let Some(cursor) = cursor else {
             return Ok(None);
         };
-        let (payload, sealed) = cursor.split_once('.').ok_or(CoreError::InvalidCursor)?;
-        let payload = hex::decode(payload).map_err(|_| CoreError::InvalidCursor)?;
-        let sealed = hex::decode(sealed).map_err(|_| CoreError::InvalidCursor)?;
-        let key = self.inner.cursor_key.get(self.inner).await?;
-        let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(&key).expect("HMAC takes any key");
-        mac.update(self.scope.as_bytes());
-        mac.update(&[0x1f]);
-        mac.update(&payload);
-        mac.verify_truncated_left(&sealed)
-            .map_err(|_| CoreError::InvalidCursor)?;
-        if sealed.len() != TAG_BYTES {
-            return Err(CoreError::InvalidCursor);
-        }
+        let payload = open_bytes(self.inner, &self.scope, cursor).await?;
         // The MAC covers the bytes as sent, so a position reads with the defaults below
         // whatever version of this struct sealed it.
         serde_json::from_slice(&payload).map_err(|_| CoreError::InvalidCursor)

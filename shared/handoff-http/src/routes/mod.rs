@@ -6,6 +6,7 @@ pub(crate) mod audit;
 pub(crate) mod background;
 pub(crate) mod copilotkit;
 pub(crate) mod json_body;
+pub(crate) mod mcp;
 pub(crate) mod runs;
 pub(crate) mod superagent;
 pub(crate) mod thread_list;

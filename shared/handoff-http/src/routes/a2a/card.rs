@@ -14,11 +14,7 @@ use crate::AppState;
 pub(crate) const A2A_PATH: &str = "/a2a";
 
 pub(crate) async fn agent_card(State(app): State<Arc<AppState>>, request: Request) -> Response {
-    let base = app
-        .config
-        .public_url
-        .clone()
-        .unwrap_or_else(|| origin(request.headers()));
+    let base = origin_of(&app, request.headers());
     let mut response = Json(card(&app, &base)).into_response();
     // Cards change only with a deployment; an hour of caching spares the callers a round trip.
     response.headers_mut().insert(
@@ -26,6 +22,14 @@ pub(crate) async fn agent_card(State(app): State<Arc<AppState>>, request: Reques
         HeaderValue::from_static("public, max-age=3600"),
     );
     response
+}
+
+/// The deployment's base URL: `HANDOFF_PUBLIC_URL`, else the request's origin.
+pub(crate) fn origin_of(app: &AppState, headers: &HeaderMap) -> String {
+    app.config
+        .public_url
+        .clone()
+        .unwrap_or_else(|| origin(headers))
 }
 
 /// The request's origin: `X-Forwarded-Proto` (else https, but http on loopback) and `Host`.

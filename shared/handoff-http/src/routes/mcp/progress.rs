@@ -1,0 +1,97 @@
+//! Progress notifications: when a `tools/call` carries `_meta.progressToken` and its client
+//! accepts `text/event-stream`, the answer is an SSE stream of `notifications/progress`
+//! (one per step, tool call and text message the run starts) ending with the response.
+
+use std::sync::Arc;
+
+use agui_protocol::Event;
+use axum::body::Body;
+use axum::response::Response;
+use futures::channel::mpsc::{self, UnboundedReceiver, UnboundedSender};
+use futures::stream::{self, Stream, StreamExt};
+use http::{HeaderMap, HeaderValue, header};
+use serde_json::{Value, json};
+
+/// Where a call's progress goes.
+#[derive(Clone)]
+pub(crate) struct Progress {
+    token: Value,
+    sink: UnboundedSender<Value>,
+}
+
+/// The progress token of a call whose client takes a stream, if it asked for progress.
+pub(crate) fn token(headers: &HeaderMap, params: &Value) -> Option<Value> {
+    let token = params.get("_meta")?.get("progressToken")?;
+    let streams = headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|accept| accept.contains("text/event-stream"));
+    (streams && (token.is_string() || token.is_i64())).then(|| token.clone())
+}
+
+/// A channel for `token`'s notifications and the call's final message.
+pub(crate) fn channel(token: Value) -> (Progress, UnboundedReceiver<Value>) {
+    let (sink, messages) = mpsc::unbounded();
+    (Progress { token, sink }, messages)
+}
+
+impl Progress {
+    /// Sends the final JSON-RPC message (the stream ends once every sender is gone).
+    pub(crate) fn finish(&self, message: Value) {
+        let _ = self.sink.unbounded_send(message);
+    }
+
+    /// Notes `event` when it starts something worth telling; `done` counts the notes.
+    fn note(&self, event: &Event, done: &mut u64) {
+        let message = match event {
+            Event::StepStarted(e) => format!("step {}", e.step_name),
+            Event::ToolCallStart(e) => format!("calling {}", e.tool_call_name),
+            Event::TextMessageStart(_) => "answering".to_owned(),
+            _ => return,
+        };
+        *done += 1;
+        let _ = self.sink.unbounded_send(json!({
+            "jsonrpc": "2.0",
+            "method": "notifications/progress",
+            "params": {"progressToken": self.token, "progress": *done, "message": message},
+        }));
+    }
+}
+
+/// Every event of a run, telling `progress` (if any) as they come.
+pub(crate) async fn collect(
+    events: impl Stream<Item = Arc<Event>>,
+    progress: Option<&Progress>,
+) -> Vec<Arc<Event>> {
+    let mut done = 0;
+    events
+        .map(|event| {
+            if let Some(progress) = progress {
+                progress.note(&event, &mut done);
+            }
+            event
+        })
+        .collect()
+        .await
+}
+
+/// The SSE answer: `messages` as they come, while `work` (which sends the last one) runs.
+pub(crate) fn sse(
+    messages: UnboundedReceiver<Value>,
+    work: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Response {
+    let frames = stream::select(
+        messages.map(Some),
+        stream::once(work).map(|()| None::<Value>),
+    )
+    .filter_map(|message| async move { message })
+    .map(|message| Ok::<_, std::convert::Infallible>(format!("data: {message}\n\n")));
+    let mut response = Response::new(Body::from_stream(frames));
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    response
+}
