@@ -29,6 +29,21 @@ pub enum SendOutcome {
     Dropped(String),
 }
 
+impl SendOutcome {
+    /// The outcome of an attempt at several receivers: `done` served now, `errors` (one
+    /// line each) failed.
+    pub fn of_receivers(done: Vec<String>, errors: Vec<String>) -> Self {
+        if errors.is_empty() {
+            SendOutcome::Delivered
+        } else {
+            SendOutcome::Retry {
+                done,
+                error: errors.join("; "),
+            }
+        }
+    }
+}
+
 /// Delivers the items of one kind.
 #[async_trait]
 pub trait Sender: Send + Sync + 'static {

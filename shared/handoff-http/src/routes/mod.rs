@@ -50,3 +50,22 @@ pub(crate) async fn a2ui_history(
         .map(|t| t.messages)
         .unwrap_or_default())
 }
+
+/// An SSE response whose events are `values`, one JSON document per `data:` line (the
+/// JSON-RPC streams of A2A and MCP).
+pub(crate) fn json_event_stream(
+    values: futures::stream::BoxStream<'static, serde_json::Value>,
+) -> axum::response::Response {
+    use futures::StreamExt;
+    use http::{HeaderValue, header};
+    let frames =
+        values.map(|value| Ok::<_, std::convert::Infallible>(format!("data: {value}\n\n")));
+    let mut response = axum::response::Response::new(axum::body::Body::from_stream(frames));
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    response
+}

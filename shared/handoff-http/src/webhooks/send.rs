@@ -147,13 +147,6 @@ impl Sender for WebhookSender {
                 Err(error) => errors.push(format!("{}: {error}", endpoint.name)),
             }
         }
-        if errors.is_empty() {
-            SendOutcome::Delivered
-        } else {
-            SendOutcome::Retry {
-                done,
-                error: errors.join("; "),
-            }
-        }
+        SendOutcome::of_receivers(done, errors)
     }
 }

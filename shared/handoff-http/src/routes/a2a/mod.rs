@@ -25,12 +25,11 @@ use std::sync::Arc;
 use a2a_types::jsonrpc::{JsonRpcId, methods};
 use a2a_types::{SendMessageRequest, StreamResponse, Task, TaskState, TaskStatus};
 use axum::Json;
-use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::response::{IntoResponse, Response};
 use futures::stream::{BoxStream, StreamExt};
 use handoff_core::time_fmt::format_ms;
-use http::{HeaderMap, HeaderValue, header};
+use http::{HeaderMap, header};
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
@@ -202,18 +201,9 @@ fn reply(id: JsonRpcId, outcome: Result<Value, A2aError>) -> Response {
 
 /// Stream responses as SSE, each one a JSON-RPC response carrying the request's id.
 fn sse(id: JsonRpcId, responses: BoxStream<'static, StreamResponse>) -> Response {
-    let frames = responses.map(move |response| {
-        let body = json!({"jsonrpc": "2.0", "id": id, "result": response});
-        Ok::<_, std::convert::Infallible>(format!("data: {body}\n\n"))
-    });
-    let mut response = Response::new(Body::from_stream(frames));
-    let headers = response.headers_mut();
-    headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/event-stream"),
-    );
-    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    response
+    let frames =
+        responses.map(move |response| json!({"jsonrpc": "2.0", "id": id, "result": response}));
+    super::json_event_stream(frames.boxed())
 }
 
 /// The task a stream opens with: just created, nothing run yet.

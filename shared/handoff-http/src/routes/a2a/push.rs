@@ -267,13 +267,6 @@ impl Sender for A2aPush {
                 Err(error) => errors.push(format!("{id}: {error}")),
             }
         }
-        if errors.is_empty() {
-            SendOutcome::Delivered
-        } else {
-            SendOutcome::Retry {
-                done,
-                error: errors.join("; "),
-            }
-        }
+        SendOutcome::of_receivers(done, errors)
     }
 }

@@ -5,11 +5,10 @@
 use std::sync::Arc;
 
 use agui_protocol::Event;
-use axum::body::Body;
 use axum::response::Response;
 use futures::channel::mpsc::{self, UnboundedReceiver, UnboundedSender};
 use futures::stream::{self, Stream, StreamExt};
-use http::{HeaderMap, HeaderValue, header};
+use http::{HeaderMap, header};
 use serde_json::{Value, json};
 
 /// Where a call's progress goes.
@@ -84,14 +83,6 @@ pub(crate) fn sse(
         messages.map(Some),
         stream::once(work).map(|()| None::<Value>),
     )
-    .filter_map(|message| async move { message })
-    .map(|message| Ok::<_, std::convert::Infallible>(format!("data: {message}\n\n")));
-    let mut response = Response::new(Body::from_stream(frames));
-    let headers = response.headers_mut();
-    headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/event-stream"),
-    );
-    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    response
+    .filter_map(|message| async move { message });
+    crate::routes::json_event_stream(frames.boxed())
 }
