@@ -58,7 +58,7 @@ export CARGO_TERM_COLOR ?= never
 .PHONY: build-test-worker
 .PHONY: dev-starter build-starter-worker dev-starter-worker dev-starter-lambda
 .PHONY: console check-console
-.PHONY: tck
+.PHONY: tck python-peer
 .PHONY: help setup setup-worker dev test test-rust test-node lint lint-infra fmt check-wasm bench bench-lambda corpus build-worker dev-worker build-lambda dev-lambda deploy
 
 help:
@@ -66,6 +66,7 @@ help:
 	@echo "make setup-worker  also cargo install the pinned worker-build and wasm-bindgen CLI"
 	@echo "make dev         run the local dev server with the demo agent on the embedded store"
 	@echo "make test        run every test (Rust, official-client conformance, end to end)"
+	@echo "make python-peer  the official Python a2a-sdk (tests/python/requirements.txt) in target/python-peer/venv, for a2a-python-peer.test.mjs"
 	@echo "make tck         the A2A TCK's MUST tests (JSON-RPC) against the fixture agent tck-agent on TCK_PORT ($(TCK_PORT)); venv in target/tck"
 	@echo "make lint        rustfmt --check and clippy -D warnings"
 	@echo "make console     bundle the web console (shared/handoff-console/web -> assets/, esbuild); commit the result"
@@ -131,7 +132,7 @@ corpus:
 # spends minutes of CPU per bundle on a size the local runtime does not limit. Deploys and
 # `make build-worker` keep it (WORKER_OPT= to test the optimised bundle).
 test-node: WORKER_OPT ?= --no-opt
-test-node: corpus build-worker build-test-worker build-starter-worker
+test-node: corpus build-worker build-test-worker build-starter-worker python-peer
 	@date +'%T test-node: corpus and Workers built'
 	cargo build -q -p dev-server -p agent-lambda -p a2a-webhook-lambda -p handoff-tests -p starter
 	@# `cargo lambda watch -p X` builds X alone, whose features differ from the joint build's:
@@ -147,6 +148,16 @@ test-node: corpus build-worker build-test-worker build-starter-worker
 	set -o pipefail; cd $(NODE_DIR) && AGUI_CORPUS_DIR=$(CORPUS_DIR) HANDOFF_BIN_DIR=$(CURDIR)/target/debug \
 		node --test $(NODE_TEST_FLAGS) | tee $(CURDIR)/target/node-tests.tap \
 		|| { echo '--- failed Node tests:'; grep -E -A24 '^ *not ok' $(CURDIR)/target/node-tests.tap; exit 1; }
+
+# The official Python A2A SDK as a second peer (issue 51; tests/node/a2a-python-peer.test.mjs
+# drives tests/python/a2a_peer.py): its own venv in target/python-peer, installed again only
+# when the pin changes. Offline, the install is skipped with a warning and the test skips.
+PEER_VENV := target/python-peer/venv
+python-peer: $(PEER_VENV)/.installed
+$(PEER_VENV)/.installed: tests/python/requirements.txt
+	@[ -x $(PEER_VENV)/bin/python ] || python3 -m venv $(PEER_VENV)
+	@if $(PEER_VENV)/bin/pip install -q --disable-pip-version-check -r tests/python/requirements.txt; then touch $@; \
+	else echo "python-peer: a2a-sdk could not be installed (PyPI unreachable?); a2a-python-peer.test.mjs will skip if so" >&2; fi
 
 # The A2A TCK (issue 51): its own venv in target/tck/venv, a scratch copy of the snapshot,
 # the fixture agent (tests/src/bin/tck-agent.rs) on TCK_PORT, stopped whatever happens. Ends

@@ -9,6 +9,10 @@
 //! request's origin), `HANDOFF_A2A_ALLOW_LOOPBACK` and the receiver's
 //! `HANDOFF_A2A_*` settings.
 //!
+//! A Cron Trigger (`[triggers]` in `wrangler.toml`, every minute) sweeps the outbox: push
+//! notifications of served A2A tasks whose first attempt failed are retried even while
+//! nobody calls the Worker.
+//!
 //! This crate is what deploys, so it holds no test code: the store conformance suite
 //! and the KV checks that run inside workerd are the test-only Worker's
 //! (`functions/agent-worker-tests`).
@@ -19,7 +23,7 @@ use handoff::a2a::TaskSnapshots;
 use handoff::outbound::FetchOutbound;
 use handoff::worker::{Worker, var};
 use handoff_demo::{DemoHost, DemoSettings, PushUrl};
-use worker::{Context, Env, HttpRequest, event};
+use worker::{Context, Env, HttpRequest, ScheduleContext, ScheduledEvent, event};
 
 /// The Durable Object class that owns each partition; exported for the runtime.
 pub use handoff::worker::PartitionObject;
@@ -55,4 +59,10 @@ async fn fetch(
         .protected_routes(demo)
         .thread_extras(Arc::new(TaskSnapshots(receiver)));
     host.serve(req, served.agent).await
+}
+
+/// The Cron Trigger: one sweep of the outbox (push notifications due again).
+#[event(scheduled)]
+async fn scheduled(_event: ScheduledEvent, env: Env, _ctx: ScheduleContext) {
+    handoff::worker::sweep_outbox(&env).await;
 }

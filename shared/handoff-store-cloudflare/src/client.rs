@@ -339,7 +339,7 @@ impl DurableStore {
 
 type Blob = (crate::protocol::BlobRef, Vec<u8>, Option<u64>);
 
-/// An index entry on the wire; the scope's object stores ranks as signed 64-bit integers.
+/// An index entry on the wire; the objects keep ranks exactly up to [`MAX_RANK`].
 fn listed(entry: IndexEntry) -> Result<Listed, StoreError> {
     if entry.rank > MAX_RANK {
         return Err(StoreError::Backend(format!(

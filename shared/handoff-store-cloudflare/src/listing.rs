@@ -26,8 +26,9 @@ pub fn scope_object_name(scope: &str) -> String {
     format!("\u{1e}listing\u{1e}{scope}")
 }
 
-/// Ranks are stored as SQLite integers (signed 64-bit).
-pub const MAX_RANK: u64 = i64::MAX as u64;
+/// Ranks are bound to SQL as JavaScript numbers, exact up to 2^53 - 1; a higher one is
+/// refused rather than stored rounded.
+pub const MAX_RANK: u64 = handoff_core::store::MAX_INDEX_RANK;
 
 /// The listing changes a planned commit makes: `current[i]` is the stored row (live or
 /// not) of the batch's `i`th key, as given to [`crate::protocol::plan_commit`]. A put

@@ -124,7 +124,13 @@ impl DurableObject for PartitionObject {
     }
 
     async fn fetch(&self, mut req: Request) -> Result<Response> {
-        let request: StoreRequest = match req.json().await {
+        // serde_json on the text, not JavaScript's JSON.parse (`req.json()`): a number past
+        // 2^53 (a rank above MAX_RANK, say) is refused by name instead of read rounded.
+        let parsed = match req.text().await {
+            Ok(text) => serde_json::from_str::<StoreRequest>(&text).map_err(|e| e.to_string()),
+            Err(err) => Err(err.to_string()),
+        };
+        let request = match parsed {
             Ok(request) => request,
             Err(err) => return Response::error(format!("bad store request: {err}"), 400),
         };

@@ -100,12 +100,13 @@ where
     effect_executes_exactly_once(&make()).await;
     concurrent_identical_resumes_start_one_run(&make()).await;
     index_lists_across_partitions(&make()).await;
+    index_ranks_are_exact_up_to_the_maximum(&make()).await;
     threads::thread_is_erased_whole(std::sync::Arc::new(make())).await;
     audit::audit_lists_one_thread(std::sync::Arc::new(make())).await;
 }
 
 /// The name of every check, in [`run_all`] order.
-pub const CHECK_NAMES: [&str; 18] = [
+pub const CHECK_NAMES: [&str; 19] = [
     "create_if_absent_is_exclusive",
     "compare_and_set_rejects_stale_writers",
     "batch_is_all_or_nothing",
@@ -122,6 +123,7 @@ pub const CHECK_NAMES: [&str; 18] = [
     "effect_executes_exactly_once",
     "concurrent_identical_resumes_start_one_run",
     "index_lists_across_partitions",
+    "index_ranks_are_exact_up_to_the_maximum",
     "thread_is_erased_whole",
     "audit_lists_one_thread",
 ];
@@ -153,6 +155,9 @@ pub async fn run_named<S: Store + Clone + 'static>(name: &str, store: &S) -> boo
             concurrent_identical_resumes_start_one_run(store).await
         }
         "index_lists_across_partitions" => index_lists_across_partitions(store).await,
+        "index_ranks_are_exact_up_to_the_maximum" => {
+            index_ranks_are_exact_up_to_the_maximum(store).await
+        }
         "thread_is_erased_whole" => {
             threads::thread_is_erased_whole(std::sync::Arc::new(store.clone())).await
         }
@@ -194,6 +199,7 @@ macro_rules! store_conformance_tests {
             effect_executes_exactly_once
             concurrent_identical_resumes_start_one_run
             index_lists_across_partitions
+            index_ranks_are_exact_up_to_the_maximum
         }
     };
 }
@@ -325,7 +331,7 @@ pub use concurrency::{
     multi_key_get_is_consistent,
 };
 pub use expiry::expiry_with_injected_clock;
-pub use listings::index_lists_across_partitions;
+pub use listings::{index_lists_across_partitions, index_ranks_are_exact_up_to_the_maximum};
 pub use patterns::{
     concurrent_identical_resumes_start_one_run, effect_executes_exactly_once,
     expired_lease_can_be_taken_over,

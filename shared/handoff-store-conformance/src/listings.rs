@@ -1,7 +1,7 @@
 //! Listings across partitions: [`Store::list_index`] over items written with an
 //! [`IndexEntry`].
 
-use handoff_core::store::{Condition, IndexEntry, IndexHit, Store, Write};
+use handoff_core::store::{Condition, IndexEntry, IndexHit, MAX_INDEX_RANK, Store, Write};
 
 use crate::BASE_MS;
 use crate::support::{Namespace, failed_at, ok};
@@ -126,4 +126,38 @@ pub async fn index_lists_across_partitions<S: Store>(store: &S) {
     assert_eq!(partitions_of(&other), [&p[5]], "scopes are separate");
     let none = listed(store, &ns.partition("empty-scope"), None, 10, now).await;
     assert!(none.is_empty(), "an unknown scope lists nothing");
+}
+
+/// Ranks up to [`MAX_INDEX_RANK`] come back exact and in order (the outbox ranks its
+/// items `MAX_INDEX_RANK - due_ms`; a JavaScript number or a double holds no more).
+pub async fn index_ranks_are_exact_up_to_the_maximum<S: Store>(store: &S) {
+    let ns = Namespace::new("index_ranks_are_exact_up_to_the_maximum");
+    let scope = ns.partition("scope");
+    let top = MAX_INDEX_RANK;
+    let ranks = [
+        top - BASE_MS,
+        top - BASE_MS - 1,
+        top,
+        top - 1,
+        (1u64 << 52) + 1,
+    ];
+    for (i, rank) in ranks.into_iter().enumerate() {
+        let write =
+            Write::put("head", Condition::Absent, vec![i as u8], None).indexed(entry(&scope, rank));
+        let partition = ns.partition(&format!("t{i}"));
+        ok(
+            store.commit(&partition, vec![write], BASE_MS).await,
+            "indexed put, large rank",
+        );
+    }
+    let all = listed(store, &scope, None, 10, BASE_MS).await;
+    let mut expected = ranks.to_vec();
+    expected.sort_unstable_by(|a, b| b.cmp(a));
+    assert_eq!(
+        all.iter().map(|h| h.rank).collect::<Vec<_>>(),
+        expected,
+        "large ranks listed exactly, highest first"
+    );
+    let after = listed(store, &scope, all.first(), 10, BASE_MS).await;
+    assert_eq!(after.len(), ranks.len() - 1, "paging after the top rank");
 }

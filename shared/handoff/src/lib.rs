@@ -219,6 +219,8 @@ pub mod auth {
 
 #[cfg(any(feature = "server", feature = "lambda", feature = "worker"))]
 mod options;
+#[cfg(any(feature = "server", feature = "lambda", feature = "worker"))]
+mod sweep;
 
 #[cfg(feature = "a2a")]
 pub mod a2a;

@@ -121,7 +121,7 @@ impl HostOptions {
     /// What runs' ends are told to, from the store's outbox: served A2A tasks push their
     /// state changes, and every run is told to the operator's webhooks
     /// (`HANDOFF_WEBHOOK_URLS`; malformed settings are refused by [`HostOptions::app`]).
-    fn outbox(
+    pub(crate) fn outbox(
         &mut self,
         store: &Arc<dyn Store>,
         runtime: &Runtime,

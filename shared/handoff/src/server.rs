@@ -228,7 +228,7 @@ impl Server {
             .options
             .engine(Host::DevServer, self.agent, store, runtime, env);
         if let Some(outbox) = engine.outbox().cloned() {
-            tokio::spawn(sweep_outbox(outbox, outbox_poll_ms(env)));
+            tokio::spawn(sweep_outbox(outbox, crate::sweep::poll_ms(env)));
         }
         let agent_name = engine.agent_name().to_owned();
         let scheme = authenticator.scheme();
@@ -297,21 +297,12 @@ async fn shutdown() {
     tokio::select! { () = ctrl_c => {}, () = term => {} }
 }
 
-/// `HANDOFF_OUTBOX_POLL_MS` (default 1000): how often the dev server retries the outbox's
-/// due notices (their first attempt is made when their run ends).
-fn outbox_poll_ms(vars: impl Fn(&str) -> Option<String>) -> u64 {
-    vars("HANDOFF_OUTBOX_POLL_MS")
-        .and_then(|v| v.parse().ok())
-        .filter(|ms| *ms > 0)
-        .unwrap_or(1_000)
-}
-
 /// Delivers the outbox's due notices for as long as the server runs.
 async fn sweep_outbox(outbox: Arc<handoff_core::outbox::Outbox>, every_ms: u64) {
     let mut ticks = tokio::time::interval(std::time::Duration::from_millis(every_ms));
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         ticks.tick().await;
-        outbox.deliver_due(50).await;
+        outbox.deliver_due(crate::sweep::SWEEP_LIMIT).await;
     }
 }

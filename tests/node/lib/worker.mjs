@@ -45,7 +45,7 @@ const dirs = new Set();
  * `stateDir` shares Durable Object and KV state with earlier workers; `workerDir` picks
  * another built Worker (e.g. STARTER_DIR, from `make build-starter-worker`, or
  * TEST_WORKER_DIR, whose routes are all under /__test/).
- * Resolves to {url, label, stderr, logs(), kill()}.
+ * Resolves to {url, label, stderr, logs(), scheduled(), kill()}.
  */
 export async function startWorker(opts = {}) {
   try {
@@ -118,6 +118,10 @@ async function startWorkerOnce({ vars = {}, stateDir, label = "worker", workerDi
       return output;
     },
     logs: () => output.slice(-20_000),
+    /** Fires the Cron Trigger once (the Worker's `scheduled` handler); resolves when it ends. */
+    async scheduled(cron = "* * * * *") {
+      return (await mf.getWorker()).scheduled({ cron });
+    },
     async kill() {
       if (!live.delete(worker)) return;
       await within(mf.dispose(), STOP_TIMEOUT_MS, `${label}: disposing workerd`);

@@ -7,9 +7,9 @@ use crate::store::{Condition, IndexEntry, IndexHit, Item, Store, StoreError, Wri
 
 /// The listing of every undelivered item, soonest due first.
 pub const OUTBOX_SCOPE: &str = "\u{1f}outbox";
-/// The highest rank every store keeps (DynamoDB and SQLite hold signed 64-bit numbers):
-/// an item's rank is this minus its due time, so the soonest due is listed first.
-pub(crate) const RANK_TOP: u64 = i64::MAX as u64;
+/// The highest rank every store keeps exactly: an item's rank is this minus its due time,
+/// so the soonest due is listed first.
+pub(crate) const RANK_TOP: u64 = crate::store::MAX_INDEX_RANK;
 /// Key prefix of items in a thread's partition.
 pub(crate) const PREFIX: &str = "outbox#";
 /// Key prefix of an item's entry in its notice's listing ([`crate::outbox::Notice::listing`]).

@@ -91,12 +91,17 @@ pub enum WriteOp {
     Check,
 }
 
+/// The highest [`IndexEntry::rank`] every store keeps exactly: 2^53 - 1. DynamoDB and
+/// SQLite hold 64-bit integers, but a Durable Object's SQL binds JavaScript numbers,
+/// exact only up to 2^53.
+pub const MAX_INDEX_RANK: u64 = (1 << 53) - 1;
+
 /// Where a put item appears in a listing across partitions ([`Store::list_index`]).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct IndexEntry {
     /// The listing (e.g. one owner's threads). At most 1,024 bytes.
     pub scope: String,
-    /// Its order there: highest first.
+    /// Its order there: highest first. At most [`MAX_INDEX_RANK`].
     pub rank: u64,
 }
 

@@ -15,7 +15,8 @@
 //! | `HANDOFF_STOP_POLL_MS` | 1000: how often a running run looks for a stop sent to another instance |
 //! | `HANDOFF_LIVE_FLUSH_MS` | 250: how often a running run journals its events for reconnecting clients |
 //! | `HANDOFF_COPILOTKIT_BASE` | `/copilotkit`: where the CopilotKit runtime protocol is served |
-//! | `HANDOFF_WEBHOOK_URLS`, `HANDOFF_WEBHOOK_SECRETS`, … | no webhooks (see `handoff_http::webhooks`); posted when a run ends, within its invocation; a failed one is not retried here yet (no sweep on Lambda) |
+//! | `HANDOFF_WEBHOOK_URLS`, `HANDOFF_WEBHOOK_SECRETS`, … | no webhooks (see `handoff_http::webhooks`); posted when a run ends, within its invocation; a failed one is retried by the outbox sweeps (see push notifications below) |
+//! | `HANDOFF_OUTBOX_POLL_MS` | 1000: at most one outbox sweep per instance this often (see push notifications below) |
 //! | `RUST_LOG` | `info`; `level` and `target=level` directives (comma-separated) |
 //! | `HANDOFF_LOG` | `json`: JSON lines with the current spans' fields (run, thread, tenant); `text` |
 //! | `OTEL_EXPORTER_OTLP_ENDPOINT` | unset: no traces; set (feature `otel`): OTLP/HTTP export, flushed before each invocation ends, X-Ray's header the parent when sampled |
@@ -25,6 +26,14 @@
 //! do), so DNS, TCP and the TLS handshake happen during Init rather than in the first
 //! request. A failure there (or no answer within 2 s) is logged as a warning and never
 //! fails Init; the first request then connects as it would have.
+//!
+//! **Push notifications** (A2A tasks served here) leave from the store's outbox. The
+//! first attempt is made right after the run's end, within the invocation that ran it.
+//! An attempt that failed, or was frozen with the instance, is retried by a sweep at the
+//! start of a later invocation, at most once per `HANDOFF_OUTBOX_POLL_MS` (1000) per
+//! instance, run in the background; the invocation's response ends once its sweep did
+//! (2 s at most). A function nobody calls does not sweep: `infra/template.yaml` invokes it
+//! every minute (an EventBridge schedule sending a Function URL `GET /healthz`).
 //!
 //! The invocation deadline becomes the engine's deadline: a run that would
 //! outlive the function is stopped a few seconds before, closes what it opened
@@ -47,6 +56,7 @@
 mod caller;
 mod deadline;
 mod store;
+mod sweep;
 mod tls;
 mod warm;
 
@@ -170,6 +180,7 @@ impl Lambda {
         let engine = self
             .options
             .engine(Host::Lambda, self.agent, store, runtime, env);
+        let outbox = engine.outbox().cloned();
         let app = self.options.app(Host::Lambda, engine, authenticator, env)?;
 
         // Lambda requests carry a `lambda_http::Body`; the router takes axum bodies and
@@ -210,6 +221,7 @@ impl Lambda {
                 None => response,
             }
         });
+        let service = sweep::sweeping(service, outbox, crate::sweep::poll_ms(env));
         startup_mark("serving");
         lambda_http::run_with_streaming_response(service).await
     }

@@ -27,15 +27,23 @@
 //! being cut off mid-commit. `HANDOFF_STOP_POLL_MS` (1000), `HANDOFF_LIVE_FLUSH_MS` (250)
 //! and `HANDOFF_COPILOTKIT_BASE` (`/copilotkit`) as on the other hosts. Webhooks
 //! (`HANDOFF_WEBHOOK_URLS`, see `handoff_http::webhooks`) are posted with `fetch` when a
-//! run ends; a failed one is not retried here yet (no sweep on Workers).
+//! run ends; a failed one is retried by the outbox sweeps below.
+//!
+//! **Push notifications** (of A2A tasks served here) and webhooks leave from the store's
+//! outbox: the first attempt right after the run's end, inside the `waitUntil` that drives the run. Retries
+//! come from sweeps: one under a request's `waitUntil`, at most once per
+//! `HANDOFF_OUTBOX_POLL_MS` (1000) per isolate, and one per Cron Trigger
+//! ([`sweep_outbox`] from a `scheduled` handler; the demo's `wrangler.toml` runs it every
+//! minute), so retries go on while nobody calls the Worker.
+//!
 //! Logs are JSON lines on the console (`HANDOFF_LOG=text` for text, `RUST_LOG` for levels);
 //! with `OTEL_TRACES_EXPORTER=console` (or an OTLP endpoint variable) the engine's spans
 //! are written there too, one JSON line each, with the names and attributes the native
 //! hosts export over OTLP.
 
 use std::sync::Arc;
-
 use std::sync::OnceLock;
+use std::sync::atomic::AtomicU64;
 
 use axum::body::Body;
 use axum::response::IntoResponse;
@@ -82,6 +90,43 @@ pub fn origin(req: &HttpRequest) -> String {
         (Some(scheme), Some(authority)) => format!("{scheme}://{authority}"),
         _ => String::new(),
     }
+}
+
+/// One sweep of the outbox (push notifications and webhooks due again), for a Cron
+/// Trigger's `scheduled` handler: `[triggers] crons = ["* * * * *"]` in `wrangler.toml`, and
+///
+/// ```ignore
+/// #[worker::event(scheduled)]
+/// async fn scheduled(_: worker::ScheduledEvent, env: worker::Env, _: worker::ScheduleContext) {
+///     handoff::worker::sweep_outbox(&env).await;
+/// }
+/// ```
+///
+/// Reads the bindings and variables as a request would; a sweep that cannot start (a
+/// binding missing) is logged.
+pub async fn sweep_outbox(env: &Env) -> Option<handoff_core::outbox::DeliveryReport> {
+    let store: Arc<dyn Store> = match store(env) {
+        Ok(store) => Arc::new(store),
+        Err(err) => {
+            worker::console_error!("handoff: no outbox sweep: {err}");
+            return None;
+        }
+    };
+    let vars = |key: &str| var(env, key);
+    let runtime = Runtime::new(WorkerClock, RandomIds, WorkerSleep);
+    let mut options = HostOptions::default();
+    outbounds(&mut options, &vars);
+    let (outbox, _) = options.outbox(&store, &runtime, &vars);
+    Some(outbox?.deliver_due(crate::sweep::SWEEP_LIMIT).await)
+}
+
+/// The guarded `fetch` clients of A2A pushes and webhooks, as the variables allow.
+fn outbounds(options: &mut HostOptions, vars: &impl Fn(&str) -> Option<String>) {
+    let allow_loopback = vars("HANDOFF_A2A_ALLOW_LOOPBACK")
+        .is_some_and(|v| v == "1" || v.eq_ignore_ascii_case("true"));
+    options.push_outbound = Some(Arc::new(FetchOutbound::guarded(allow_loopback)));
+    let webhook_loopback = handoff_http::webhooks::allows_loopback(vars).unwrap_or(false);
+    options.webhook_outbound = Some(Arc::new(FetchOutbound::guarded(webhook_loopback)));
 }
 
 /// The host for one request, with each part settable. Build it first when your
@@ -148,15 +193,8 @@ impl Worker {
                 Err(why) => return Ok(not_configured(&why)),
             },
         };
-        let allow_loopback = vars("HANDOFF_A2A_ALLOW_LOOPBACK")
-            .is_some_and(|v| v == "1" || v.eq_ignore_ascii_case("true"));
-        self.options.push_outbound = Some(Arc::new(handoff_host_worker::FetchOutbound::guarded(
-            allow_loopback,
-        )));
-        let webhook_loopback = handoff_http::webhooks::allows_loopback(vars).unwrap_or(false);
-        self.options.webhook_outbound = Some(Arc::new(
-            handoff_host_worker::FetchOutbound::guarded(webhook_loopback),
-        ));
+        outbounds(&mut self.options, &vars);
+        let spawner = self.runtime.spawner.clone();
         let engine = self.options.engine(
             Host::Workers,
             Arc::new(agent),
@@ -164,6 +202,19 @@ impl Worker {
             self.runtime,
             vars,
         );
+        // Retries of pushes and webhooks, under this request's `waitUntil` (module docs).
+        static LAST_SWEEP: AtomicU64 = AtomicU64::new(0);
+        if let (Some(outbox), Some(spawner)) = (engine.outbox().cloned(), spawner)
+            && crate::sweep::claim(
+                &LAST_SWEEP,
+                WorkerClock.now_ms(),
+                crate::sweep::poll_ms(vars),
+            )
+        {
+            spawner.spawn(Box::pin(async move {
+                outbox.deliver_due(crate::sweep::SWEEP_LIMIT).await;
+            }));
+        }
         let app = match self.options.app(Host::Workers, engine, authenticator, vars) {
             Ok(app) => app,
             Err(why) => return Ok(not_configured(&why)),
