@@ -381,7 +381,6 @@ async fn commit_finish(
     let pages = claimed.thread.pages;
     super::renew::pages_if_due(inner, ctx.partition(), &mut thread, pages, *fence, now).await;
     thread.meta.updated_at_ms = Some(now);
-    let thread_after = thread.clone();
     let mut writes = vec![
         thread.write(
             ctx.partition(),
@@ -414,7 +413,7 @@ async fn commit_finish(
     }
     let terminal = log.events.last().map(|e| e.as_ref());
     let (notices, keys) =
-        super::notify::writes(inner, ctx, claimed, &thread_after, status, terminal, now);
+        super::notify::writes(inner, ctx, claimed, &thread, status, terminal, now);
     writes.extend(notices);
     match inner.store.commit(ctx.partition(), writes, now).await {
         Ok(()) => Ok((log.events, keys)),

@@ -106,6 +106,20 @@ fn refusal(err: &ApiError) -> JsonRpcError {
     }
 }
 
+impl A2aError {
+    /// A stored or produced document that does not (de)serialize.
+    pub(crate) fn corrupt(err: impl std::fmt::Display) -> Self {
+        A2aError::from(CoreError::CorruptRecord(err.to_string()))
+    }
+
+    /// A compare-and-set on a task record lost every retry to another writer.
+    pub(crate) fn changed_meanwhile() -> Self {
+        A2aError::from(CoreError::ThreadChanged(
+            "the task changed meanwhile; send it again".into(),
+        ))
+    }
+}
+
 impl From<ApiError> for A2aError {
     fn from(err: ApiError) -> Self {
         A2aError::Refused(err)

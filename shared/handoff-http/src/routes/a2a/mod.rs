@@ -139,9 +139,7 @@ async fn dispatch(
     let options = run_options(parts)?;
     let principal = options.principal.clone();
     let json = |value: Result<Value, serde_json::Error>| {
-        value
-            .map(Answer::Json)
-            .map_err(|e| A2aError::from(handoff_core::CoreError::CorruptRecord(e.to_string())))
+        value.map(Answer::Json).map_err(A2aError::corrupt)
     };
     match method {
         methods::SEND_MESSAGE | methods::SEND_STREAMING_MESSAGE => {

@@ -89,6 +89,10 @@ pub struct A2aPushNotifier;
 
 impl Notifier for A2aPushNotifier {
     fn notices(&self, facts: &RunFacts<'_>) -> Vec<Notice> {
+        // Every run's end asks; only runs serving a task have anything to say.
+        if !facts.watches.iter().any(|w| w.kind == TASK_WATCH) {
+            return Vec::new();
+        }
         let mut folded = Folded::default();
         folded.push(facts.terminal);
         facts

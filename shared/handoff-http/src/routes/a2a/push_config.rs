@@ -113,9 +113,7 @@ pub(crate) async fn register(
             .await?
             .ok_or_else(|| A2aError::TaskNotFound(task_id.to_owned()))?;
     }
-    Err(A2aError::from(handoff_core::CoreError::ThreadChanged(
-        "the task changed meanwhile; send it again".into(),
-    )))
+    Err(A2aError::changed_meanwhile())
 }
 
 pub(crate) async fn create(
@@ -195,7 +193,5 @@ pub(crate) async fn delete(
             return Ok(json!({}));
         }
     }
-    Err(A2aError::from(handoff_core::CoreError::ThreadChanged(
-        "the task changed meanwhile; send it again".into(),
-    )))
+    Err(A2aError::changed_meanwhile())
 }

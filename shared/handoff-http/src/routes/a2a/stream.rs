@@ -92,7 +92,7 @@ impl Mapper {
             if let Some(artifact) = state_artifact.filter(|a| a.artifact_id == "state") {
                 out.push(self.artifact_update(artifact));
             }
-            out.push(self.status(state, &self.folded.clone()));
+            out.push(self.status(state, &self.folded));
         }
         out
     }

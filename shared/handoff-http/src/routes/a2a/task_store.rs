@@ -125,8 +125,7 @@ pub(crate) async fn load(
         .await
         .map_err(store_error)?;
     let Some(item) = item else { return Ok(None) };
-    let record = serde_json::from_slice(&item.value)
-        .map_err(|e| A2aError::from(handoff_core::CoreError::CorruptRecord(e.to_string())))?;
+    let record = serde_json::from_slice(&item.value).map_err(A2aError::corrupt)?;
     Ok(Some(Stored {
         record,
         version: item.version,
@@ -156,8 +155,7 @@ pub(crate) async fn save_with(
     now_ms: u64,
     extra: Vec<Write>,
 ) -> Result<bool, A2aError> {
-    let value = serde_json::to_vec(record)
-        .map_err(|e| A2aError::from(handoff_core::CoreError::CorruptRecord(e.to_string())))?;
+    let value = serde_json::to_vec(record).map_err(A2aError::corrupt)?;
     let condition = version.map_or(Condition::Absent, Condition::Version);
     let write = Write::put(TASK_KEY, condition, value, None).indexed(IndexEntry {
         scope: owner_scope(tenant, &record.owner),
