@@ -31,7 +31,8 @@
 //! first attempt is made right after the run's end, within the invocation that ran it.
 //! An attempt that failed, or was frozen with the instance, is retried by a sweep at the
 //! start of a later invocation, at most once per `HANDOFF_OUTBOX_POLL_MS` (1000) per
-//! instance, run in the background; the invocation's response ends once its sweep did
+//! instance and never in the first poll period after Init (a cold start's first requests
+//! carry none), run in the background; the invocation's response ends once its sweep did
 //! (2 s at most). A function nobody calls does not sweep: `infra/template.yaml` invokes it
 //! every minute (an EventBridge schedule sending a Function URL `GET /healthz`).
 //!

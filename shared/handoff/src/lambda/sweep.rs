@@ -34,8 +34,10 @@ where
     S: Service<Request, Response = Response, Error = Infallible> + Clone + Send + 'static,
     S::Future: Send,
 {
-    let last = Arc::new(AtomicU64::new(0));
     let clock = handoff_host_native::SystemClock;
+    // Counted from Init: a cold start's first invocations (the health check, the request
+    // that woke the instance) carry no sweep and no store call for it.
+    let last = Arc::new(AtomicU64::new(clock.now_ms()));
     tower::service_fn(move |request: Request| {
         let sweep = outbox
             .clone()
