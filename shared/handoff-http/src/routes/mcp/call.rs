@@ -9,6 +9,7 @@ use handoff_core::{CoreError, Principal, RunOptions};
 use serde_json::{Map, Value, json};
 
 use super::Speaks;
+use super::ask::{self, Asking};
 use super::elicit;
 use super::error::McpError;
 use super::outcome::{self, End, Ran};
@@ -32,8 +33,12 @@ pub(crate) struct Call {
     pub arguments: Value,
     /// Where the console is served (the deployment's base URL).
     pub base: String,
-    /// Where progress notifications go, when the client asked for them.
+    /// Where progress notifications and requests to the client go, when the call is
+    /// answered as a stream.
     pub progress: Option<Progress>,
+    /// Session revisions: until when (Unix ms) the call may wait for an answer to an
+    /// elicitation it sends ([`ask`]).
+    pub ask_until: u64,
 }
 
 impl Call {
@@ -201,7 +206,7 @@ async fn retry(
 
 /// Run `run_id` of the thread, followed to its end wherever it runs; `None` if there is
 /// no such run.
-async fn recorded(
+pub(super) async fn recorded(
     app: &AppState,
     principal: &Principal,
     thread_id: &str,
@@ -263,6 +268,14 @@ async fn respond(
             result["inputRequests"] = Value::Object(requests);
         }
         return Ok(result);
+    }
+    let (form, url) = (call.speaks.form, call.speaks.url);
+    if answerable && interrupts.iter().all(|i| elicit::elicitable(i, form, url)) {
+        match ask::ask(call, thread_id, interrupts, &console).await? {
+            Asking::Ran(ran) => return Box::pin(respond(call, thread_id, ran, true)).await,
+            Asking::Elsewhere => return Box::pin(poll(call, thread_id)).await,
+            Asking::Waiting => {}
+        }
     }
     structured.insert("consoleUrl".into(), json!(console));
     let listed: Vec<Value> = interrupts
