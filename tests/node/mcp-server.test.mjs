@@ -2,7 +2,8 @@
 // @modelcontextprotocol/sdk client on the session revision (list, call, a run waiting for an
 // approver, polled by threadId; interrupts asked as server-initiated elicitation), and
 // 2026-07-28's input_required / retry over raw JSON-RPC (accept → one refund, decline → none,
-// a replay → no second refund, two racing retries → one).
+// a replay → no second refund, two racing retries → one); @modelcontextprotocol/inspector-cli
+// for list and call.
 import { after, before, describe, test } from "node:test";
 import { makeDataDir, startDevServer, stopAllServers } from "./lib/devserver.mjs";
 import { ledger } from "./lib/flows.mjs";
@@ -23,6 +24,7 @@ import {
   assertElicitFourEyes,
   assertElicitTimesOut,
 } from "./lib/mcp-elicit-flows.mjs";
+import { assertInspectorListAndCall } from "./lib/mcp-inspector.mjs";
 
 const orderId = () => `A${Math.floor(1000 + Math.random() * 8999)}`;
 const hostOf = (server, headers) => ({ url: server.url, headers, ledger: (order) => ledger(server, order, headers) });
@@ -45,6 +47,7 @@ describe("MCP server on the dev server", { timeout: 180_000 }, () => {
   test("2026-07-28: two racing retries → one refund", async () => assertRacingRetries(host, orderId()));
   test("2026-07-28: a forged or misapplied requestState runs nothing", async () =>
     assertForgedStateRunsNothing(host, orderId()));
+  test("inspector-cli: list and call", async () => assertInspectorListAndCall(host, orderId()));
 });
 
 describe("MCP session elicitation on the dev server (SDK client's elicitation handler)", { timeout: 180_000 }, () => {

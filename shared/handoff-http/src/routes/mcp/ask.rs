@@ -18,14 +18,14 @@ use std::future::Future;
 use agui_protocol::{Interrupt, RunAgentInput};
 use futures::StreamExt;
 use futures::future::{Either, select};
-use handoff_core::{CoreError, Runtime};
+use handoff_core::{CoreError, Principal, Runtime};
 use serde_json::{Value, json};
 
-use super::call::{Call, recorded};
 use super::elicit;
 use super::error::McpError;
-use super::outcome::{End, Ran};
+use super::outcome::{End, Ran, recorded};
 use super::pending;
+use super::progress::Progress;
 use crate::AppState;
 use crate::routes::agent::run_options;
 
@@ -44,62 +44,87 @@ pub(crate) enum Asking {
     Waiting,
 }
 
-/// Asks the call's client about `interrupts` of `thread_id` and waits for the outcome.
-pub(crate) async fn ask(
-    call: &Call,
-    thread_id: &str,
-    interrupts: &[Interrupt],
-    console: &str,
-) -> Result<Asking, McpError> {
-    let Some(stream) = &call.progress else {
-        return Ok(Asking::Waiting);
-    };
-    let app = &call.app;
-    let runtime = app.engine.runtime();
-    if runtime.now_ms() + MIN_WAIT_MS > call.ask_until {
-        return Ok(Asking::Waiting);
-    }
-    let principal = &call.options.principal;
-    let ask_id = runtime.ids.next_id("mcp-ask");
-    pending::create(app, principal, &ask_id, thread_id, interrupts).await?;
-    for (index, interrupt) in interrupts.iter().enumerate() {
-        let mut request = elicit::request(interrupt, console);
-        request["jsonrpc"] = json!("2.0");
-        request["id"] = json!(pending::request_id(&ask_id, index));
-        stream.send(request);
-    }
-    let run_id = pending::run_id(&ask_id);
-    loop {
-        let left = call.ask_until.saturating_sub(runtime.now_ms());
-        if left == 0 {
+/// Who asks, where, and until when.
+pub(crate) struct Asker<'a> {
+    pub app: &'a AppState,
+    /// The caller (asked, and whose answer's run it is).
+    pub principal: &'a Principal,
+    /// The call's stream; none: nobody can be asked.
+    pub stream: Option<&'a Progress>,
+    /// Unix ms by which the call answers.
+    pub until: u64,
+}
+
+impl Asker<'_> {
+    /// Asks the call's client about `interrupts` of `thread_id` and waits for the outcome.
+    pub(crate) async fn ask(
+        &self,
+        thread_id: &str,
+        interrupts: &[Interrupt],
+        console: &str,
+    ) -> Result<Asking, McpError> {
+        let Some(stream) = self.stream else {
             return Ok(Asking::Waiting);
-        }
-        match bounded(runtime, left, recorded(app, principal, thread_id, &run_id)).await {
-            None => return Ok(Asking::Waiting),
-            Some(Some(ran)) if ran.end != End::Unfinished => return Ok(Asking::Ran(ran)),
-            Some(_) => {}
-        }
-        let asked = pending::load(app, principal, &ask_id).await?;
-        if asked.is_none_or(|a| a.refused) {
-            return Ok(Asking::Waiting);
-        }
-        let still_open = match app.engine.thread(principal, thread_id).await? {
-            Some(thread) => interrupts
-                .iter()
-                .all(|i| thread.pending_interrupts.iter().any(|p| p.id == i.id)),
-            None => false,
         };
-        if !still_open {
-            // Our run may have claimed them since the first look: it is the answer then.
-            let left = call.ask_until.saturating_sub(runtime.now_ms());
-            let ours = recorded(app, principal, thread_id, &run_id);
-            return Ok(match bounded(runtime, left, ours).await {
-                Some(Some(ran)) => Asking::Ran(ran),
-                Some(None) => Asking::Elsewhere,
-                None => Asking::Waiting,
-            });
+        let (app, principal) = (self.app, self.principal);
+        let runtime = app.engine.runtime();
+        if runtime.now_ms() + MIN_WAIT_MS > self.until {
+            return Ok(Asking::Waiting);
         }
-        runtime.sleep.sleep(POLL_MS.min(left)).await;
+        let ask_id = runtime.ids.next_id("mcp-ask");
+        pending::create(app, principal, &ask_id, thread_id, interrupts).await?;
+        for (index, interrupt) in interrupts.iter().enumerate() {
+            let mut request = elicit::request(interrupt, console);
+            request["jsonrpc"] = json!("2.0");
+            request["id"] = json!(pending::request_id(&ask_id, index));
+            stream.send(request);
+        }
+        self.wait(thread_id, interrupts, &pending::run_id(&ask_id), &ask_id)
+            .await
+    }
+
+    /// Watches the store for the answer's run `run_id` until [`Asker::until`].
+    async fn wait(
+        &self,
+        thread_id: &str,
+        interrupts: &[Interrupt],
+        run_id: &str,
+        ask_id: &str,
+    ) -> Result<Asking, McpError> {
+        let (app, principal) = (self.app, self.principal);
+        let runtime = app.engine.runtime();
+        loop {
+            let left = self.until.saturating_sub(runtime.now_ms());
+            if left == 0 {
+                return Ok(Asking::Waiting);
+            }
+            match bounded(runtime, left, recorded(app, principal, thread_id, run_id)).await {
+                None => return Ok(Asking::Waiting),
+                Some(Some(ran)) if ran.end != End::Unfinished => return Ok(Asking::Ran(ran)),
+                Some(_) => {}
+            }
+            let asked = pending::load(app, principal, ask_id).await?;
+            if asked.is_none_or(|a| a.refused) {
+                return Ok(Asking::Waiting);
+            }
+            let still_open = match app.engine.thread(principal, thread_id).await? {
+                Some(thread) => interrupts
+                    .iter()
+                    .all(|i| thread.pending_interrupts.iter().any(|p| p.id == i.id)),
+                None => false,
+            };
+            if !still_open {
+                // Our run may have claimed them since the first look: it is the answer then.
+                let left = self.until.saturating_sub(runtime.now_ms());
+                let ours = recorded(app, principal, thread_id, run_id);
+                return Ok(match bounded(runtime, left, ours).await {
+                    Some(Some(ran)) => Asking::Ran(ran),
+                    Some(None) => Asking::Elsewhere,
+                    None => Asking::Waiting,
+                });
+            }
+            runtime.sleep.sleep(POLL_MS.min(left)).await;
+        }
     }
 }
 

@@ -3,8 +3,7 @@
 
 use std::sync::Arc;
 
-use agui_protocol::{Event, Interrupt, RunAgentInput};
-use futures::StreamExt;
+use agui_protocol::{Interrupt, RunAgentInput};
 use handoff_core::{CoreError, Principal, RunOptions};
 use serde_json::{Map, Value, json};
 
@@ -12,7 +11,7 @@ use super::Speaks;
 use super::ask::{self, Asking};
 use super::elicit;
 use super::error::McpError;
-use super::outcome::{self, End, Ran};
+use super::outcome::{self, End, Ran, recorded};
 use super::progress::{self, Progress};
 use super::state::State;
 use crate::AppState;
@@ -204,23 +203,6 @@ async fn retry(
     }
 }
 
-/// Run `run_id` of the thread, followed to its end wherever it runs; `None` if there is
-/// no such run.
-pub(super) async fn recorded(
-    app: &AppState,
-    principal: &Principal,
-    thread_id: &str,
-    run_id: &str,
-) -> Result<Option<Ran>, McpError> {
-    let frames = match app.engine.follow_run(principal, thread_id, run_id, 0).await {
-        Ok(Some(frames)) => frames,
-        Ok(None) => return Ok(None),
-        Err(err) => return Err(err.into()),
-    };
-    let events: Vec<Event> = frames.map(|(_, event)| event).collect().await;
-    Ok(Some(outcome::fold(&events)))
-}
-
 /// The result of `ran` on `thread_id`: complete, or the interrupts it waits on.
 /// `requested`: the caller asked for the run (a four-eyes interrupt is then not theirs).
 async fn respond(
@@ -271,7 +253,13 @@ async fn respond(
     }
     let (form, url) = (call.speaks.form, call.speaks.url);
     if answerable && interrupts.iter().all(|i| elicit::elicitable(i, form, url)) {
-        match ask::ask(call, thread_id, interrupts, &console).await? {
+        let asker = ask::Asker {
+            app,
+            principal,
+            stream: call.progress.as_ref(),
+            until: call.ask_until,
+        };
+        match asker.ask(thread_id, interrupts, &console).await? {
             Asking::Ran(ran) => return Box::pin(respond(call, thread_id, ran, true)).await,
             Asking::Elsewhere => return Box::pin(poll(call, thread_id)).await,
             Asking::Waiting => {}

@@ -3,9 +3,9 @@
 //! Revisions: 2026-07-28 (stateless: `server/discover`, `_meta` carrying the protocol
 //! version and client capabilities, `input_required` results) and the session-based
 //! 2025-11-25 and 2025-06-18 (`initialize`, `notifications/initialized`, `ping`). The
-//! session id issued on `initialize` (`Mcp-Session-Id`) is random and kept nowhere: no
-//! request needs it and none is refused for lacking it or for an unknown one, so any
-//! instance answers any request (a session carries no state here). Every result carries
+//! session id issued on `initialize` (`Mcp-Session-Id`) is kept nowhere: it is the
+//! client's declared elicitation modes, sealed ([`session`]); none is refused for lacking
+//! it or for an unknown one, so any instance answers any request. Every result carries
 //! `resultType` (but a session revision's `ping`, whose empty result clients check
 //! strictly); lists carry `ttlMs` and `cacheScope`.
 //!
@@ -14,8 +14,9 @@
 //! `{message: string, threadId?: string}`. A call runs a turn (on `threadId`, else a new
 //! thread) through the engine as `POST /agent` does, under the principal
 //! `HANDOFF_AUTH` found; see [`call`] for interrupts and their answers, [`elicit`] for how
-//! an interrupt is asked and how an answer resumes it, and [`progress`] for the SSE answer
-//! of a call that asks for progress.
+//! an interrupt is asked and how an answer resumes it, [`ask`] for the session revisions'
+//! server-initiated elicitation (answered on any instance, [`pending`]), and [`progress`]
+//! for the SSE answer of a call that asks for progress or may ask its client.
 
 mod ask;
 mod call;
@@ -92,7 +93,7 @@ pub(crate) async fn jsonrpc(State(app): State<Arc<AppState>>, request: Request) 
     let params = message.get("params").cloned().unwrap_or(json!({}));
     let call = message.get("method") == Some(&json!("tools/call")) && envelope(&message).is_ok();
     let modes = match call {
-        true => session_modes(&app, &parts, &params).await,
+        true => session::of_request(&app, &parts, &params).await,
         false => Modes::default(),
     };
     let token = progress::token(&parts.headers, &params);
@@ -111,40 +112,10 @@ pub(crate) async fn jsonrpc(State(app): State<Arc<AppState>>, request: Request) 
     }
     .await;
     let session = match message.get("method") == Some(&json!("initialize")) && outcome.is_ok() {
-        true => Some(issue_session(&app, &parts, &params).await),
+        true => Some(session::answer_initialize(&app, &parts, &params).await),
         false => None,
     };
     reply(id, outcome, session)
-}
-
-/// The session id `initialize` answers with: the client's elicitation modes, sealed.
-async fn issue_session(app: &AppState, parts: &http::request::Parts, params: &Value) -> String {
-    let principal = super::principal(&parts.extensions);
-    let capabilities = &params["capabilities"];
-    match principal {
-        Ok(principal) => match session::issue(app, &principal, capabilities).await {
-            Ok(id) => return id,
-            Err(err) => tracing::warn!(error = ?err, "mcp: could not seal a session id"),
-        },
-        Err(err) => tracing::warn!(error = ?err, "mcp: initialize without a principal"),
-    }
-    app.engine.runtime().ids.next_id("mcp-session")
-}
-
-/// The elicitation modes a session revision's request declared at `initialize` (none for
-/// 2026-07-28, which says them in each request's `_meta`).
-async fn session_modes(app: &AppState, parts: &http::request::Parts, params: &Value) -> Modes {
-    if params["_meta"].get(META_VERSION).is_some() {
-        return Modes::default();
-    }
-    let header = parts.headers.get(SESSION_HEADER);
-    let (Some(id), Ok(principal)) = (
-        header.and_then(|v| v.to_str().ok()),
-        super::principal(&parts.extensions),
-    ) else {
-        return Modes::default();
-    };
-    session::modes(app, &principal, id).await
 }
 
 /// `GET /mcp` and `DELETE /mcp`: 405. There is no standalone stream (nothing is sent

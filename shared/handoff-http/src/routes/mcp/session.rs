@@ -90,6 +90,44 @@ pub(crate) async fn modes(app: &AppState, principal: &Principal, id: &str) -> Mo
     }
 }
 
+/// The session id `initialize` answers with: the client's elicitation modes, sealed.
+pub(crate) async fn answer_initialize(
+    app: &AppState,
+    parts: &http::request::Parts,
+    params: &Value,
+) -> String {
+    let principal = crate::routes::principal(&parts.extensions);
+    let capabilities = &params["capabilities"];
+    match principal {
+        Ok(principal) => match issue(app, &principal, capabilities).await {
+            Ok(id) => return id,
+            Err(err) => tracing::warn!(error = ?err, "mcp: could not seal a session id"),
+        },
+        Err(err) => tracing::warn!(error = ?err, "mcp: initialize without a principal"),
+    }
+    app.engine.runtime().ids.next_id("mcp-session")
+}
+
+/// The elicitation modes a session revision's request declared at `initialize` (none for
+/// 2026-07-28, which says them in each request's `_meta`).
+pub(crate) async fn of_request(
+    app: &AppState,
+    parts: &http::request::Parts,
+    params: &Value,
+) -> Modes {
+    if params["_meta"].get(super::META_VERSION).is_some() {
+        return Modes::default();
+    }
+    let header = parts.headers.get(super::SESSION_HEADER);
+    let (Some(id), Ok(principal)) = (
+        header.and_then(|v| v.to_str().ok()),
+        crate::routes::principal(&parts.extensions),
+    ) else {
+        return Modes::default();
+    };
+    modes(app, &principal, id).await
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,0 +1,23 @@
+// Issue 52 on Cloudflare Workers: the demo Worker (wasm) in workerd through Miniflare, state
+// in Durable Objects and KV, served as an MCP server at POST /mcp and driven by the official
+// @modelcontextprotocol/sdk client and inspector-cli through the same flows as the dev server
+// (mcp-server.test.mjs).
+import { after, before, describe } from "node:test";
+import { assertBinaries } from "./lib/devserver.mjs";
+import { mcpHostSuite } from "./lib/mcp-host-suite.mjs";
+import { startWorkerHost, stopWorkerHost } from "./lib/served-hosts.mjs";
+
+const TIMEOUT = 300_000;
+const orderId = () => `W${Math.floor(5000 + Math.random() * 4999)}`;
+
+assertBinaries();
+
+describe("MCP server on Workers (workerd via Miniflare)", { timeout: TIMEOUT }, () => {
+  let served;
+  before(async () => {
+    served = await startWorkerHost({ label: "mcp-server", key: "worker-mcp-key-0123456789" });
+  });
+  after(() => stopWorkerHost(served));
+
+  mcpHostSuite(() => served.host, orderId, TIMEOUT);
+});
