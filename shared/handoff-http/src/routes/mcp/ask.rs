@@ -29,8 +29,9 @@ use super::progress::Progress;
 use crate::AppState;
 use crate::routes::agent::run_options;
 
-/// How often a waiting call reads the store.
-const POLL_MS: u64 = 250;
+/// How often a waiting call reads the store (three reads: the answer's run, the ask, the
+/// thread).
+const POLL_MS: u64 = 500;
 /// Less time than this left: the call does not ask at all.
 const MIN_WAIT_MS: u64 = 1_000;
 
