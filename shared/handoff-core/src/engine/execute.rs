@@ -62,6 +62,7 @@ pub(crate) fn spawn_run(
             validator: inner.validator.clone(),
             deadline_ms: options.deadline_ms,
             budget: inner.config.token_budget,
+            redrive: claimed.redrive,
         });
         if let Some(head) = claimed.audit_head.take() {
             ctx.knows_audit_head(head);

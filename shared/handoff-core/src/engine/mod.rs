@@ -18,6 +18,7 @@ mod lease;
 mod leftovers;
 mod live;
 mod notify;
+mod redrive;
 mod renew;
 mod run_status;
 mod stop;
@@ -33,6 +34,8 @@ use futures::stream::BoxStream;
 use serde::Serialize;
 use serde_json::Value;
 
+#[cfg(doc)]
+use crate::RunContext;
 use crate::access::{Access, Authorizer, OwnerPolicy, ThreadFacts, Verdict};
 use crate::agent::{Agent, DoubleText};
 use crate::approval::ApprovalChecks;
@@ -53,6 +56,7 @@ pub use compact::{compact, compact_with_cuts, expand};
 pub use config::{EngineConfig, RunOptions};
 pub use fork::ForkRequest;
 pub use live::FrameStream;
+pub use redrive::{REDRIVE_SCOPE, RedriveReport};
 pub use run_status::{RunFailure, RunOutcomeKind, RunPhase, RunStatusView};
 pub use stop::StopOutcome;
 pub use threads::{
@@ -323,7 +327,23 @@ impl Engine {
             claim::Claim::Run(claimed) => {
                 Ok(execute::spawn_run(inner.clone(), input, options, claimed))
             }
+            // The run before this one died mid-way: it is finished first, then this runs
+            // after it, as a message sent while it ran would.
+            claim::Claim::Abandoned(abandoned) => {
+                Ok(redrive::then_run(inner.clone(), input, options, abandoned))
+            }
         }
+    }
+
+    /// Finishes up to `limit` runs whose instance stopped before their end (their lease
+    /// lapsed while their thread still says `running`), each on this instance, to its end;
+    /// a host calls it from its sweep (`HANDOFF_SWEEP_SECS`). Their effects replay from
+    /// their records and their journaled steps ([`RunContext::replay_step`]) from theirs,
+    /// so nothing they did is done twice. The next request on such a run's thread, and a
+    /// client following it ([`Engine::follow_run`]), re-drive it too.
+    /// `deadline_ms`: when the host ends this invocation, as for any run.
+    pub async fn redrive_due(&self, limit: usize, deadline_ms: Option<u64>) -> RedriveReport {
+        redrive::redrive_due(&self.inner, limit, deadline_ms).await
     }
 
     /// What a message sent while a run is running does: the agent's word, else the
