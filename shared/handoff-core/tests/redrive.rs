@@ -257,3 +257,68 @@ fn a_run_that_ends_leaves_nothing_to_re_drive() {
         );
     });
 }
+
+#[test]
+fn a_run_handed_over_at_its_deadline_is_finished_by_the_next_sweep() {
+    block_on(async {
+        let agent = ModelThenCharge::new();
+        let (model, charges) = (agent.model_calls.clone(), agent.charges.clone());
+        let other = agent.twin();
+        let h = Harness::with_config(agent, config());
+        let twin = h.instance(other, "b");
+        let options = RunOptions {
+            deadline_ms: Some(h.now() + 5_000),
+            hand_off_at_deadline: true,
+            ..RunOptions::default()
+        };
+        let input = user_input("t", "r1", "refund me");
+        let mut stream = h.stream_with(&input, options).await;
+        until_blocked(&mut stream);
+        h.advance(5_000);
+        h.sleep.fire();
+        let (rest, ended) = drain_ready(&mut stream);
+        assert!(ended, "the stream ends at the hand-over");
+        assert!(!contains_run_finished(&rest), "{}", dump(&rest));
+        let (record, _) = h.run_record("t", "r1").await.unwrap();
+        assert_eq!(
+            record.status,
+            RunStatus::Running,
+            "not cancelled: handed over"
+        );
+
+        let report = twin.redrive_due(10, None).await;
+        assert_eq!(report.redriven, 1, "due at once: {report:?}");
+        let (record, events) = h.run_record("t", "r1").await.unwrap();
+        assert_eq!(record.status, RunStatus::Succeeded);
+        assert_eq!(outcome(&events), &RunFinishedOutcome::success());
+        assert_eq!((model.load(Ordering::SeqCst), charges.calls()), (1, 1));
+    });
+}
+
+#[test]
+fn a_detached_start_claims_and_leaves_the_run_to_the_sweep() {
+    block_on(async {
+        let agent = ModelThenCharge::new();
+        let executions = agent.executions.clone();
+        let h = Harness::with_config(agent.twin(), config());
+        let input = user_input("t", "r1", "refund me");
+        h.engine
+            .start_detached(input.clone(), RunOptions::default())
+            .await
+            .expect("claimed");
+        assert_eq!(executions.load(Ordering::SeqCst), 0, "nothing ran yet");
+        assert_eq!(
+            h.thread("t").await.status,
+            handoff_core::records::ThreadStatus::Running
+        );
+        // The same request again is the same run, not a second one.
+        h.engine
+            .start_detached(input, RunOptions::default())
+            .await
+            .expect("a repeat is accepted");
+        assert_eq!(h.engine.redrive_due(10, None).await.redriven, 1);
+        assert_eq!(executions.load(Ordering::SeqCst), 1);
+        let (record, _) = h.run_record("t", "r1").await.unwrap();
+        assert_eq!(record.status, RunStatus::Succeeded);
+    });
+}

@@ -193,7 +193,8 @@ use handoff_core::Engine;
 pub use auth::{AuthError, AuthHook, Authenticator, NoAuth, Principal};
 pub use body::{Encoding, sse_response, sse_response_numbered};
 pub use config::{
-    COPILOTKIT_BASE, Host, HostDeadline, HttpConfig, RATE_LIMIT_VAR, TOKEN_BUDGET_VAR, check_limits,
+    BackgroundMode, COPILOTKIT_BASE, Host, HostDeadline, HttpConfig, RATE_LIMIT_VAR,
+    TOKEN_BUDGET_VAR, check_limits,
 };
 pub use cors::{CORS_MAX_AGE, CORS_ORIGINS_VAR, CorsConfigError, CorsOrigins, finish_preflight};
 pub use drain::read_unread_bodies;

@@ -47,4 +47,6 @@ pub(crate) struct Claimed {
     /// The claim re-executes this run after its instance stopped before its end: its
     /// journaled steps replay (see `redrive`).
     pub(crate) redrive: bool,
+    /// The request kept for a re-drive, as the claim stored it (a hand-off lists it again).
+    pub(crate) redrive_request: Vec<u8>,
 }

@@ -149,6 +149,20 @@ impl Inner {
     }
 }
 
+/// The tenant's rate limit and token budget, taken before anything is claimed: a refused
+/// answer stays pending, to be sent again.
+async fn take_run_limits(inner: &Inner, principal: &Principal) -> Result<(), CoreError> {
+    let limits = RunLimits {
+        rate: inner.config.rate_limit,
+        budget: inner.config.token_budget,
+    };
+    if limits.rate.is_some() || limits.budget.is_some() {
+        let now = inner.runtime.now_ms();
+        limits::take_run(inner.store.as_ref(), principal, limits, now).await?;
+    }
+    Ok(())
+}
+
 impl std::fmt::Debug for Engine {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Engine")
@@ -295,15 +309,7 @@ impl Engine {
     ) -> Result<SharedRunStream, CoreError> {
         // Every store call of the run is counted for its log line.
         let inner = self.inner.counting(&options.store_calls);
-        // Before anything is claimed: a refused answer stays pending, to be sent again.
-        let limits = RunLimits {
-            rate: inner.config.rate_limit,
-            budget: inner.config.token_budget,
-        };
-        if limits.rate.is_some() || limits.budget.is_some() {
-            let now = inner.runtime.now_ms();
-            limits::take_run(inner.store.as_ref(), &options.principal, limits, now).await?;
-        }
+        take_run_limits(&inner, &options.principal).await?;
         let claimed = match claim::claim(&inner, &input, &options, false).await {
             Err(CoreError::ThreadBusy { run_id, .. })
                 if !run_id.is_empty()
@@ -333,6 +339,20 @@ impl Engine {
                 Ok(redrive::then_run(inner.clone(), input, options, abandoned))
             }
         }
+    }
+
+    /// Claims a run and leaves it for a re-drive instead of running it here: for hosts
+    /// whose work ends with the response (Lambda), a background run is started by the
+    /// next sweep ([`Engine::redrive_due`]). Errors as for [`Engine::start`], before
+    /// anything is written.
+    pub async fn start_detached(
+        &self,
+        input: RunAgentInput,
+        options: RunOptions,
+    ) -> Result<(), CoreError> {
+        let inner = self.inner.counting(&options.store_calls);
+        take_run_limits(&inner, &options.principal).await?;
+        redrive::start_detached(&inner, &input, &options).await
     }
 
     /// Finishes up to `limit` runs whose instance stopped before their end (their lease

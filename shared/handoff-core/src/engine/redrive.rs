@@ -58,7 +58,7 @@ fn rank(lease_end: u64) -> u64 {
     RANK_TOP.saturating_sub(lease_end.min(RANK_TOP))
 }
 
-/// The claim's write of the request it admits, listed by `lease_end`.
+/// The claim's write of the request it admits, listed by `lease_end`, and its bytes.
 pub(crate) fn claim_write(
     input: &RunAgentInput,
     options: &RunOptions,
@@ -66,7 +66,7 @@ pub(crate) fn claim_write(
     chain: &digest::Chain,
     lease_end: u64,
     expires_at_ms: u64,
-) -> Write {
+) -> (Write, Vec<u8>) {
     let prefix = digest::recognised_prefix(thread, chain).filter(|n| *n > 0);
     let mut kept = input.clone();
     if let Some(n) = prefix {
@@ -79,16 +79,18 @@ pub(crate) fn claim_write(
         agent_id: options.agent_id.clone(),
         watches: options.watches.clone(),
     };
-    Write::put(
+    let bytes = records::encode(&request);
+    let write = Write::put(
         key(input.run_id.as_str()),
         Condition::Always,
-        records::encode(&request),
+        bytes.clone(),
         Some(expires_at_ms),
     )
     .indexed(IndexEntry {
         scope: REDRIVE_SCOPE.to_owned(),
         rank: rank(lease_end),
-    })
+    });
+    (write, bytes)
 }
 
 /// The write of a run's end that takes its item away.
@@ -168,6 +170,8 @@ pub(crate) async fn redrive_run(
         return Ok(false);
     };
     options.deadline_ms = deadline_ms;
+    // Nobody streams a re-drive: at this invocation's end it is handed on again.
+    options.hand_off_at_deadline = true;
     tracing::info!(%run_id, "re-driving a run whose instance stopped before its end");
     match claim::claim(inner, &input, &options, false).await? {
         claim::Claim::Run(claimed) => {
@@ -280,4 +284,73 @@ pub(crate) fn then_run(
         super::double_text::claim_after(inner, input, options).await
     };
     futures::stream::once(run).flatten().boxed()
+}
+
+/// Hands a claimed run over at once: its lease ends now (the write fenced like any of the
+/// run's), its record stays `running`, so the next sweep, request or reader re-drives it.
+/// A hand-off that finds the thread moved on changes nothing: someone has it already.
+pub(crate) async fn hand_off(
+    inner: &Inner,
+    partition: &str,
+    claimed: &super::claimed::Claimed,
+    fence: &crate::context::fence::Fence,
+) {
+    let now = inner.runtime.now_ms();
+    let mut thread = claimed.thread.clone();
+    if let Some(lease) = thread.lease.as_mut() {
+        lease.expires_at_ms = now;
+    }
+    let mut version = fence.lock().await;
+    let write = thread.write(
+        partition,
+        Condition::Version(*version),
+        Some(now + inner.config.thread_ttl_ms),
+    );
+    // Listed as due now, so the next sweep takes it.
+    let listed = Write::put(
+        key(claimed.run_id.as_str()),
+        Condition::Always,
+        claimed.redrive_request.clone(),
+        Some(now + inner.config.run_ttl_ms),
+    )
+    .indexed(IndexEntry {
+        scope: REDRIVE_SCOPE.to_owned(),
+        rank: rank(now),
+    });
+    match inner
+        .store
+        .commit(partition, vec![write, listed], now)
+        .await
+    {
+        Ok(()) => {
+            *version += 1;
+            tracing::info!(run_id = %claimed.run_id, "run handed over for a re-drive");
+        }
+        Err(error) => {
+            tracing::warn!(%error, run_id = %claimed.run_id, "handing the run over failed; it is re-driven once its lease lapses");
+        }
+    }
+}
+
+/// [`crate::Engine::start_detached`]: claims the run and hands it over at once.
+pub(crate) async fn start_detached(
+    inner: &Arc<Inner>,
+    input: &RunAgentInput,
+    options: &RunOptions,
+) -> Result<(), CoreError> {
+    match claim::claim(inner, input, options, false).await? {
+        claim::Claim::Run(claimed) => {
+            let fence = crate::context::fence::Fence::new(claimed.fence);
+            hand_off(inner, &claimed.partition, &claimed, &fence).await;
+            Ok(())
+        }
+        // Ran already: its status says how it ended.
+        claim::Claim::Replay(_) => Ok(()),
+        // The previous run died mid-way: this one waits behind its re-drive, which the same
+        // sweep makes first (it is listed sooner).
+        claim::Claim::Abandoned(run_id) => Err(CoreError::ThreadBusy {
+            run_id: run_id.to_string(),
+            retry_after_ms: inner.config.busy_retry_after_ms,
+        }),
+    }
 }

@@ -26,6 +26,8 @@ pub(crate) struct Committed {
     pub(crate) fence: u64,
     /// When the thread's marker expires as the claim saw or wrote it.
     pub(crate) mark_until: u64,
+    /// The request kept for a re-drive, as written.
+    pub(crate) redrive_request: Vec<u8>,
 }
 
 /// The commit, or `None` when another writer moved first.
@@ -43,7 +45,7 @@ pub(crate) async fn commit(
     let lease_end = lease::lease_until(inner, request.deadline_ms, now);
     let run_expiry = Some(now + inner.config.run_ttl_ms);
     // Before the head moves on: what of the input the stored history already holds.
-    let redrive = redrive::claim_write(
+    let (redrive, redrive_request) = redrive::claim_write(
         input,
         options,
         &thread,
@@ -111,6 +113,7 @@ pub(crate) async fn commit(
                 _ => 1,
             },
             mark_until,
+            redrive_request,
         })),
         // Someone else moved first: read again and decide with fresh facts.
         Err(StoreError::ConditionFailed { .. }) => Ok(None),

@@ -115,6 +115,7 @@ pub(crate) async fn claim(
             audit_head,
             watches,
             redrive,
+            redrive_request: committed.redrive_request,
         })));
     }
     Err(CoreError::ThreadBusy {
