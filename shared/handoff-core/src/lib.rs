@@ -31,7 +31,8 @@ pub use engine::{
     AUDITOR_ROLE, Approval, ApprovalPage, AuditPage, AuditQuery, AuditVerdict, Engine,
     EngineConfig, ForkRequest, FrameStream, MAX_LIMIT, MAX_NAME_CHARS, MessagePage, RunFailure,
     RunOptions, RunOutcomeKind, RunPhase, RunStatusView, RunStream, SharedRunStream, StopOutcome,
-    ThreadChanges, ThreadPage, ThreadQuery, ThreadSummary, ThreadView,
+    ThreadChanges, ThreadPage, ThreadQuery, ThreadSummary, ThreadView, WaitingApproval,
+    WaitingApprovals,
 };
 pub use error::{AgentError, CoreError};
 pub use principal::{Owner, Principal};

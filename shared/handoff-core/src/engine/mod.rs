@@ -24,6 +24,7 @@ mod stop;
 mod telemetry;
 mod threads;
 mod validate;
+mod waiting;
 
 use std::sync::Arc;
 
@@ -58,6 +59,7 @@ pub use stop::StopOutcome;
 pub use threads::{
     MAX_LIMIT, MAX_NAME_CHARS, MessagePage, ThreadChanges, ThreadPage, ThreadQuery, ThreadSummary,
 };
+pub use waiting::{MAX_WAITING, WaitingApproval, WaitingApprovals};
 
 /// A stream of events for one response. Always ends with a terminal event.
 pub type RunStream = BoxStream<'static, Event>;
@@ -422,6 +424,15 @@ impl Engine {
         cursor: Option<&str>,
     ) -> Result<ApprovalPage, CoreError> {
         approvals::list(&self.inner, principal, limit, cursor).await
+    }
+
+    /// The pending interrupts `principal` may resolve now (not expired), counted: the
+    /// inbox's rule, for the console's bell (`GET /approvals/waiting`).
+    pub async fn waiting_approvals(
+        &self,
+        principal: &Principal,
+    ) -> Result<WaitingApprovals, CoreError> {
+        waiting::waiting(&self.inner, principal).await
     }
 
     /// Forks a thread the caller may read into a new thread it owns
