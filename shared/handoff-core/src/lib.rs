@@ -32,7 +32,7 @@ pub use engine::{
     EngineConfig, ForkRequest, FrameStream, MAX_LIMIT, MAX_NAME_CHARS, MessagePage, REDRIVE_SCOPE,
     RedriveReport, RunFailure, RunOptions, RunOutcomeKind, RunPhase, RunStatusView, RunStream,
     SharedRunStream, StopOutcome, ThreadChanges, ThreadPage, ThreadQuery, ThreadSummary,
-    ThreadView,
+    ThreadView, WaitingApproval, WaitingApprovals,
 };
 pub use error::{AgentError, CoreError};
 pub use principal::{Owner, Principal};

@@ -25,6 +25,7 @@ mod stop;
 mod telemetry;
 mod threads;
 mod validate;
+mod waiting;
 
 use std::sync::Arc;
 
@@ -34,8 +35,6 @@ use futures::stream::BoxStream;
 use serde::Serialize;
 use serde_json::Value;
 
-#[cfg(doc)]
-use crate::RunContext;
 use crate::access::{Access, Authorizer, OwnerPolicy, ThreadFacts, Verdict};
 use crate::agent::{Agent, DoubleText};
 use crate::approval::ApprovalChecks;
@@ -62,6 +61,7 @@ pub use stop::StopOutcome;
 pub use threads::{
     MAX_LIMIT, MAX_NAME_CHARS, MessagePage, ThreadChanges, ThreadPage, ThreadQuery, ThreadSummary,
 };
+pub use waiting::{MAX_WAITING, WaitingApproval, WaitingApprovals};
 
 /// A stream of events for one response. Always ends with a terminal event.
 pub type RunStream = BoxStream<'static, Event>;
@@ -341,31 +341,6 @@ impl Engine {
         }
     }
 
-    /// Claims a run and leaves it for a re-drive instead of running it here: for hosts
-    /// whose work ends with the response (Lambda), a background run is started by the
-    /// next sweep ([`Engine::redrive_due`]). Errors as for [`Engine::start`], before
-    /// anything is written.
-    pub async fn start_detached(
-        &self,
-        input: RunAgentInput,
-        options: RunOptions,
-    ) -> Result<(), CoreError> {
-        let inner = self.inner.counting(&options.store_calls);
-        take_run_limits(&inner, &options.principal).await?;
-        redrive::start_detached(&inner, &input, &options).await
-    }
-
-    /// Finishes up to `limit` runs whose instance stopped before their end (their lease
-    /// lapsed while their thread still says `running`), each on this instance, to its end;
-    /// a host calls it from its sweep (`HANDOFF_SWEEP_SECS`). Their effects replay from
-    /// their records and their journaled steps ([`RunContext::replay_step`]) from theirs,
-    /// so nothing they did is done twice. The next request on such a run's thread, and a
-    /// client following it ([`Engine::follow_run`]), re-drive it too.
-    /// `deadline_ms`: when the host ends this invocation, as for any run.
-    pub async fn redrive_due(&self, limit: usize, deadline_ms: Option<u64>) -> RedriveReport {
-        redrive::redrive_due(&self.inner, limit, deadline_ms).await
-    }
-
     /// What a message sent while a run is running does: the agent's word, else the
     /// engine's config.
     fn double_text(&self) -> DoubleText {
@@ -462,6 +437,15 @@ impl Engine {
         cursor: Option<&str>,
     ) -> Result<ApprovalPage, CoreError> {
         approvals::list(&self.inner, principal, limit, cursor).await
+    }
+
+    /// The pending interrupts `principal` may resolve now (not expired), counted: the
+    /// inbox's rule, for the console's bell (`GET /approvals/waiting`).
+    pub async fn waiting_approvals(
+        &self,
+        principal: &Principal,
+    ) -> Result<WaitingApprovals, CoreError> {
+        waiting::waiting(&self.inner, principal).await
     }
 
     /// Forks a thread the caller may read into a new thread it owns

@@ -354,3 +354,30 @@ pub(crate) async fn start_detached(
         }),
     }
 }
+
+impl super::Engine {
+    /// Claims a run and leaves it for a re-drive instead of running it here: for hosts
+    /// whose work ends with the response (Lambda), a background run is started by the
+    /// next sweep ([`crate::Engine::redrive_due`]). Errors as for [`crate::Engine::start`], before
+    /// anything is written.
+    pub async fn start_detached(
+        &self,
+        input: RunAgentInput,
+        options: RunOptions,
+    ) -> Result<(), CoreError> {
+        let inner = self.inner.counting(&options.store_calls);
+        super::take_run_limits(&inner, &options.principal).await?;
+        start_detached(&inner, &input, &options).await
+    }
+
+    /// Finishes up to `limit` runs whose instance stopped before their end (their lease
+    /// lapsed while their thread still says `running`), each on this instance, to its end;
+    /// a host calls it from its sweep (`HANDOFF_SWEEP_SECS`). Their effects replay from
+    /// their records and their journaled steps ([`crate::RunContext::replay_step`]) from theirs,
+    /// so nothing they did is done twice. The next request on such a run's thread, and a
+    /// client following it ([`crate::Engine::follow_run`]), re-drive it too.
+    /// `deadline_ms`: when the host ends this invocation, as for any run.
+    pub async fn redrive_due(&self, limit: usize, deadline_ms: Option<u64>) -> RedriveReport {
+        redrive_due(&self.inner, limit, deadline_ms).await
+    }
+}
