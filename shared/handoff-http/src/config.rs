@@ -157,6 +157,24 @@ pub struct HttpConfig {
     /// its client an `elicitation/create` waits for the answer's run to end before it
     /// answers "waiting for an approver" (never past the host deadline).
     pub mcp_elicit_wait_ms: u64,
+    /// How a background run (`Prefer: respond-async`) goes on without its client where the
+    /// host has no background executor ([`handoff_core::Runtime::background`]).
+    pub background: BackgroundMode,
+    /// How long a background run may run beside the response before it is handed over to
+    /// the next sweep, when the host gives no deadline of its own (Workers: 25 s, inside
+    /// the roughly 30 s `waitUntil` grants past the response; elsewhere unbounded).
+    pub background_budget_ms: Option<u64>,
+}
+
+/// Where a background run runs when the host cannot drive it beside the response.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum BackgroundMode {
+    /// It is not offered: the preference is ignored and the run streams.
+    #[default]
+    Streamed,
+    /// It is claimed and handed over at once; the host's next sweep runs it
+    /// ([`handoff_core::Engine::start_detached`]). Lambda: its schedule's invocation.
+    Detached,
 }
 
 /// The default [`HttpConfig::copilotkit_base`].
@@ -183,6 +201,8 @@ impl Default for HttpConfig {
             public_url: None,
             a2a_allow_loopback: false,
             mcp_elicit_wait_ms: 60_000,
+            background: BackgroundMode::Streamed,
+            background_budget_ms: None,
         }
     }
 }
@@ -213,6 +233,12 @@ impl HttpConfig {
             mcp_elicit_wait_ms: lookup("HANDOFF_MCP_ELICIT_WAIT_MS")
                 .and_then(|v| v.parse().ok())
                 .unwrap_or(HttpConfig::default().mcp_elicit_wait_ms),
+            background: match host {
+                // Frozen once the response ends: the template's schedule runs it.
+                Host::Lambda => BackgroundMode::Detached,
+                Host::DevServer | Host::Workers => BackgroundMode::Streamed,
+            },
+            background_budget_ms: (host == Host::Workers).then_some(25_000),
         }
     }
 }
