@@ -26,7 +26,9 @@ import {
 } from "./lib/mcp-elicit-flows.mjs";
 import { assertInspectorListAndCall } from "./lib/mcp-inspector.mjs";
 
-const orderId = () => `A${Math.floor(1000 + Math.random() * 8999)}`;
+// Nine random digits: a collision between two tests of a run (one ledger) would read as a
+// refund that should not be there.
+const orderId = () => `A${String(Math.floor(Math.random() * 1e9)).padStart(9, "0")}`;
 const hostOf = (server, headers) => ({ url: server.url, headers, ledger: (order) => ledger(server, order, headers) });
 
 describe("MCP server on the dev server", { timeout: 180_000 }, () => {

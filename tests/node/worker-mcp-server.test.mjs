@@ -8,7 +8,9 @@ import { mcpHostSuite } from "./lib/mcp-host-suite.mjs";
 import { startWorkerHost, stopWorkerHost } from "./lib/served-hosts.mjs";
 
 const TIMEOUT = 300_000;
-const orderId = () => `W${Math.floor(5000 + Math.random() * 4999)}`;
+// Nine random digits: a collision between two tests of a run (one ledger) would read as a
+// refund that should not be there.
+const orderId = () => `W${String(Math.floor(Math.random() * 1e9)).padStart(9, "0")}`;
 
 assertBinaries();
 

@@ -153,7 +153,7 @@ pub struct HttpConfig {
     /// `HANDOFF_A2A_ALLOW_LOOPBACK=true`: A2A push-notification URLs may be loopback and
     /// `http://` (tests only).
     pub a2a_allow_loopback: bool,
-    /// `HANDOFF_MCP_ELICIT_WAIT_MS` (default 60 s): how long an MCP session call that sent
+    /// `HANDOFF_MCP_ELICIT_WAIT_MS` (default 45 s): how long an MCP session call that sent
     /// its client an `elicitation/create` waits for the answer's run to end before it
     /// answers "waiting for an approver" (never past the host deadline).
     pub mcp_elicit_wait_ms: u64,
@@ -200,7 +200,7 @@ impl Default for HttpConfig {
             allowed_hosts: Vec::new(),
             public_url: None,
             a2a_allow_loopback: false,
-            mcp_elicit_wait_ms: 60_000,
+            mcp_elicit_wait_ms: 45_000,
             background: BackgroundMode::Streamed,
             background_budget_ms: None,
         }

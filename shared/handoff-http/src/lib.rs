@@ -75,7 +75,7 @@
 //! | `HANDOFF_CORS_ORIGINS` | no CORS | see [Cross-site requests, DNS rebinding and CORS](#cross-site-requests-dns-rebinding-and-cors) |
 //! | `HANDOFF_PUBLIC_URL` | the request's origin | the deployment's base URL, for the links it publishes (the A2A card's endpoint) |
 //! | `HANDOFF_A2A_ALLOW_LOOPBACK` | `false` | `true`: A2A push-notification webhooks may be `http://` and loopback (tests only) |
-//! | `HANDOFF_MCP_ELICIT_WAIT_MS` | 60000 | how long an MCP session call that sent an `elicitation/create` waits for the answer's run to end (never past the host deadline) before it answers that the run waits for an approver |
+//! | `HANDOFF_MCP_ELICIT_WAIT_MS` | 45000 | how long an MCP session call that sent an `elicitation/create` waits for the answer's run to end (never past the host deadline) before it answers that the run waits for an approver; below the official SDKs' 60 s request timeout, so such a client gets that answer rather than a timeout |
 //! | `HANDOFF_ALLOWED_HOSTS` | loopback names only | with `HANDOFF_AUTH=none`, the other `Host` names answered: see the same section |
 //!
 //! | `HANDOFF_WEBHOOK_URLS`, `HANDOFF_WEBHOOK_SECRETS`, `HANDOFF_WEBHOOK_FORMAT`, `HANDOFF_WEBHOOK_ALLOW_LOOPBACK` | no webhooks | the operator's endpoints told about every run's end, signed as Standard Webhooks says: see [`webhooks`] |

@@ -17,7 +17,7 @@
 //! | `HANDOFF_COPILOTKIT_BASE` | `/copilotkit`: where the CopilotKit runtime protocol is served |
 //! | `HANDOFF_WEBHOOK_URLS`, `HANDOFF_WEBHOOK_SECRETS`, … | no webhooks (see `handoff_http::webhooks`); posted when a run ends, within its invocation; a failed one is retried by the outbox sweeps (see push notifications below) |
 //! | `HANDOFF_OUTBOX_POLL_MS` | 1000: at most one outbox sweep per instance this often (see push notifications below) |
-//! | `HANDOFF_MCP_ELICIT_WAIT_MS` | 60000, never past 5 s before the invocation's deadline: how long an MCP session call waits for the answer to the elicitation it sent |
+//! | `HANDOFF_MCP_ELICIT_WAIT_MS` | 45000, never past 5 s before the invocation's deadline: how long an MCP session call waits for the answer to the elicitation it sent |
 //! | `RUST_LOG` | `info`; `level` and `target=level` directives (comma-separated) |
 //! | `HANDOFF_LOG` | `json`: JSON lines with the current spans' fields (run, thread, tenant); `text` |
 //! | `OTEL_EXPORTER_OTLP_ENDPOINT` | unset: no traces; set (feature `otel`): OTLP/HTTP export, flushed before each invocation ends, X-Ray's header the parent when sampled |
