@@ -181,17 +181,24 @@ impl Lambda {
         let engine = self
             .options
             .engine(Host::Lambda, self.agent, store, runtime, env);
-        let outbox = engine.outbox().cloned();
+        let sweeps = sweep::Sweeps {
+            outbox: engine.outbox().cloned(),
+            engine: engine.clone(),
+            every_ms: crate::sweep::poll_ms(env),
+            budget: deadline::RunBudget::from_env(env),
+        };
         let app = self.options.app(Host::Lambda, engine, authenticator, env)?;
 
         // Lambda requests carry a `lambda_http::Body`; the router takes axum bodies and
         // the invocation deadline as an extension.
         let clock = handoff_host_native::SystemClock;
+        let budget = deadline::RunBudget::from_env(env);
         let app = crate::telemetry::traced(app);
         let service = app.map_request(move |request: Request| {
             let deadline = request
                 .lambda_context_ref()
-                .map(|context| absolute_deadline(context.deadline, clock.now_ms()));
+                .map(|context| absolute_deadline(context.deadline, clock.now_ms()))
+                .map(|deadline| budget.within(deadline, clock.now_ms()));
             let caller = iam_caller(&request);
             let request_id = request
                 .lambda_context_ref()
@@ -222,7 +229,7 @@ impl Lambda {
                 None => response,
             }
         });
-        let service = sweep::sweeping(service, outbox, crate::sweep::poll_ms(env));
+        let service = sweep::sweeping(service, sweeps);
         startup_mark("serving");
         lambda_http::run_with_streaming_response(service).await
     }
