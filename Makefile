@@ -236,6 +236,9 @@ bench: setup
 	@# commit on and off (issue 54): 16 concurrent clients in process, one file.
 	cargo build -q --release -p handoff-tests --bin sqlite-commits
 	./target/release/sqlite-commits
+	@# What the LLM agent's model-call journal costs (issue 53): writes and reads per model call.
+	cargo build -q --release -p handoff-tests --bin journal-cost
+	./target/release/journal-cost
 	@# Load benchmark (issues 16, 38, 54): Node reference (in memory, and durable on SQLite) vs the dev server (memory, SQLite with
 	@# synchronous FULL and NORMAL) and the transport floor (the same HTTP stack replaying
 	@# recorded responses), each pinned to one core; 16 keep-alive clients sending the official
