@@ -109,6 +109,7 @@ fn lookup_turn(n: usize) -> String {
     frame(call, None) + &frame(json!({}), Some("tool_calls")) + "data: [DONE]\n\n"
 }
 
+#[allow(clippy::print_stdout, clippy::print_stderr)] // The report is the output.
 fn main() {
     let mut turns: VecDeque<String> = (1..MODEL_CALLS).map(lookup_turn).collect();
     turns.push_back(frame(json!({ "content": "Done." }), None) + &frame(json!({}), Some("stop")));
