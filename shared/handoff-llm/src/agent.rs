@@ -26,13 +26,16 @@ use futures::StreamExt;
 use handoff_core::codes::ErrorCode;
 use handoff_core::outbound::Outbound;
 use handoff_core::schema::SchemaFailure;
-use handoff_core::{Agent, AgentError, ApprovalPolicy, DoubleText, Finish, RunContext};
+use handoff_core::{
+    Agent, AgentError, ApprovalPolicy, DoubleText, Finish, RaisedInterrupt, RunContext,
+};
 use serde_json::{Value, json};
 
 use crate::ModelError;
+use crate::answers;
 use crate::client::{self, Provider};
 use crate::emit::{ModelTurn, TurnEmitter};
-use crate::mcp::{self, McpConnection, McpServer};
+use crate::mcp::{self, InputAnswers, McpConnection, McpServer};
 use crate::sse::ProviderStream;
 use crate::telemetry;
 use crate::tool::{BackendTool, ToolError};
@@ -45,8 +48,8 @@ pub struct LlmAgent {
     client: Arc<dyn Outbound>,
     system: Option<String>,
     tools: Vec<BackendTool>,
-    mcp: Vec<Arc<McpConnection>>,
-    mcp_http: Option<Arc<dyn Outbound>>,
+    pub(crate) mcp: Vec<Arc<McpConnection>>,
+    pub(crate) mcp_http: Option<Arc<dyn Outbound>>,
     max_steps: usize,
     double_text: Option<DoubleText>,
 }
@@ -176,17 +179,18 @@ impl LlmAgent {
         }
     }
 
-    async fn execute(
+    pub(crate) async fn execute(
         &self,
         ctx: &mut RunContext,
         call: &ToolCallId,
         tool: &BackendTool,
         args: Value,
+        retry: Option<(u64, InputAnswers)>,
     ) -> Result<Value, AgentError> {
         let span = telemetry::tool_span(&tool.spec.name, call.as_str());
         let captured = telemetry::content::capture_message_content().then(|| args.clone());
         let result = self
-            .execute_once(ctx, call, tool, args)
+            .execute_once(ctx, call, tool, args, retry)
             .instrument(span.clone())
             .await;
         if let Some(arguments) = &captured {
@@ -200,22 +204,34 @@ impl LlmAgent {
         result
     }
 
+    /// The call under `tool-{call}`, or attempt `n` answering a question under
+    /// `tool-{call}-input-{n}` ([`mcp::input`]).
     async fn execute_once(
         &self,
         ctx: &mut RunContext,
         call: &ToolCallId,
         tool: &BackendTool,
         args: Value,
+        retry: Option<(u64, InputAnswers)>,
     ) -> Result<Value, AgentError> {
         let handler = tool.handler.clone();
-        let key = format!("tool-{call}");
+        let retrying = tool.retry.clone();
+        let key = mcp::input::effect_key(call, retry.as_ref().map_or(0, |(n, _)| *n));
         // What the handler said, if it failed: a call that did nothing is the model's to
         // hear about, one that may have acted fails the run (its effect stays in doubt).
         let refused = Arc::new(std::sync::Mutex::new(None));
         let seen = refused.clone();
         let outcome = ctx
             .effect(&key, move |idempotency_key| async move {
-                let result = handler(args, idempotency_key).await;
+                let result = match (retry, retrying) {
+                    (None, _) => handler(args, idempotency_key).await,
+                    (Some((_, answers)), Some(again)) => {
+                        again(args, answers, idempotency_key).await
+                    }
+                    (Some(_), None) => Err(ToolError::NotExecuted(
+                        "this tool cannot be asked again".to_owned(),
+                    )),
+                };
                 if let Err(ToolError::NotExecuted(message)) = &result {
                     *seen
                         .lock()
@@ -234,13 +250,20 @@ impl LlmAgent {
         }
     }
 
-    /// Acts on the answers to approval interrupts this run resumes.
+    /// Acts on the answers to approval interrupts this run resumes; the interrupts of
+    /// calls whose server asks for input are returned (the run ends with them).
     async fn apply_answers(
         &self,
         ctx: &mut RunContext,
         tools: &[BackendTool],
-    ) -> Result<(), AgentError> {
-        for decision in ctx.decisions().to_vec() {
+    ) -> Result<Vec<RaisedInterrupt>, AgentError> {
+        let decisions = ctx.decisions().to_vec();
+        let mut raised = Vec::new();
+        answers::answer_inputs(self, ctx, tools, &decisions, &mut raised).await?;
+        for decision in decisions {
+            if mcp::input::attempt_of(&decision.interrupt).is_some() {
+                continue;
+            }
             let Some(call) = decision.tool_call_id().cloned() else {
                 continue;
             };
@@ -278,8 +301,8 @@ impl LlmAgent {
                     };
                     match checked_args(ctx, tool, &raw) {
                         Ok(args) => {
-                            let result = self.execute(ctx, &call, tool, args).await?;
-                            tool.report(ctx, &call, &result);
+                            let result = self.execute(ctx, &call, tool, args, None).await?;
+                            answers::settle(ctx, &call, tool, &result, 0, &mut raised);
                             continue;
                         }
                         Err(problem) => json!({ "error": problem }),
@@ -288,7 +311,7 @@ impl LlmAgent {
             };
             ctx.tool_result(&call, content.to_string());
         }
-        Ok(())
+        Ok(raised)
     }
 }
 
@@ -315,7 +338,11 @@ impl Agent for LlmAgent {
         let mut tools = self.tools.clone();
         let listed = mcp::offered(&self.mcp, self.mcp_http.as_ref(), ctx, &tools).await;
         tools.extend(listed);
-        self.apply_answers(ctx, &tools).await?;
+        let asked = self.apply_answers(ctx, &tools).await?;
+        if !asked.is_empty() {
+            // A server asks again: the run waits on the human before the model goes on.
+            return Ok(Finish::Interrupt(asked));
+        }
         let frontend: Vec<Tool> = ctx.input().tool_list().to_vec();
         let mut specs: Vec<Tool> = tools.iter().map(|t| t.spec.clone()).collect();
         specs.extend(frontend.iter().cloned());
@@ -352,8 +379,8 @@ impl Agent for LlmAgent {
                                 &args,
                             ));
                         } else {
-                            let result = self.execute(ctx, &call.id, tool, args).await?;
-                            tool.report(ctx, &call.id, &result);
+                            let result = self.execute(ctx, &call.id, tool, args, None).await?;
+                            answers::settle(ctx, &call.id, tool, &result, 0, &mut interrupts);
                         }
                     }
                     None if frontend.iter().any(|t| t.name == call.name) => client_calls = true,

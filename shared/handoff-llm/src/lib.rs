@@ -74,6 +74,7 @@
 //! ```
 
 mod agent;
+mod answers;
 pub mod anthropic;
 mod client;
 mod delta;

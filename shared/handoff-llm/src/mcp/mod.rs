@@ -81,9 +81,11 @@
 //! agent's tool loop does not use.
 
 mod http;
+pub mod input;
 pub mod jsonrpc;
 pub mod names;
 mod oauth;
+pub mod protocol;
 pub mod result;
 mod server;
 mod session;
@@ -92,8 +94,9 @@ mod tools;
 pub use http::MAX_ANSWER_BYTES;
 pub use names::offered_name;
 pub use oauth::{ClientCredentials, EXPIRY_MARGIN_MS};
-pub use result::{CallOutcome, MAX_RESULT_BYTES};
+pub use protocol::{PROTOCOL_VERSION, SESSION_PROTOCOL_VERSION};
+pub use result::{CallOutcome, Called, InputAnswers, InputRequired, MAX_RESULT_BYTES};
 pub use server::McpServer;
-pub use session::{ListedTool, McpConnection, McpError, PROTOCOL_VERSION};
+pub use session::{ListedTool, McpConnection, McpError};
 pub use tools::{CALL_TIMEOUT_MS, LIST_TIMEOUT_MS, METADATA_KEY};
 pub(crate) use tools::{from_interrupt, offered};
