@@ -70,7 +70,8 @@ impl Outbound for Scripted {
             headers,
             body: request.into_body(),
         });
-        let id = self.sent.lock().unwrap().last().and_then(|r| {
+        // The last request with an id (a resumed stream's GET has no body).
+        let id = self.sent.lock().unwrap().iter().rev().find_map(|r| {
             let body: Value = serde_json::from_slice(&r.body).ok()?;
             body.get("id").cloned()
         });
@@ -425,4 +426,64 @@ fn shared_connections_keep_one_session_per_server_and_credential() {
     let http = Scripted::new(answers);
     block_on(other.call(&*http, "echo", json!({}), "k", None, 0, 1_000)).unwrap();
     assert_eq!(http.sent()[1].0["method"], "initialize");
+}
+
+/// A timer that does not wait (the test's clock does not matter).
+struct NoWait;
+
+impl handoff_core::Sleep for NoWait {
+    fn sleep(&self, _millis: u64) -> futures::future::BoxFuture<'static, ()> {
+        Box::pin(futures::future::ready(()))
+    }
+}
+
+#[test]
+fn a_stream_closed_before_the_response_is_resumed_with_last_event_id() {
+    let mut answers = initialized(1, "s");
+    // The call's stream: an event with an id and a retry, then closed.
+    answers.push(Ok(Answer {
+        status: 200,
+        content_type: "text/event-stream".into(),
+        session_id: None,
+        body: b"id: e1\nretry: 5\ndata: \n\n".to_vec(),
+    }));
+    // The first GET brings only another event; the second the response.
+    answers.push(Ok(Answer {
+        status: 200,
+        content_type: "text/event-stream".into(),
+        session_id: None,
+        body: b"id: e2\ndata: \n\n".to_vec(),
+    }));
+    answers.push(sse_answer(&[echo(3)]));
+    let http = Scripted::new(answers);
+    let connection = McpConnection::new(McpServer::streamable_http("e", "http://x/mcp"));
+    connection.set_sleep(Arc::new(NoWait));
+    let outcome = block_on(connection.call(&*http, "echo", json!({}), "k", None, 0, 1_000));
+    assert_eq!(text(outcome.unwrap()), "Echo: hi");
+    let sent = http.sent.lock().unwrap();
+    let gets: Vec<_> = sent.iter().filter(|r| r.body.is_empty()).collect();
+    assert_eq!(gets.len(), 2, "two reconnections");
+    let header = |r: &Sent, name: &str| {
+        r.headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.clone())
+    };
+    assert_eq!(header(gets[0], "last-event-id").as_deref(), Some("e1"));
+    assert_eq!(header(gets[1], "last-event-id").as_deref(), Some("e2"));
+    assert_eq!(header(gets[1], "mcp-session-id").as_deref(), Some("s"));
+    drop(sent);
+
+    // Without a timer there is no resuming: the answer is unusable, nothing is waited on.
+    let mut answers = initialized(1, "s");
+    answers.push(Ok(Answer {
+        status: 200,
+        content_type: "text/event-stream".into(),
+        session_id: None,
+        body: b"id: e1\ndata: \n\n".to_vec(),
+    }));
+    let http = Scripted::new(answers);
+    let connection = McpConnection::new(McpServer::streamable_http("e", "http://x/mcp"));
+    let error = block_on(connection.call(&*http, "echo", json!({}), "k", None, 0, 1_000));
+    assert!(matches!(error, Err(McpError::Unusable(_))), "{error:?}");
 }

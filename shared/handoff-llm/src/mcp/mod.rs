@@ -87,6 +87,7 @@ pub mod names;
 mod oauth;
 pub mod protocol;
 pub mod result;
+pub mod resume;
 mod server;
 mod session;
 mod tools;

@@ -14,6 +14,7 @@ use std::sync::{Arc, LazyLock, Mutex, MutexGuard, PoisonError};
 
 use serde_json::{Value, json};
 
+use handoff_core::Sleep;
 use handoff_core::outbound::{Outbound, OutboundError, sensitive};
 
 use super::http::{header, post};
@@ -21,6 +22,7 @@ use super::jsonrpc;
 use super::oauth::{AccessToken, parse_token};
 use super::protocol::{self, Mode, UNSUPPORTED_VERSION};
 use super::result::{Called, InputAnswers, classify};
+use super::resume::{self, MAX_RESUMES, Position};
 use super::server::{Credential, McpServer};
 
 /// Pages of `tools/list` read at most (a server paging forever is cut off).
@@ -97,6 +99,17 @@ struct Budget {
 pub struct McpConnection {
     server: McpServer,
     state: Arc<Mutex<State>>,
+    sleep: Timer,
+}
+
+/// The timer a resumed stream waits on (the host's), once the connection has one.
+#[derive(Default)]
+struct Timer(Mutex<Option<Arc<dyn Sleep>>>);
+
+impl std::fmt::Debug for Timer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Timer")
+    }
 }
 
 /// The state of every server connected with [`McpConnection::shared`] in this process (a
@@ -110,6 +123,7 @@ impl McpConnection {
         McpConnection {
             server,
             state: Arc::default(),
+            sleep: Timer::default(),
         }
     }
 
@@ -121,7 +135,18 @@ impl McpConnection {
         let key = server.identity();
         let mut shared = SHARED.lock().unwrap_or_else(PoisonError::into_inner);
         let state = shared.entry(key).or_default().clone();
-        McpConnection { server, state }
+        McpConnection {
+            server,
+            state,
+            sleep: Timer::default(),
+        }
+    }
+
+    /// The host's timer: with one, an SSE answer the server closed before the response is
+    /// resumed after its `retry` delay ([`super::resume`]); without, that is an unusable
+    /// answer. The agent hands its runtime's timer over at each run.
+    pub fn set_sleep(&self, sleep: Arc<dyn Sleep>) {
+        *self.sleep.0.lock().unwrap_or_else(PoisonError::into_inner) = Some(sleep);
     }
 
     /// The server's settings.
@@ -266,8 +291,74 @@ impl McpConnection {
             if forgotten {
                 return self.answer(&response, id);
             }
+            if let (Err(McpError::Unusable(_)), Mode::Session { .. }) = (&answer, &mode) {
+                let mut position = Position::default();
+                let streamed = header(&response, "content-type")
+                    .is_some_and(|t| t.starts_with("text/event-stream"));
+                if streamed && response.status().is_success() {
+                    position.read(response.body());
+                }
+                if position.last_event_id.is_some() {
+                    return self.resume(http, &mode, id, position, budget).await;
+                }
+            }
             return answer;
         }
+    }
+
+    /// The response to request `id`, from GET streams resuming where `position` says the
+    /// POST's stream stopped.
+    async fn resume(
+        &self,
+        http: &dyn Outbound,
+        mode: &Mode,
+        id: u64,
+        mut position: Position,
+        budget: Budget,
+    ) -> Result<Value, McpError> {
+        let timer = self
+            .sleep
+            .0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        let Some(timer) = timer else {
+            return Err(McpError::Unusable(
+                "the stream closed before the response (no timer to resume it)".to_owned(),
+            ));
+        };
+        let in_doubt = |why: String| McpError::InDoubt(format!("resuming the stream: {why}"));
+        for _ in 0..MAX_RESUMES {
+            timer.sleep(position.wait_ms()).await;
+            let mut request =
+                http::Request::get(&self.server.url).header("accept", "text/event-stream");
+            for (name, value) in protocol::headers(mode, "", None) {
+                request = request.header(name, value);
+            }
+            if let Some(last) = &position.last_event_id {
+                request = request.header("last-event-id", last);
+            }
+            if let Some(token) = self.access_token(http, budget).await? {
+                let value = sensitive(&format!("Bearer {token}"))
+                    .map_err(|_| in_doubt("the token is not a valid header value".into()))?;
+                request = request.header("authorization", value);
+            }
+            let request = request
+                .body(Vec::new())
+                .map_err(|e| in_doubt(e.to_string()))?;
+            let followed = resume::follow(http, request, id, budget.timeout_ms, &mut position)
+                .await
+                .map_err(|e| in_doubt(e.to_string()))?;
+            if let Some(message) = followed {
+                let body = serde_json::to_vec(&message).unwrap_or_default();
+                let parsed = jsonrpc::parse("application/json", &body, id);
+                let answer = parsed.map_err(McpError::Unusable)?;
+                return answer.outcome.map_err(|(code, m)| McpError::Rpc(code, m));
+            }
+        }
+        Err(in_doubt(format!(
+            "{MAX_RESUMES} reconnections did not bring the response"
+        )))
     }
 
     /// How the server speaks: `server/discover` first, `initialize` when it does not

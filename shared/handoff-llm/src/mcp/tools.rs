@@ -55,6 +55,9 @@ pub(crate) async fn offered(
     let Some(timeout) = budget(ctx.now_ms(), deadline, LIST_TIMEOUT_MS) else {
         return Vec::new();
     };
+    for connection in connections {
+        connection.set_sleep(ctx.runtime().sleep.clone());
+    }
     let listings = join_all(
         connections
             .iter()
