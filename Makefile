@@ -118,7 +118,7 @@ dev: setup
 	cargo build --release -p dev-server
 	PORT=$(PORT) ./target/release/dev-server
 
-test: setup setup-worker test-rust test-node tck
+test: setup setup-worker test-rust test-node mcp-conformance tck
 
 test-rust:
 	@date +'%T test-rust: start'

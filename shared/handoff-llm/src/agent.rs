@@ -20,7 +20,7 @@
 
 use std::sync::Arc;
 
-use agui_protocol::{TokenUsage, Tool, ToolCallId};
+use agui_protocol::{TokenUsage, Tool};
 use async_trait::async_trait;
 use futures::StreamExt;
 use handoff_core::codes::ErrorCode;
@@ -32,13 +32,13 @@ use handoff_core::{
 use serde_json::{Value, json};
 
 use crate::ModelError;
-use crate::answers;
 use crate::client::{self, Provider};
 use crate::emit::{ModelTurn, TurnEmitter};
-use crate::mcp::{self, InputAnswers, McpConnection, McpServer};
+use crate::mcp::{self, McpConnection, McpServer};
 use crate::sse::ProviderStream;
 use crate::telemetry;
-use crate::tool::{BackendTool, ToolError};
+use crate::tool::BackendTool;
+use crate::{answers, call};
 use tracing::Instrument;
 
 /// An agent that is a model with tools.
@@ -48,8 +48,8 @@ pub struct LlmAgent {
     client: Arc<dyn Outbound>,
     system: Option<String>,
     tools: Vec<BackendTool>,
-    pub(crate) mcp: Vec<Arc<McpConnection>>,
-    pub(crate) mcp_http: Option<Arc<dyn Outbound>>,
+    mcp: Vec<Arc<McpConnection>>,
+    mcp_http: Option<Arc<dyn Outbound>>,
     max_steps: usize,
     double_text: Option<DoubleText>,
 }
@@ -179,77 +179,6 @@ impl LlmAgent {
         }
     }
 
-    pub(crate) async fn execute(
-        &self,
-        ctx: &mut RunContext,
-        call: &ToolCallId,
-        tool: &BackendTool,
-        args: Value,
-        retry: Option<(u64, InputAnswers)>,
-    ) -> Result<Value, AgentError> {
-        let span = telemetry::tool_span(&tool.spec.name, call.as_str());
-        let captured = telemetry::content::capture_message_content().then(|| args.clone());
-        let result = self
-            .execute_once(ctx, call, tool, args, retry)
-            .instrument(span.clone())
-            .await;
-        if let Some(arguments) = &captured {
-            telemetry::tool_content(&span, arguments, result.as_ref().ok());
-        }
-        match &result {
-            Err(_) => telemetry::failed(&span, "effect_failed"),
-            Ok(value) if value.get("error").is_some() => telemetry::failed(&span, "tool_error"),
-            Ok(_) => {}
-        }
-        result
-    }
-
-    /// The call under `tool-{call}`, or attempt `n` answering a question under
-    /// `tool-{call}-input-{n}` ([`mcp::input`]).
-    async fn execute_once(
-        &self,
-        ctx: &mut RunContext,
-        call: &ToolCallId,
-        tool: &BackendTool,
-        args: Value,
-        retry: Option<(u64, InputAnswers)>,
-    ) -> Result<Value, AgentError> {
-        let handler = tool.handler.clone();
-        let retrying = tool.retry.clone();
-        let key = mcp::input::effect_key(call, retry.as_ref().map_or(0, |(n, _)| *n));
-        // What the handler said, if it failed: a call that did nothing is the model's to
-        // hear about, one that may have acted fails the run (its effect stays in doubt).
-        let refused = Arc::new(std::sync::Mutex::new(None));
-        let seen = refused.clone();
-        let outcome = ctx
-            .effect(&key, move |idempotency_key| async move {
-                let result = match (retry, retrying) {
-                    (None, _) => handler(args, idempotency_key).await,
-                    (Some((_, answers)), Some(again)) => {
-                        again(args, answers, idempotency_key).await
-                    }
-                    (Some(_), None) => Err(ToolError::NotExecuted(
-                        "this tool cannot be asked again".to_owned(),
-                    )),
-                };
-                if let Err(ToolError::NotExecuted(message)) = &result {
-                    *seen
-                        .lock()
-                        .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(message.clone());
-                }
-                result
-            })
-            .await;
-        let refused = refused
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .take();
-        match (outcome, refused) {
-            (Err(_), Some(message)) => Ok(json!({ "error": message })),
-            (outcome, _) => outcome,
-        }
-    }
-
     /// Acts on the answers to approval interrupts this run resumes; the interrupts of
     /// calls whose server asks for input are returned (the run ends with them).
     async fn apply_answers(
@@ -259,7 +188,8 @@ impl LlmAgent {
     ) -> Result<Vec<RaisedInterrupt>, AgentError> {
         let decisions = ctx.decisions().to_vec();
         let mut raised = Vec::new();
-        answers::answer_inputs(self, ctx, tools, &decisions, &mut raised).await?;
+        let (mcp, http) = (&self.mcp, self.mcp_http.as_ref());
+        answers::answer_inputs(mcp, http, ctx, tools, &decisions, &mut raised).await?;
         for decision in decisions {
             if mcp::input::attempt_of(&decision.interrupt).is_some() {
                 continue;
@@ -301,7 +231,7 @@ impl LlmAgent {
                     };
                     match checked_args(ctx, tool, &raw) {
                         Ok(args) => {
-                            let result = self.execute(ctx, &call, tool, args, None).await?;
+                            let result = call::execute(ctx, &call, tool, args, None).await?;
                             answers::settle(ctx, &call, tool, &result, 0, &mut raised);
                             continue;
                         }
@@ -379,7 +309,7 @@ impl Agent for LlmAgent {
                                 &args,
                             ));
                         } else {
-                            let result = self.execute(ctx, &call.id, tool, args, None).await?;
+                            let result = call::execute(ctx, &call.id, tool, args, None).await?;
                             answers::settle(ctx, &call.id, tool, &result, 0, &mut interrupts);
                         }
                     }

@@ -2,13 +2,15 @@
 //! it (see [`crate::mcp::input`]).
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use agui_protocol::ToolCallId;
+use handoff_core::outbound::Outbound;
 use handoff_core::{AgentError, Decision, RaisedInterrupt, RunContext};
 use serde_json::{Value, json};
 
-use crate::LlmAgent;
-use crate::mcp::{self, input};
+use crate::call;
+use crate::mcp::{self, McpConnection, input};
 use crate::tool::{BackendTool, ToolError};
 
 /// Reports `result` of attempt `attempt` of `call`, or, when the server asked for input,
@@ -43,7 +45,8 @@ pub(crate) fn settle(
 /// read back from the call's record (a replay, nothing is sent), the retry runs inside
 /// the next attempt's effect. What it answers is settled like a first call.
 pub(crate) async fn answer_inputs(
-    agent: &LlmAgent,
+    connections: &[Arc<McpConnection>],
+    http: Option<&Arc<dyn Outbound>>,
     ctx: &mut RunContext,
     tools: &[BackendTool],
     decisions: &[Decision],
@@ -65,13 +68,7 @@ pub(crate) async fn answer_inputs(
         // A tool whose server cannot be listed now is rebuilt from its interrupt.
         let rebuilt = match tools.iter().any(|t| t.name() == name) {
             true => None,
-            false => mcp::from_interrupt(
-                &agent.mcp,
-                agent.mcp_http.as_ref(),
-                ctx,
-                &answered[0].interrupt,
-                &name,
-            ),
+            false => mcp::from_interrupt(connections, http, ctx, &answered[0].interrupt, &name),
         };
         let Some(tool) = tools.iter().find(|t| t.name() == name).or(rebuilt.as_ref()) else {
             let error = json!({ "error": format!("unknown tool {name}") });
@@ -92,9 +89,7 @@ pub(crate) async fn answer_inputs(
         let answers = input::answers(&answered, &pending);
         let next = attempt + 1;
         let args = pending.arguments.clone();
-        let result = agent
-            .execute(ctx, &call, tool, args, Some((next, answers)))
-            .await?;
+        let result = call::execute(ctx, &call, tool, args, Some((next, answers))).await?;
         settle(ctx, &call, tool, &result, next, raised);
     }
     Ok(())

@@ -76,6 +76,7 @@
 mod agent;
 mod answers;
 pub mod anthropic;
+mod call;
 mod client;
 mod delta;
 mod emit;

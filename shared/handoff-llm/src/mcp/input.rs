@@ -24,7 +24,10 @@ use handoff_core::{ApprovalPolicy, ApprovalSource, Decision, RaisedInterrupt};
 use serde_json::{Map, Value, json};
 
 use super::result::{InputAnswers, InputRequired};
-use super::tools::METADATA_KEY;
+
+/// The interrupt metadata member naming an MCP tool: `{"server": …, "tool": …}` (the
+/// tool's MCP name; the offered name is not reversible once cut or hashed).
+pub const METADATA_KEY: &str = "mcp";
 
 /// Rounds of questions one tool call may ask before the model hears it gave up.
 pub const MAX_ROUNDS: u64 = 8;

@@ -11,7 +11,7 @@ use futures::future::join_all;
 use handoff_core::{ApprovalSource, RunContext, Runtime};
 use serde_json::{Value, json};
 
-use super::input;
+use super::input::{self, METADATA_KEY};
 use super::names::offered_name;
 use super::result::{Called, InputAnswers};
 use super::session::{ListedTool, McpConnection, McpError};
@@ -92,10 +92,6 @@ pub(crate) async fn offered(
     }
     offered
 }
-
-/// The interrupt metadata member naming an MCP tool: `{"server": …, "tool": …}` (the
-/// tool's MCP name; the offered name is not reversible once cut or hashed).
-pub const METADATA_KEY: &str = "mcp";
 
 /// The MCP tool an approval interrupt was raised for (its `metadata`, stored with the
 /// pending interrupt on the server), as a backend tool, for an answer that arrives while
