@@ -246,6 +246,66 @@ mod tests {
     }
 
     #[test]
+    fn answers_are_accept_with_content_url_accept_and_cancel() {
+        let call = ToolCallId::from("c");
+        let named = json!({ "server": "b", "tool": "t" });
+        let mut pending = asked();
+        pending.question.input_requests.insert(
+            "site".into(),
+            json!({ "method": "elicitation/create", "params": {
+                "mode": "url", "message": "Sign in", "url": "https://b.example/approve" } }),
+        );
+        let raised = interrupts(&pending, &call, &named, 0, &ApprovalPolicy::new()).unwrap();
+        let url = raised.iter().find(|r| {
+            r.interrupt()
+                .message
+                .as_deref()
+                .unwrap_or("")
+                .contains("https://b.example/approve")
+        });
+        assert!(url.is_some(), "the URL is in the message");
+        let decide =
+            |raised: &RaisedInterrupt, status: ResumeStatus, payload: Option<Value>| Decision {
+                interrupt: raised.interrupt().clone(),
+                status,
+                payload,
+                metadata: None,
+                proposed_args: None,
+                approval: None,
+            };
+        let form = raised
+            .iter()
+            .find(|r| {
+                r.interrupt()
+                    .response_schema
+                    .as_deref()
+                    .is_some_and(|s| s.get("properties").is_some())
+            })
+            .unwrap();
+        let decisions = [
+            decide(
+                form,
+                ResumeStatus::Resolved,
+                Some(json!({ "approved": true })),
+            ),
+            decide(url.unwrap(), ResumeStatus::Resolved, Some(json!({}))),
+        ];
+        let answers = answers(&decisions.iter().collect::<Vec<_>>(), &pending);
+        assert_eq!(answers.request_state.as_deref(), Some("sealed"));
+        assert_eq!(
+            Value::Object(answers.input_responses),
+            json!({ "int-1": { "action": "accept", "content": { "approved": true } },
+                    "site": { "action": "accept" } })
+        );
+        let cancelled = [decide(form, ResumeStatus::Cancelled, None)];
+        let answers = super::answers(&cancelled.iter().collect::<Vec<_>>(), &pending);
+        assert_eq!(
+            Value::Object(answers.input_responses),
+            json!({ "int-1": { "action": "cancel" } })
+        );
+    }
+
+    #[test]
     fn sampling_cannot_be_asked_and_a_bare_state_waits() {
         let call = ToolCallId::from("c");
         let mut sampling = asked();

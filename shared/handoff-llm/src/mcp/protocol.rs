@@ -95,7 +95,8 @@ pub(crate) fn headers(
                 ("mcp-protocol-version", PROTOCOL_VERSION.to_owned()),
                 ("mcp-method", method.to_owned()),
             ];
-            if let Some(name) = name {
+            // A name a header cannot carry (not visible ASCII) goes in the body only.
+            if let Some(name) = name.filter(|n| n.bytes().all(|b| b.is_ascii_graphic())) {
                 headers.push(("mcp-name", name.to_owned()));
             }
             headers
@@ -143,6 +144,8 @@ mod tests {
         let headers = headers(&Mode::Stateless, "tools/call", Some("pay"));
         assert!(headers.contains(&("mcp-method", "tools/call".into())));
         assert!(headers.contains(&("mcp-name", "pay".into())));
+        let unicode = super::headers(&Mode::Stateless, "tools/call", Some("héllo"));
+        assert!(!unicode.iter().any(|(n, _)| *n == "mcp-name"));
         let session = Mode::Session {
             id: Some("s".into()),
             protocol: "2025-06-18".into(),
