@@ -322,3 +322,62 @@ fn a_detached_start_claims_and_leaves_the_run_to_the_sweep() {
         assert_eq!(record.status, RunStatus::Succeeded);
     });
 }
+
+#[test]
+fn a_re_drive_handed_over_at_its_own_deadline_replays_its_steps_at_the_next() {
+    block_on(async {
+        let agent = ModelThenCharge::new();
+        let (model, charges, gate) = (
+            agent.model_calls.clone(),
+            agent.charges.clone(),
+            agent.gate.clone(),
+        );
+        let h = Harness::with_config(agent, config());
+        let input = user_input("t", "r1", "refund me");
+        h.engine
+            .start_detached(input, RunOptions::default())
+            .await
+            .expect("claimed");
+        // The first re-drive runs out of time at the gate, after its model step.
+        let deadline = h.now() + 5_000;
+        let first = h.engine.redrive_due(10, Some(deadline));
+        let expire = async {
+            for _ in 0..50 {
+                yield_now().await;
+            }
+            h.advance(5_000);
+            h.sleep.fire();
+        };
+        let (report, ()) = futures::join!(first, expire);
+        assert_eq!(report.redriven, 1, "{report:?}");
+        assert_eq!(model.load(Ordering::SeqCst), 1);
+        let (record, _) = h.run_record("t", "r1").await.unwrap();
+        assert_eq!(record.status, RunStatus::Running, "handed over again");
+
+        gate.open();
+        let report = h.engine.redrive_due(10, None).await;
+        assert_eq!(report.redriven, 1, "{report:?}");
+        assert_eq!(
+            model.load(Ordering::SeqCst),
+            1,
+            "the model step was replayed"
+        );
+        assert_eq!(charges.calls(), 1);
+        let (record, _) = h.run_record("t", "r1").await.unwrap();
+        assert_eq!(record.status, RunStatus::Succeeded);
+    });
+}
+
+/// Lets the other futures of a `join!` run once.
+async fn yield_now() {
+    let mut yielded = false;
+    futures::future::poll_fn(|cx| {
+        if std::mem::replace(&mut yielded, true) {
+            std::task::Poll::Ready(())
+        } else {
+            cx.waker().wake_by_ref();
+            std::task::Poll::Pending
+        }
+    })
+    .await;
+}

@@ -9,8 +9,10 @@ use axum::body::Body;
 use axum::response::Response;
 use futures::StreamExt;
 use handoff_core::Clock;
+use handoff_core::Engine;
 use handoff_core::outbox::Outbox;
 use lambda_http::Request;
+use lambda_http::RequestExt;
 use tower::{Service, ServiceExt};
 
 /// How long a response's end waits for its invocation's sweep: past that, the sweep is
@@ -18,12 +20,25 @@ use tower::{Service, ServiceExt};
 /// instances off them for a minute).
 const SWEEP_WAIT: Duration = Duration::from_secs(2);
 
-/// `service`, with a background sweep of `outbox` at the start of an invocation (at most
-/// one per `every_ms`), whose response ends once the sweep did.
+/// What an invocation sweeps.
+pub(super) struct Sweeps {
+    /// The outbox, when the function sends anything from it.
+    pub(super) outbox: Option<Arc<Outbox>>,
+    /// The engine, whose abandoned and handed-over runs the scheduled invocation finishes.
+    pub(super) engine: Engine,
+    /// At most one outbox sweep per instance this often.
+    pub(super) every_ms: u64,
+    /// `HANDOFF_RUN_BUDGET_MS`, for the runs a scheduled invocation re-drives.
+    pub(super) budget: super::deadline::RunBudget,
+}
+
+/// `service`, with a background sweep of the outbox at the start of an invocation (at most
+/// one per `every_ms`), whose response ends once the sweep did; and, in the template's
+/// scheduled invocation ([`SCHEDULE_USER_AGENT`]), the runs to re-drive (background runs
+/// handed over, runs whose instance died) finished first, within its deadline.
 pub(super) fn sweeping<S>(
     service: S,
-    outbox: Option<Arc<Outbox>>,
-    every_ms: u64,
+    sweeps: Sweeps,
 ) -> impl Service<
     Request,
     Response = Response,
@@ -38,6 +53,12 @@ where
     // Counted from Init: a cold start's first invocations (the health check, the request
     // that woke the instance) carry no sweep and no store call for it.
     let last = Arc::new(AtomicU64::new(clock.now_ms()));
+    let Sweeps {
+        outbox,
+        engine,
+        every_ms,
+        budget,
+    } = sweeps;
     tower::service_fn(move |request: Request| {
         let sweep = outbox
             .clone()
@@ -50,8 +71,23 @@ where
                     }
                 })
             });
+        let redrive = scheduled(&request).then(|| {
+            let deadline = request.lambda_context_ref().map(|context| {
+                super::deadline::absolute_deadline(context.deadline, clock.now_ms())
+            });
+            let deadline = deadline.map(|deadline| budget.within(deadline, clock.now_ms()));
+            (engine.clone(), deadline)
+        });
         let call = service.clone().oneshot(request);
         async move {
+            if let Some((engine, deadline)) = redrive {
+                let report = engine
+                    .redrive_due(crate::sweep::SWEEP_LIMIT, deadline)
+                    .await;
+                if report != Default::default() {
+                    tracing::info!(?report, "runs re-driven");
+                }
+            }
             let response = call.await?;
             Ok(match sweep {
                 Some(sweep) => response.map(|body| ended_after(body, sweep)),
@@ -59,6 +95,20 @@ where
             })
         }
     })
+}
+
+/// The `user-agent` of the template's scheduled invocation (`infra/template.yaml`,
+/// `OutboxSweep`: a Function URL `GET /healthz` as its input).
+pub(super) const SCHEDULE_USER_AGENT: &str = "handoff-outbox-sweep";
+
+/// Whether `request` is the template's scheduled invocation. Anyone may send its
+/// user-agent through the Function URL: what it triggers (finishing runs that are due) is
+/// safe to run at any time and at most costs the store reads of a sweep.
+fn scheduled(request: &Request) -> bool {
+    request
+        .headers()
+        .get(http::header::USER_AGENT)
+        .is_some_and(|agent| agent == SCHEDULE_USER_AGENT)
 }
 
 /// `body`, then a wait for `sweep` (at most [`SWEEP_WAIT`]) before the stream ends.
