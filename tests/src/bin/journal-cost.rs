@@ -5,82 +5,19 @@
 //! reads the journal; each model call is one write.
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use futures::StreamExt;
 use handoff_core::outbound::{Body, Outbound, OutboundError};
 use handoff_core::runtime::{ManualClock, NeverSleep, Runtime, SequentialIds};
+use handoff_core::store::counting::CountingStore;
 use handoff_core::store::memory::MemoryStore;
-use handoff_core::{Engine, IndexHit, Item, RunOptions, Store, StoreError, Write};
+use handoff_core::{Engine, RunOptions};
 use handoff_llm::{BackendTool, LlmAgent, Provider};
 use serde_json::json;
 
 const MODEL_CALLS: usize = 4;
-
-/// The memory store, its calls counted: journal keys apart from the rest.
-#[derive(Default)]
-struct Counted {
-    inner: MemoryStore,
-    journal_writes: AtomicUsize,
-    journal_reads: AtomicUsize,
-    other_commits: AtomicUsize,
-    other_reads: AtomicUsize,
-}
-
-fn journal(key: &str) -> bool {
-    key.starts_with("journal#")
-}
-
-#[async_trait]
-impl Store for Counted {
-    async fn get(
-        &self,
-        partition: &str,
-        keys: &[&str],
-        now_ms: u64,
-    ) -> Result<Vec<Option<Item>>, StoreError> {
-        let counter = match keys.iter().any(|k| journal(k)) {
-            true => &self.journal_reads,
-            false => &self.other_reads,
-        };
-        counter.fetch_add(1, Ordering::Relaxed);
-        self.inner.get(partition, keys, now_ms).await
-    }
-    async fn commit(
-        &self,
-        partition: &str,
-        writes: Vec<Write>,
-        now_ms: u64,
-    ) -> Result<(), StoreError> {
-        let counter = match writes.iter().any(|w| journal(&w.key)) {
-            true => &self.journal_writes,
-            false => &self.other_commits,
-        };
-        counter.fetch_add(1, Ordering::Relaxed);
-        self.inner.commit(partition, writes, now_ms).await
-    }
-    async fn list(
-        &self,
-        partition: &str,
-        prefix: &str,
-        now_ms: u64,
-    ) -> Result<Vec<String>, StoreError> {
-        self.other_reads.fetch_add(1, Ordering::Relaxed);
-        self.inner.list(partition, prefix, now_ms).await
-    }
-    async fn list_index(
-        &self,
-        scope: &str,
-        after: Option<&IndexHit>,
-        limit: usize,
-        now_ms: u64,
-    ) -> Result<Vec<IndexHit>, StoreError> {
-        self.other_reads.fetch_add(1, Ordering::Relaxed);
-        self.inner.list_index(scope, after, limit, now_ms).await
-    }
-}
 
 /// An OpenAI-compatible model answering from a script.
 struct Script(Mutex<VecDeque<String>>);
@@ -113,7 +50,7 @@ fn lookup_turn(n: usize) -> String {
 fn main() {
     let mut turns: VecDeque<String> = (1..MODEL_CALLS).map(lookup_turn).collect();
     turns.push_back(frame(json!({ "content": "Done." }), None) + &frame(json!({}), Some("stop")));
-    let store = Arc::new(Counted::default());
+    let store = Arc::new(CountingStore::new(MemoryStore::default()).watching("journal#"));
     let provider = Provider::OpenAi {
         base_url: "http://127.0.0.1:9/v1".into(),
         api_key: "sk-bench".into(),
@@ -149,13 +86,13 @@ fn main() {
         matches!(events.last(), Some(agui_protocol::Event::RunFinished(_))),
         "the run finished"
     );
-    let writes = store.journal_writes.load(Ordering::Relaxed);
-    let reads = store.journal_reads.load(Ordering::Relaxed);
+    let cost = store.cost();
+    let (writes, reads) = (cost.watched_commits as usize, cost.watched_gets as usize);
     println!(
         "journal: {MODEL_CALLS} model calls, {writes} journal writes ({:.2} per model call), {reads} journal reads; the run's other store calls: {} commits, {} reads",
         writes as f64 / MODEL_CALLS as f64,
-        store.other_commits.load(Ordering::Relaxed),
-        store.other_reads.load(Ordering::Relaxed),
+        cost.commits as usize - writes,
+        cost.gets as usize - reads + cost.lists as usize + cost.scans as usize,
     );
     if writes != MODEL_CALLS || reads != 0 {
         eprintln!("journal-cost: expected one write and no read per model call");

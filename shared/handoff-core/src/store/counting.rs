@@ -39,6 +39,11 @@ pub struct StoreCost {
     pub bytes_written: u64,
     /// Commits refused because a condition did not hold (lost races).
     pub conflicts: u64,
+    /// Of the commits, those writing a key under the watched prefix
+    /// ([`CountingStore::watching`]).
+    pub watched_commits: u64,
+    /// Of the `get` calls, those reading a key under the watched prefix.
+    pub watched_gets: u64,
 }
 
 /// Wraps a store and counts what passes through.
@@ -46,6 +51,7 @@ pub struct StoreCost {
 pub struct CountingStore<S> {
     inner: S,
     cost: Mutex<StoreCost>,
+    watched: Option<String>,
 }
 
 impl<S> CountingStore<S> {
@@ -54,7 +60,18 @@ impl<S> CountingStore<S> {
         CountingStore {
             inner,
             cost: Mutex::new(StoreCost::default()),
+            watched: None,
         }
+    }
+    /// Also counts apart the calls that touch keys starting with `prefix` (a run's journal
+    /// steps, `journal#`, say): [`StoreCost::watched_commits`], [`StoreCost::watched_gets`].
+    #[must_use]
+    pub fn watching(mut self, prefix: &str) -> Self {
+        self.watched = Some(prefix.to_owned());
+        self
+    }
+    fn watches(&self, key: &str) -> bool {
+        self.watched.as_deref().is_some_and(|p| key.starts_with(p))
     }
     /// The cost so far.
     pub fn cost(&self) -> StoreCost {
@@ -77,9 +94,11 @@ impl<S: Store> Store for CountingStore<S> {
         keys: &[&str],
         now_ms: u64,
     ) -> Result<Vec<Option<Item>>, StoreError> {
+        let watched = keys.iter().any(|k| self.watches(k));
         self.add(|c| {
             c.gets += 1;
             c.keys_read += keys.len() as u64;
+            c.watched_gets += u64::from(watched);
         });
         self.inner.get(partition, keys, now_ms).await
     }
@@ -89,8 +108,10 @@ impl<S: Store> Store for CountingStore<S> {
         writes: Vec<Write>,
         now_ms: u64,
     ) -> Result<(), StoreError> {
+        let watched = writes.iter().any(|w| self.watches(&w.key));
         self.add(|c| {
             c.commits += 1;
+            c.watched_commits += u64::from(watched);
             for write in &writes {
                 if let WriteOp::Put { value, .. } = &write.op {
                     c.puts += 1;
