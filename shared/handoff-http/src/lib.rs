@@ -179,6 +179,7 @@ mod error;
 mod guard;
 mod request_log;
 mod routes;
+pub mod schedules;
 mod trace_context;
 pub mod webhooks;
 
@@ -387,6 +388,14 @@ impl Routes {
             .route(
                 "/webhooks/deliveries",
                 get(routes::webhooks::list_deliveries),
+            )
+            .route(
+                "/schedules",
+                get(routes::schedules::list_schedules).post(routes::schedules::create_schedule),
+            )
+            .route(
+                "/schedules/{schedule_id}",
+                axum::routing::delete(routes::schedules::delete_schedule),
             )
             .route(
                 "/threads/{thread_id}",

@@ -25,6 +25,16 @@ pub(crate) fn poll_ms(vars: impl Fn(&str) -> Option<String>) -> u64 {
         .unwrap_or(1_000)
 }
 
+/// `HANDOFF_SCHEDULE_POLL_MS` (default 1000): how often the dev server looks for due
+/// schedule ticks (one index query when none is due).
+#[cfg_attr(not(feature = "server"), allow(dead_code))]
+pub(crate) fn schedule_poll_ms(vars: impl Fn(&str) -> Option<String>) -> u64 {
+    vars("HANDOFF_SCHEDULE_POLL_MS")
+        .and_then(|v| v.parse().ok())
+        .filter(|ms| *ms > 0)
+        .unwrap_or(1_000)
+}
+
 /// Whether a sweep is due at `now_ms` after the last one (recorded in `last`), at most one
 /// per `every_ms`; claims it when it is (of callers racing, one wins).
 #[cfg_attr(not(any(feature = "lambda", feature = "worker")), allow(dead_code))]

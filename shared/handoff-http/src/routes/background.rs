@@ -71,7 +71,7 @@ pub(crate) async fn start(
     );
     // Errors (bad input, a busy thread, a refused answer) come back here, before a 202.
     let events = app.engine.start_shared(input, options).await?;
-    background.spawn(Box::pin(events.for_each(|_| futures::future::ready(()))));
+    drive(&background, events);
     let location = format!(
         "/threads/{}/runs/{}",
         utf8_percent_encode(&thread_id, SEGMENT),
@@ -88,6 +88,12 @@ pub(crate) async fn start(
         HeaderValue::from_static("respond-async"),
     );
     Ok(response)
+}
+
+/// Reads `events` to their end on `background`: the run goes on with nobody connected
+/// (a schedule's tick runs the same way, `crate::schedules`).
+pub(crate) fn drive(background: &Arc<dyn Spawn>, events: handoff_core::SharedRunStream) {
+    background.spawn(Box::pin(events.for_each(|_| futures::future::ready(()))));
 }
 
 #[cfg(test)]

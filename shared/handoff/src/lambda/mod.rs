@@ -36,6 +36,13 @@
 //! (2 s at most). A function nobody calls does not sweep: `infra/template.yaml` invokes it
 //! every minute (an EventBridge schedule sending a Function URL `GET /healthz`).
 //!
+//! **Schedules** (`POST /schedules`, see `handoff_http::schedules`) tick when the template's
+//! `ScheduleTick` rule (EventBridge Scheduler, every minute) invokes the function with a
+//! Function URL `GET /healthz` from user agent `handoff-schedule-tick`: that invocation
+//! claims the ticks due, runs them as background runs of its own and answers once they
+//! ended (by its deadline). Ticks are at most a minute late here; a schedule of fewer
+//! seconds ticks once a minute (its missed ticks collapse into one).
+//!
 //! The invocation deadline becomes the engine's deadline: a run that would
 //! outlive the function is stopped a few seconds before, closes what it opened
 //! and ends with `RUN_FINISHED{cancelled}`, and its lease ends with the
@@ -182,6 +189,7 @@ impl Lambda {
             .options
             .engine(Host::Lambda, self.agent, store, runtime, env);
         let outbox = engine.outbox().cloned();
+        let scheduler = self.options.scheduler(&engine);
         let app = self.options.app(Host::Lambda, engine, authenticator, env)?;
 
         // Lambda requests carry a `lambda_http::Body`; the router takes axum bodies and
@@ -222,7 +230,7 @@ impl Lambda {
                 None => response,
             }
         });
-        let service = sweep::sweeping(service, outbox, crate::sweep::poll_ms(env));
+        let service = sweep::sweeping(service, outbox, crate::sweep::poll_ms(env), scheduler);
         startup_mark("serving");
         lambda_http::run_with_streaming_response(service).await
     }

@@ -1,4 +1,5 @@
-//! Outbox sweeps at the start of invocations (see the [module docs](super)).
+//! Outbox sweeps at the start of invocations, and the schedules' ticks of the invocation
+//! the template's EventBridge Scheduler rule sends (see the [module docs](super)).
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -10,7 +11,8 @@ use axum::response::Response;
 use futures::StreamExt;
 use handoff_core::Clock;
 use handoff_core::outbox::Outbox;
-use lambda_http::Request;
+use handoff_http::schedules::Scheduler;
+use lambda_http::{Request, RequestExt};
 use tower::{Service, ServiceExt};
 
 /// How long a response's end waits for its invocation's sweep: past that, the sweep is
@@ -18,12 +20,20 @@ use tower::{Service, ServiceExt};
 /// instances off them for a minute).
 const SWEEP_WAIT: Duration = Duration::from_secs(2);
 
+/// The `user-agent` of the invocation that claims the schedules' due ticks: a Function URL
+/// `GET /healthz` the template's `ScheduleTick` rule sends every minute. Anyone may send
+/// it: it starts only ticks that are due anyway, each once.
+pub(super) const SCHEDULE_TICK_AGENT: &str = "handoff-schedule-tick";
+
 /// `service`, with a background sweep of `outbox` at the start of an invocation (at most
-/// one per `every_ms`), whose response ends once the sweep did.
+/// one per `every_ms`), whose response ends once the sweep did; an invocation from
+/// [`SCHEDULE_TICK_AGENT`] also ticks `scheduler`, and its response ends once the runs it
+/// started did (by the invocation's deadline).
 pub(super) fn sweeping<S>(
     service: S,
     outbox: Option<Arc<Outbox>>,
     every_ms: u64,
+    scheduler: Scheduler,
 ) -> impl Service<
     Request,
     Response = Response,
@@ -50,21 +60,48 @@ where
                     }
                 })
             });
+        let ticks = is_schedule_tick(&request).then(|| {
+            let deadline = request
+                .lambda_context_ref()
+                .map(|context| super::absolute_deadline(context.deadline, clock.now_ms()));
+            let scheduler = scheduler.clone();
+            tokio::spawn(async move {
+                let report = scheduler.tick_until(deadline).await;
+                tracing::info!(?report, "schedules: ticked");
+            })
+        });
         let call = service.clone().oneshot(request);
         async move {
             let response = call.await?;
+            let response = match ticks {
+                // Until its runs end: the instance is frozen once the response does.
+                Some(ticks) => response.map(|body| ended_after(body, ticks, None)),
+                None => response,
+            };
             Ok(match sweep {
-                Some(sweep) => response.map(|body| ended_after(body, sweep)),
+                Some(sweep) => response.map(|body| ended_after(body, sweep, Some(SWEEP_WAIT))),
                 None => response,
             })
         }
     })
 }
 
-/// `body`, then a wait for `sweep` (at most [`SWEEP_WAIT`]) before the stream ends.
-fn ended_after(body: Body, sweep: tokio::task::JoinHandle<()>) -> Body {
+/// Whether `request` is the schedules' tick ([`SCHEDULE_TICK_AGENT`] on `GET /healthz`).
+fn is_schedule_tick(request: &Request) -> bool {
+    request.uri().path() == "/healthz"
+        && request
+            .headers()
+            .get(http::header::USER_AGENT)
+            .is_some_and(|agent| agent.as_bytes() == SCHEDULE_TICK_AGENT.as_bytes())
+}
+
+/// `body`, then a wait for `task` (at most `limit`) before the stream ends.
+fn ended_after(body: Body, task: tokio::task::JoinHandle<()>, limit: Option<Duration>) -> Body {
     let wait = futures::stream::once(async move {
-        let _ = tokio::time::timeout(SWEEP_WAIT, sweep).await;
+        match limit {
+            Some(limit) => drop(tokio::time::timeout(limit, task).await),
+            None => drop(task.await),
+        }
         None
     })
     .filter_map(futures::future::ready);
