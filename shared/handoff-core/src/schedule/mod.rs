@@ -41,7 +41,7 @@ use crate::engine::RunOptions;
 use crate::error::CoreError;
 use crate::principal::{self, Principal};
 
-pub use store::{DUE_SCOPE, Due, MAX_PER_TENANT, claim, create, delete, due, get, list};
+pub use store::{DUE_SCOPE, Due, MAX_PER_TENANT, claim, create, delete, due, get, list, next_due};
 
 /// The longest period `everySeconds` takes: a year.
 pub const MAX_EVERY_SECONDS: u64 = 366 * 24 * 3_600;

@@ -160,3 +160,12 @@ pub async fn claim(
         Err(err) => Err(err.into()),
     }
 }
+
+/// When the soonest schedule of any tenant is due (Unix ms; it may be past): one index
+/// query, for a host that sets a timer (a Durable Object alarm). `None`: no schedule.
+pub async fn next_due(store: &dyn Store, now_ms: u64) -> Result<Option<u64>, CoreError> {
+    let hits = store.list_index(DUE_SCOPE, None, 1, now_ms).await?;
+    Ok(hits
+        .first()
+        .map(|hit| MAX_INDEX_RANK.saturating_sub(hit.rank)))
+}

@@ -97,6 +97,8 @@ fn schedules_are_listed_per_tenant_and_due_across_tenants() {
     let ids: Vec<&str> = found.iter().map(|d| d.schedule.id.as_str()).collect();
     assert_eq!(ids, ["b", "a"], "soonest due first");
     assert!(block_on(due(&store, T0 + 2_999, 10)).unwrap().is_empty());
+    assert_eq!(block_on(next_due(&store, T0)).unwrap(), Some(T0 + 3_000));
+    assert_eq!(block_on(next_due(&MemoryStore::new(), T0)).unwrap(), None);
 }
 
 #[test]
