@@ -195,10 +195,10 @@ async fn only_the_owner_or_an_admin_of_its_tenant_manages_a_schedule() {
     // 2025-11-29 is a Saturday: the next weekday 06:00 UTC is Monday 2025-12-01.
     assert_eq!(created["nextDueAt"], 1_764_568_800_000u64);
 
-    assert_eq!(world.ids("alice").await, [id.clone()]);
+    assert_eq!(world.ids("alice").await, vec![id.clone()]);
     assert_eq!(
         world.ids("carol").await,
-        [id.clone()],
+        vec![id.clone()],
         "an admin of the tenant sees it"
     );
     assert!(
@@ -216,7 +216,7 @@ async fn only_the_owner_or_an_admin_of_its_tenant_manages_a_schedule() {
         assert_eq!(status, StatusCode::NOT_FOUND, "{who}: {body}");
         assert_eq!(body["code"], "SCHEDULE_NOT_FOUND");
     }
-    assert_eq!(world.ids("alice").await, [id.clone()], "still there");
+    assert_eq!(world.ids("alice").await, vec![id.clone()], "still there");
     let (status, body) = world.call("carol", "DELETE", &path, Value::Null).await;
     assert_eq!(
         (status, body),
@@ -294,4 +294,38 @@ async fn a_due_tick_is_claimed_once_by_two_schedulers_and_runs_as_its_owner() {
     world.clock.advance(1_000);
     let (a, b) = futures::join!(two.tick(), one.tick());
     assert_eq!(a.started + b.started, 1, "the next tick, once");
+}
+
+#[tokio::test]
+async fn a_fixed_thread_gets_each_ticks_messages_appended() {
+    let world = World::new();
+    let (status, created) = world
+        .call("alice", "POST", "/schedules", every(60, "digest"))
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{created}");
+    let scheduler = Scheduler::new(self_engine(&world.store, &world.clock, "one"));
+    for _ in 0..2 {
+        world.clock.advance(60_000);
+        let report = scheduler.tick().await;
+        assert_eq!((report.started, report.failed), (1, 0), "{report:?}");
+    }
+    let (status, view) = world
+        .call("alice", "GET", "/threads/digest", Value::Null)
+        .await;
+    assert_eq!(status, StatusCode::OK, "{view}");
+    let texts: Vec<&str> = view["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["content"].as_str())
+        .collect();
+    assert_eq!(
+        texts,
+        [
+            "the daily report",
+            "report ready",
+            "the daily report",
+            "report ready"
+        ]
+    );
 }
