@@ -26,13 +26,14 @@ pub use agent::{Agent, DoubleText, Finish, Readiness};
 pub use approval::{
     ApprovalChecks, ApprovalPolicy, ApprovalSource, EditRule, RaisedInterrupt, WithApproval,
 };
-pub use context::{EffectFailure, NotExecuted, RunContext};
+pub use context::{EffectFailure, NotExecuted, RunContext, StepMark};
 pub use decision::Decision;
 pub use engine::{
     AUDITOR_ROLE, Approval, ApprovalPage, AuditPage, AuditQuery, AuditVerdict, Engine,
-    EngineConfig, ForkRequest, FrameStream, MAX_LIMIT, MAX_NAME_CHARS, MessagePage, RunFailure,
-    RunOptions, RunOutcomeKind, RunPhase, RunStatusView, RunStream, SharedRunStream, StopOutcome,
-    ThreadChanges, ThreadPage, ThreadQuery, ThreadSummary, ThreadView,
+    EngineConfig, ForkRequest, FrameStream, MAX_LIMIT, MAX_NAME_CHARS, MessagePage, REDRIVE_SCOPE,
+    RedriveReport, RunFailure, RunOptions, RunOutcomeKind, RunPhase, RunStatusView, RunStream,
+    SharedRunStream, StopOutcome, ThreadChanges, ThreadPage, ThreadQuery, ThreadSummary,
+    ThreadView, WaitingApproval, WaitingApprovals,
 };
 pub use error::{AgentError, CoreError};
 pub use principal::{Owner, Principal};

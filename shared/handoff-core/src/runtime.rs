@@ -42,12 +42,11 @@ pub struct Runtime {
     /// disconnects mid-run does not stop it (it finishes, commits and releases the
     /// thread). Without one, the run is driven by its response stream.
     pub spawner: Option<Arc<dyn Spawn>>,
-    /// Work that outlives every request: set only by a host whose process keeps running
-    /// with no request in flight (the dev server, on tokio). A background run
-    /// (`Prefer: respond-async`) is answered `202` at once and drained here to its end
-    /// with nobody connected. Unset on Lambda (the environment freezes once the response
-    /// ends) and on Workers (`waitUntil` keeps work about 30 s past the response): there
-    /// the preference is ignored and the run streams as usual.
+    /// Where background runs (`Prefer: respond-async`) are driven with nobody connected,
+    /// once answered `202`: the dev server's tasks; a Worker's `waitUntil` (about 30 s past
+    /// the response, so its runs are handed over to the next sweep before that). Unset on
+    /// Lambda (the environment freezes once the response ends): there a background run is
+    /// only claimed and the next sweep runs it ([`crate::Engine::start_detached`]).
     pub background: Option<Arc<dyn Spawn>>,
 }
 

@@ -11,7 +11,7 @@ use futures::executor::block_on;
 use handoff_core::codes::ErrorCode;
 use handoff_core::records::ThreadRecord;
 use handoff_core::store::Write;
-use handoff_core::{EngineConfig, RunOptions, Store};
+use handoff_core::{Condition, EngineConfig, Principal, RunOptions, Store};
 use support::*;
 
 /// The client's copy: the thread's history plus a new user message.
@@ -95,6 +95,14 @@ fn a_retried_abandoned_run_after_a_newer_run_is_refused() {
         let mut dead = h.stream(&abandoned).await;
         until_blocked(&mut dead);
         h.advance(10_000);
+        // Claimed before runs kept their request (or its re-drive failed): the newer run
+        // supersedes it instead of finishing it first (see tests/redrive.rs for that).
+        let partition = Principal::anonymous().partition("t").unwrap();
+        let forget = Write::delete("redrive#r1", Condition::Always);
+        h.store
+            .commit(&partition, vec![forget], h.now())
+            .await
+            .unwrap();
         let other = h.instance(Chatty, "b");
         let newer = user_input("t", "r2", "second");
         let events: Vec<_> = other

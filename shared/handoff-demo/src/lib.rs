@@ -42,7 +42,7 @@
 //! | `DEMO_FRAUD_AGENT_JWKS_URL` | unset | every push must also carry a JWT signed with the agent's published keys |
 //! | `HANDOFF_PUBLIC_URL` | the host's own URL | dev server and Worker: the base URL the fraud agent pushes to ([`PushUrl`]) |
 //! | `HANDOFF_A2A_WEBHOOK_URL` | unset | Lambda: the webhook function's URL the fraud agent pushes to (needed with `DEMO_FRAUD_AGENT_URL`) |
-//! | `HANDOFF_TEST_FAULT` | unset | tests only, debug builds only: `hang-after-refund` makes the refund hang after the ledger moved the money (the kill -9 test); `error-after-refund` makes it move the money and then fail, as a payment API's timeout after sending does (the effect stays in doubt) |
+//! | `HANDOFF_TEST_FAULT` | unset | tests only, debug builds only: `hang-after-refund` makes the refund hang after the ledger moved the money (the kill -9 test); `error-after-refund` makes it move the money and then fail, as a payment API's timeout after sending does (the effect stays in doubt); `hang-before-lookup` makes the LLM mode's `get_order` hang before it reads the ledger (the crash-resume test) |
 //!
 //! ```
 //! use std::sync::Arc;
@@ -93,6 +93,10 @@ pub struct DemoConfig {
     /// refund effect fails after the ledger moved the money, as a payment API's timeout
     /// after the request was sent does; the effect stays in doubt.
     pub error_after_refund: bool,
+    /// Test fault point, debug builds only (`HANDOFF_TEST_FAULT=hang-before-lookup`): the
+    /// LLM mode's `get_order` hangs before it reads the ledger, after the model's answer
+    /// was journaled, so a test can kill the process between a model call and its tool.
+    pub hang_before_lookup: bool,
     /// Refunds above this many cents need a second person (`DEMO_APPROVER_ABOVE_CENTS`,
     /// unset = never): their approval asks for the role `approver`, not the requester.
     pub approver_above_cents: Option<u64>,
@@ -105,6 +109,7 @@ impl Default for DemoConfig {
             token_delay_ms: 0,
             hang_after_refund: false,
             error_after_refund: false,
+            hang_before_lookup: false,
             approver_above_cents: None,
         }
     }
@@ -127,6 +132,7 @@ impl DemoConfig {
             token_delay_ms,
             hang_after_refund,
             error_after_refund,
+            hang_before_lookup: fault.as_deref() == Some("hang-before-lookup"),
             approver_above_cents: lookup("DEMO_APPROVER_ABOVE_CENTS").and_then(|v| v.parse().ok()),
         }
     }

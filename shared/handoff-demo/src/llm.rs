@@ -45,11 +45,15 @@ pub fn refund_agent(
     });
     let lookup_ledger = ledger.clone();
     let lookup_runtime = runtime.clone();
+    let hang = config.hang_before_lookup;
     LlmAgent::new("refund-demo", provider, client)
         .system(SYSTEM)
         .tool(BackendTool::new("get_order", "Look an order up (item, amount, refunds so far)", order_id, move |args, _key| {
             let (ledger, runtime) = (lookup_ledger.clone(), lookup_runtime.clone());
             async move {
+                if hang {
+                    std::future::pending::<()>().await;
+                }
                 // A lookup changes nothing: every failure is one the model may hear.
                 let id = order_arg(&args).map_err(ToolError::NotExecuted)?;
                 let account = ledger.account(&id, runtime.now_ms()).await.map_err(|e| ToolError::NotExecuted(e.to_string()))?;

@@ -62,7 +62,12 @@ impl Spawn for WaitUntil {
     }
 }
 
-/// The runtime for one request: its `waitUntil` keeps a run going after the response.
+/// The runtime for one request: its `waitUntil` keeps a run going after the response, and
+/// drives background runs (for about 30 s past the response; the host hands them over
+/// before that, see `handoff_http::HttpConfig::background_budget_ms`).
 pub fn runtime(ctx: Context) -> Runtime {
-    Runtime::new(WorkerClock, RandomIds, WorkerSleep).with_spawner(WaitUntil(SendWrapper::new(ctx)))
+    let mut runtime = Runtime::new(WorkerClock, RandomIds, WorkerSleep)
+        .with_spawner(WaitUntil(SendWrapper::new(ctx)));
+    runtime.background = runtime.spawner.clone();
+    runtime
 }

@@ -153,6 +153,24 @@ pub struct HttpConfig {
     /// `HANDOFF_A2A_ALLOW_LOOPBACK=true`: A2A push-notification URLs may be loopback and
     /// `http://` (tests only).
     pub a2a_allow_loopback: bool,
+    /// How a background run (`Prefer: respond-async`) goes on without its client where the
+    /// host has no background executor ([`handoff_core::Runtime::background`]).
+    pub background: BackgroundMode,
+    /// How long a background run may run beside the response before it is handed over to
+    /// the next sweep, when the host gives no deadline of its own (Workers: 25 s, inside
+    /// the roughly 30 s `waitUntil` grants past the response; elsewhere unbounded).
+    pub background_budget_ms: Option<u64>,
+}
+
+/// Where a background run runs when the host cannot drive it beside the response.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum BackgroundMode {
+    /// It is not offered: the preference is ignored and the run streams.
+    #[default]
+    Streamed,
+    /// It is claimed and handed over at once; the host's next sweep runs it
+    /// ([`handoff_core::Engine::start_detached`]). Lambda: its schedule's invocation.
+    Detached,
 }
 
 /// The default [`HttpConfig::copilotkit_base`].
@@ -178,6 +196,8 @@ impl Default for HttpConfig {
             allowed_hosts: Vec::new(),
             public_url: None,
             a2a_allow_loopback: false,
+            background: BackgroundMode::Streamed,
+            background_budget_ms: None,
         }
     }
 }
@@ -205,6 +225,12 @@ impl HttpConfig {
                 .filter(|url| !url.is_empty()),
             a2a_allow_loopback: lookup("HANDOFF_A2A_ALLOW_LOOPBACK")
                 .is_some_and(|v| v == "1" || v.eq_ignore_ascii_case("true")),
+            background: match host {
+                // Frozen once the response ends: the template's schedule runs it.
+                Host::Lambda => BackgroundMode::Detached,
+                Host::DevServer | Host::Workers => BackgroundMode::Streamed,
+            },
+            background_budget_ms: (host == Host::Workers).then_some(25_000),
         }
     }
 }

@@ -12,6 +12,7 @@
 //! | `GET /threads/{threadId}/messages?limit=&before=` | the history in pages, latest first, oldest first within a page: `{"messages", "nextBefore"}`; reads only the history pages it returns from |
 //! | `POST /threads/{threadId}/fork` | `{"atMessageId"?, "threadId"?}`: 201 `{"threadId"}`, a new thread of the caller's whose history is the source's up to and including that message (all of it without one), with the state as it stood then; the source is only read (a run in progress on it is not part of the fork). Edit a message and regenerate: fork before it, then run. The thread's owner only: an approver who may read it while an interrupt is open gets 403 `FORBIDDEN` |
 //! | `GET /approvals?limit=&cursor=` | the approvals inbox: the pending interrupts the caller may resolve across its tenant's threads, newest first (those whose policy names a role it holds, minus its own requests under not-the-requester; without a role, those on threads it owns): `{"approvals": [{threadId, interruptId, reason, message, toolCall, responseSchema, expiresAt, requestedBy, requiredRoles, createdAt}], "nextCursor"}` |
+//! | `GET /approvals/waiting` | what waits for the caller now, for the console's bell: the inbox's interrupts (the same rule) that have not expired, newest first, at most 100: `{"count", "approvals": [{threadId, interruptId, message?, requestedBy?, requestedAt?, expiresAt?}], "more"?: true}` (Unix ms; `more` when there may be others). It reads the inbox's listing, written in the commit that ends a run, the one that writes the webhooks' `interrupt.created` and `run.finished`/`run.failed`: an answer by any route takes its interrupt off at once. Cost: one listing read plus one read per thread of the tenant with pending interrupts (at most 400) |
 //! | `GET /audit?threadId=&since=&limit=&cursor=` | the approval audit trail, role `auditor` only (403 `FORBIDDEN` otherwise): `{"entries": [{seq, time, threadId, kind: "answer"\|"effect", principal, roles, interruptId, decision, payloadHash, runId, effectKey?, replayed?, idempotencyKey?, attempt?, prevHash, hash}], "nextCursor"}`, newest first, across the tenant's threads (by time) or one (in chain order, reading that thread's entries only); an effect's entry is written when an attempt starts, so one left in doubt is listed too; one entry per line with `Accept: application/x-ndjson` (the next cursor in `x-handoff-next-cursor`); `since` is an ISO-8601 time or Unix ms |
 //! | `GET /webhooks/deliveries?limit=` | role `admin` (403 `FORBIDDEN` otherwise): the tenant's webhook events, newest first (see [`webhooks`]): `{"deliveries": [{id, type, threadId, runId, status: "pending"\|"delivered"\|"failed", attempts, createdAt, nextAttemptAt?, servedEndpoints?, lastError?}]}` (Unix ms); `limit` 1-100 (default 20); each is kept a week |
 //! | `POST /schedules` | `{cron (5 fields, UTC) \| everySeconds, agentId, messages, thread: "new" \| threadId}`: 201 with the schedule `{id, cron\|everySeconds, agentId, messages, thread, createdBy, createdAt, nextDueAt, ticks, lastRun?}`; each tick runs once across instances as a background run of the creator's (see [`schedules`]); 400 `INVALID_SCHEDULE`, 404 `AGENT_NOT_FOUND`, 409 `SCHEDULE_LIMIT` (100 a tenant) |
@@ -198,7 +199,8 @@ use handoff_core::Engine;
 pub use auth::{AuthError, AuthHook, Authenticator, NoAuth, Principal};
 pub use body::{Encoding, sse_response, sse_response_numbered};
 pub use config::{
-    COPILOTKIT_BASE, Host, HostDeadline, HttpConfig, RATE_LIMIT_VAR, TOKEN_BUDGET_VAR, check_limits,
+    BackgroundMode, COPILOTKIT_BASE, Host, HostDeadline, HttpConfig, RATE_LIMIT_VAR,
+    TOKEN_BUDGET_VAR, check_limits,
 };
 pub use cors::{CORS_MAX_AGE, CORS_ORIGINS_VAR, CorsConfigError, CorsOrigins, finish_preflight};
 pub use drain::read_unread_bodies;
@@ -387,6 +389,10 @@ impl Routes {
             .route("/agent", post(routes::agent::run_agent))
             .route("/threads", get(routes::thread_list::list_threads))
             .route("/approvals", get(routes::thread_list::list_approvals))
+            .route(
+                "/approvals/waiting",
+                get(routes::thread_list::waiting_approvals),
+            )
             .route("/audit", get(routes::audit::list_audit))
             .route("/audit/verify", get(routes::audit::verify_audit))
             .route(

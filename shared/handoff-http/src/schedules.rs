@@ -146,6 +146,9 @@ impl Scheduler {
         })?;
         let mut options = tick.options();
         options.deadline_ms = deadline_ms;
+        // Nobody streams it: at the deadline it is handed over (finished by a later
+        // re-drive), not cancelled, as a background run is.
+        options.hand_off_at_deadline = true;
         let events = engine.start_shared(tick.input()?, options).await?;
         let background: Option<Arc<dyn Spawn>> = engine.runtime().background.clone();
         Ok(match background {

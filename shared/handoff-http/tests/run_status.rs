@@ -10,7 +10,7 @@ use axum::body::Body;
 use futures::future::BoxFuture;
 use handoff_core::runtime::{ManualClock, NeverSleep, Runtime, SequentialIds};
 use handoff_core::store::memory::MemoryStore;
-use handoff_core::{Engine, Principal, Spawn, Store};
+use handoff_core::{Clock, Condition, Engine, Principal, Spawn, Store, Write};
 use handoff_demo::{DemoAgent, DemoConfig};
 use handoff_http::{AuthError, Authenticator, HttpConfig, Routes};
 use http::{HeaderMap, Request, StatusCode};
@@ -56,11 +56,13 @@ impl Spawn for Tasks {
 struct App {
     router: axum::Router,
     clock: Arc<ManualClock>,
+    store: Arc<dyn Store>,
 }
 
 /// The demo (configured by `config`) on a runtime with background work when `background`.
 fn app(config: DemoConfig, background: bool) -> App {
     let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let store_handle = store.clone();
     let clock = Arc::new(ManualClock::new(T0));
     let mut runtime =
         Runtime::new(clock.clone(), SequentialIds::new("s"), NeverSleep).with_spawner(Tasks);
@@ -71,7 +73,11 @@ fn app(config: DemoConfig, background: bool) -> App {
     let router = Routes::new(engine, HttpConfig::default())
         .authenticator(Arc::new(Named))
         .build();
-    App { router, clock }
+    App {
+        router,
+        clock,
+        store: store_handle,
+    }
 }
 
 struct Answer {
@@ -394,8 +400,20 @@ async fn a_run_whose_lease_lapsed_reads_failed_abandoned() {
         app.status("alice", "t1", "r1").await.json()["status"],
         "running"
     );
-    // Nothing renews it (the timer never fires), as if its instance had died.
+    // Nothing renews it (the timer never fires), as if its instance had died: it is still
+    // running, for the next sweep to finish (see handoff-core's tests/redrive.rs).
     app.clock.advance(16 * 60 * 1000);
+    let view = app.status("alice", "t1", "r1").await.json();
+    assert_eq!(view["status"], "running", "{view}");
+    // A run with nothing to re-drive it from (claimed before runs kept their request) is
+    // abandoned.
+    let partition = Principal::new("acme", "alice").partition("t1").unwrap();
+    let forget = Write::delete("redrive#r1", Condition::Always);
+    let now = app.clock.now_ms();
+    app.store
+        .commit(&partition, vec![forget], now)
+        .await
+        .unwrap();
     let view = app.status("alice", "t1", "r1").await.json();
     assert_eq!(view["status"], "failed", "{view}");
     assert_eq!(view["error"]["code"], "RUN_ABANDONED");

@@ -17,6 +17,11 @@
 //!   `pendingToolCallIds`; the client's next run carries its result.
 //!
 //! A step limit ends a runaway loop `cancelled`.
+//!
+//! Each model answer is journaled with the events it streamed (one store write,
+//! [`RunContext::record_step`]): a run whose instance dies is finished by another
+//! ([`handoff_core::Engine::redrive_due`]), which replays the recorded answers and the
+//! recorded tool results instead of calling the model or the tools again.
 
 use std::sync::Arc;
 
@@ -117,8 +122,26 @@ impl LlmAgent {
         self
     }
 
-    /// One model call, traced as `chat {model}`.
+    /// One model call, traced as `chat {model}`, and journaled: a re-drive of the run
+    /// (its instance died before its end) replays the recorded answer and its events
+    /// instead of asking the model again.
     async fn turn(
+        &self,
+        ctx: &mut RunContext,
+        request: Result<http::Request<Vec<u8>>, ModelError>,
+    ) -> Result<ModelTurn, AgentError> {
+        if let Some(recorded) = ctx.replay_step().await? {
+            let turn: ModelTurn = serde_json::from_value(recorded)?;
+            self.record_usage(ctx, turn.usage.clone());
+            return Ok(turn);
+        }
+        let mark = ctx.step_mark();
+        let turn = self.call_model(ctx, request).await?;
+        ctx.record_step(mark, &turn).await?;
+        Ok(turn)
+    }
+
+    async fn call_model(
         &self,
         ctx: &mut RunContext,
         request: Result<http::Request<Vec<u8>>, ModelError>,

@@ -37,7 +37,7 @@ pub enum ModelDelta {
 }
 
 /// Why a model stopped its turn.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum FinishReason {
     /// Done talking.
     Stop,

@@ -11,7 +11,7 @@ use crate::delta::{FinishReason, ModelDelta};
 use crate::error::ModelError;
 
 /// One tool call the model made this turn, with its AG-UI id.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ModelToolCall {
     /// The AG-UI tool call id (also what the next request to the model uses).
     pub id: ToolCallId,
@@ -21,8 +21,8 @@ pub struct ModelToolCall {
     pub arguments: String,
 }
 
-/// A whole turn, once its stream ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A whole turn, once its stream ended (journaled as it is: see [`crate::LlmAgent`]).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ModelTurn {
     /// The assistant text message, if the model said anything.
     pub message_id: Option<MessageId>,

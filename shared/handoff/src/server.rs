@@ -19,6 +19,7 @@
 //! | `HANDOFF_WEBHOOK_URLS`, `HANDOFF_WEBHOOK_SECRETS`, `HANDOFF_WEBHOOK_FORMAT`, `HANDOFF_WEBHOOK_ALLOW_LOOPBACK` | no webhooks (see `handoff_http::webhooks`); approval links point at `HANDOFF_PUBLIC_URL`, else at this server's URL |
 //! | `HANDOFF_OUTBOX_POLL_MS` | 1000: how often the outbox's due retries (A2A pushes, webhooks) are swept |
 //! | `HANDOFF_SCHEDULE_POLL_MS` | 1000: how often due schedule ticks are claimed (`POST /schedules`; each tick runs once across every process sharing the store, as a background run) |
+//! | `HANDOFF_SWEEP_SECS` | 15: how often runs whose instance died before their end are looked for and finished here (0: never; see `handoff_core::Engine::redrive_due`) |
 //! | `RUST_LOG` | `info` (logs go to stderr) |
 //!
 //! Once listening it prints `Handoff dev server listening on http://…` as the
@@ -235,6 +236,10 @@ impl Server {
             self.options.scheduler(&engine),
             crate::sweep::schedule_poll_ms(env),
         ));
+        let sweep_secs = crate::sweep::sweep_secs(env);
+        if sweep_secs > 0 {
+            tokio::spawn(sweep_runs(engine.clone(), sweep_secs));
+        }
         let agent_name = engine.agent_name().to_owned();
         let scheme = authenticator.scheme();
         let app = self
@@ -300,6 +305,19 @@ async fn shutdown() {
     #[cfg(not(unix))]
     let term = std::future::pending::<()>();
     tokio::select! { () = ctrl_c => {}, () = term => {} }
+}
+
+/// Finishes runs whose instance died before their end, for as long as the server runs.
+async fn sweep_runs(engine: handoff_core::Engine, every_secs: u64) {
+    let mut ticks = tokio::time::interval(std::time::Duration::from_secs(every_secs));
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        ticks.tick().await;
+        let report = engine.redrive_due(crate::sweep::SWEEP_LIMIT, None).await;
+        if report != handoff_core::RedriveReport::default() {
+            tracing::info!(?report, "runs re-driven");
+        }
+    }
 }
 
 /// Delivers the outbox's due notices for as long as the server runs.

@@ -35,6 +35,16 @@ pub(crate) fn schedule_poll_ms(vars: impl Fn(&str) -> Option<String>) -> u64 {
         .unwrap_or(1_000)
 }
 
+/// `HANDOFF_SWEEP_SECS` (default 15; 0 turns it off): how often a host with a timer (the
+/// dev server) looks for runs whose instance died before their end and finishes them
+/// (`handoff_core::Engine::redrive_due`).
+#[cfg_attr(not(feature = "server"), allow(dead_code))]
+pub(crate) fn sweep_secs(vars: impl Fn(&str) -> Option<String>) -> u64 {
+    vars("HANDOFF_SWEEP_SECS")
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(15)
+}
+
 /// Whether a sweep is due at `now_ms` after the last one (recorded in `last`), at most one
 /// per `every_ms`; claims it when it is (of callers racing, one wins).
 #[cfg_attr(not(any(feature = "lambda", feature = "worker")), allow(dead_code))]
@@ -57,6 +67,14 @@ mod tests {
         assert_eq!(poll_ms(|_| Some("250".into())), 250);
         assert_eq!(poll_ms(|_| Some("0".into())), 1_000);
         assert_eq!(poll_ms(|_| Some("soon".into())), 1_000);
+    }
+
+    #[test]
+    fn sweep_secs_defaults_to_15_and_0_turns_it_off() {
+        assert_eq!(sweep_secs(|_| None), 15);
+        assert_eq!(sweep_secs(|_| Some("2".into())), 2);
+        assert_eq!(sweep_secs(|_| Some("0".into())), 0);
+        assert_eq!(sweep_secs(|_| Some("often".into())), 15);
     }
 
     #[test]

@@ -90,13 +90,16 @@ export async function startMoto() {
  * `publicUrl` sets HANDOFF_PUBLIC_URL to the function URL (the emulator's path prefix is
  * invisible to the function, so links it publishes need it). `concurrency` (default 1, the
  * emulator's) is how many instances may serve requests at once, as Lambda scales out.
+ * `timeoutSecs` sets the emulator's invocation timeout (the function's deadline).
  * Resolves to {url (the function URL base), kill(), logs()}.
  */
-export async function startLambda({ moto, table, env = {}, label = "lambda", pkg = "agent-lambda", bin, publicUrl = false, concurrency = 1 }) {
+export async function startLambda({ moto, table, env = {}, label = "lambda", pkg = "agent-lambda", bin, publicUrl = false, concurrency = 1, timeoutSecs }) {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}/lambda-url/${bin ?? pkg}`;
   const args = ["lambda", "watch", "--ignore-changes", "-A", "127.0.0.1", "-P", String(port), "-p", pkg, ...(bin ? ["--bin", bin] : [])];
   if (concurrency !== 1) args.push("--concurrency", String(concurrency));
+  // The emulator's invocation timeout (it is the deadline the function is given).
+  if (timeoutSecs) args.push("--timeout", String(timeoutSecs));
   const proc = new Proc(label, tool("cargo-lambda", "CARGO_LAMBDA"), args, {
     AWS_ACCESS_KEY_ID: "test",
     AWS_SECRET_ACCESS_KEY: "test",

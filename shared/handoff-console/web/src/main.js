@@ -1,6 +1,7 @@
 // Handoff console: wires the URL, the connection settings, the AG-UI agent and the panels.
 import { createAgent, createFollowAgent, describeError, fetchThread, forAgent, toolArgValue, toolCallArgs, uuid } from "./agent.js";
 import { Sidebar } from "./sidebar.js";
+import { Bell } from "./bell.js";
 import { subscriber } from "./run.js";
 import { Conversation } from "./conversation.js";
 import { Approvals, StatePanel, TasksPanel } from "./panels.js";
@@ -41,6 +42,7 @@ const sidebar = new Sidebar($("sidebar"), cfg, {
   },
   showError,
 });
+const bell = new Bell($("bell"), cfg, { open: (threadId) => openThread(threadId) });
 
 /** Example values for the form: the arguments of the tool call the interrupt is about. */
 function argHint(interrupt, path) {
@@ -179,6 +181,7 @@ async function execute(runner, params) {
   if (track.interrupts) setPending(track.interrupts);
   refreshStatus();
   sidebar.refresh();
+  bell.refresh();
   if (track.started || !track.error) afterRun(gen, track);
   return track;
 }
@@ -290,7 +293,10 @@ function saveConnection(endpointText, tokenText) {
   showThreadLink();
   clearError();
   if (changed && !running) loadThread();
-  if (changed) sidebar.refresh();
+  if (changed) {
+    sidebar.refresh();
+    bell.refresh();
+  }
   return null;
 }
 
@@ -304,6 +310,7 @@ function urlChanged() {
     cfg.endpoint = params.endpoint;
     cfg.token = loadToken(cfg.endpoint);
     ui.token.value = cfg.token;
+    bell.refresh();
   }
   ui.endpoint.value = cfg.endpoint;
   cfg.threadId = params.thread;
@@ -328,6 +335,7 @@ function boot() {
   } else {
     switchThread(newThreadId(), { push: false });
   }
+  bell.refresh();
 }
 
 wireControls(ui, {

@@ -352,7 +352,7 @@ impl RunContext {
     }
 
     /// Remembers an engine-level failure so the run ends with its code, not the agent's.
-    fn fail(&mut self, error: CoreError) -> AgentError {
+    pub(super) fn fail(&mut self, error: CoreError) -> AgentError {
         let message = error.to_string();
         self.fatal.get_or_insert(error);
         AgentError(message)

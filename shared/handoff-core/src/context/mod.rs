@@ -5,6 +5,7 @@ pub(crate) use audit::audit_head_read;
 mod effect;
 mod emit;
 pub(crate) mod fence;
+mod journal;
 pub(crate) mod log;
 pub(crate) mod messages;
 pub(crate) mod state;
@@ -12,6 +13,7 @@ pub(crate) mod tracker;
 mod usage;
 
 pub use effect::{EffectFailure, NotExecuted};
+pub use journal::StepMark;
 
 use std::sync::Arc;
 
@@ -58,6 +60,7 @@ pub struct RunContext {
     budget: Option<crate::limits::Quota>,
     unsettled_tokens: u64,
     audit: audit::AuditCursor,
+    journal: journal::JournalCursor,
 }
 
 impl std::fmt::Debug for RunContext {
@@ -86,6 +89,8 @@ pub(crate) struct ContextParts {
     pub(crate) validator: Option<Arc<dyn SchemaValidator>>,
     pub(crate) deadline_ms: Option<u64>,
     pub(crate) budget: Option<crate::limits::Quota>,
+    /// The run re-executes after its instance stopped: its journaled steps replay.
+    pub(crate) redrive: bool,
 }
 
 impl RunContext {
@@ -111,6 +116,7 @@ impl RunContext {
             budget: parts.budget,
             unsettled_tokens: 0,
             audit: audit::AuditCursor::default(),
+            journal: journal::JournalCursor::new(parts.redrive),
         }
     }
 

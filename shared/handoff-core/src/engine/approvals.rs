@@ -162,6 +162,24 @@ pub(crate) async fn list(
     limit: usize,
     cursor_text: Option<&str>,
 ) -> Result<ApprovalPage, CoreError> {
+    let (approvals, next_cursor) =
+        list_mapped(inner, principal, limit, cursor_text, &|_| true, &approval).await?;
+    Ok(ApprovalPage {
+        approvals,
+        next_cursor,
+    })
+}
+
+/// The interrupts the caller may resolve that `keep` keeps, newest first, each as `map`
+/// makes it of its thread id and record; the next page's cursor when there may be more.
+pub(crate) async fn list_mapped<T>(
+    inner: &Inner,
+    principal: &Principal,
+    limit: usize,
+    cursor_text: Option<&str>,
+    keep: &(dyn Fn(&PendingInterrupt) -> bool + Sync),
+    map: &(dyn Fn(&str, PendingInterrupt) -> T + Sync),
+) -> Result<(Vec<T>, Option<String>), CoreError> {
     if !(1..=super::threads::MAX_LIMIT).contains(&limit) {
         return Err(CoreError::InvalidInput(format!(
             "limit must be between 1 and {}",
@@ -223,18 +241,15 @@ pub(crate) async fn list(
             let mine: Vec<&PendingInterrupt> = thread
                 .pending
                 .iter()
-                .filter(|p| may_resolve(inner, principal, &thread, p))
+                .filter(|p| keep(p) && may_resolve(inner, principal, &thread, p))
                 .collect();
             for (n, pending) in mine.iter().enumerate().skip(skip) {
                 if approvals.len() == limit {
                     let position = IndexPosition::new(hit.clone(), n);
                     let next = cursors.seal(&position).await?;
-                    return Ok(ApprovalPage {
-                        approvals,
-                        next_cursor: Some(next),
-                    });
+                    return Ok((approvals, Some(next)));
                 }
-                approvals.push(approval(thread_id, (*pending).clone()));
+                approvals.push(map(thread_id, (*pending).clone()));
             }
             skip = 0;
             after = Some(hit);
@@ -243,10 +258,7 @@ pub(crate) async fn list(
             }
         }
         if exhausted {
-            return Ok(ApprovalPage {
-                approvals,
-                next_cursor: None,
-            });
+            return Ok((approvals, None));
         }
         if read >= MAX_THREADS_READ {
             break;
@@ -260,8 +272,5 @@ pub(crate) async fn list(
         }
         None => None,
     };
-    Ok(ApprovalPage {
-        approvals,
-        next_cursor,
-    })
+    Ok((approvals, next_cursor))
 }

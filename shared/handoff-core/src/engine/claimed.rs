@@ -44,4 +44,9 @@ pub(crate) struct Claimed {
     pub(crate) audit_head: Option<(u64, Option<AuditHead>)>,
     /// The run's watches: its request's, and those of the interrupts it answers.
     pub(crate) watches: Vec<crate::outbox::Watch>,
+    /// The claim re-executes this run after its instance stopped before its end: its
+    /// journaled steps replay (see `redrive`).
+    pub(crate) redrive: bool,
+    /// The request kept for a re-drive, as the claim stored it (a hand-off lists it again).
+    pub(crate) redrive_request: Vec<u8>,
 }

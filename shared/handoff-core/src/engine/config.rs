@@ -83,6 +83,11 @@ pub struct RunOptions {
     /// Interests the run carries, passed on to the runs that answer its interrupts
     /// (see [`crate::outbox`]).
     pub watches: Vec<crate::outbox::Watch>,
+    /// At the host deadline, hand the run over instead of ending it `cancelled`: its lease
+    /// ends then and there, and whichever instance comes next finishes it
+    /// ([`crate::Engine::redrive_due`]), replaying what it did. For runs nobody streams
+    /// (background runs, re-drives); a client streaming a run is told it was cancelled.
+    pub hand_off_at_deadline: bool,
 }
 
 impl Default for RunOptions {
@@ -96,6 +101,7 @@ impl Default for RunOptions {
             trace_id: None,
             store_calls: StoreCalls::default(),
             watches: Vec::new(),
+            hand_off_at_deadline: false,
         }
     }
 }

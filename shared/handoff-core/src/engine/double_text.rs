@@ -53,24 +53,51 @@ pub(crate) fn wait_then_run(
             }
             inner.runtime.sleep.sleep(RETRY_MS).await;
             match claim::claim(&inner, &input, &options, true).await {
-                Ok(claim::Claim::Run(claimed)) => {
-                    return execute::spawn_run(inner.clone(), input, options, claimed);
-                }
-                Ok(claim::Claim::Replay(events)) => {
-                    return futures::stream::iter(events.into_iter().map(Arc::new)).boxed();
-                }
                 Err(CoreError::ThreadBusy { run_id, .. })
                     if inner.runtime.now_ms() < until && !run_id.is_empty() =>
                 {
                     busy = run_id;
                 }
-                Err(error) => {
-                    let event =
-                        Event::from(RunError::from(&error)).with_timestamp(inner.runtime.now_ms());
-                    return futures::stream::iter([Arc::new(event)]).boxed();
-                }
+                claimed => return stream_of(inner, input, options, claimed),
             }
         }
     };
     futures::stream::once(run).flatten().boxed()
+}
+
+/// The stream of a request claimed (once) after the thread's previous run ended.
+pub(crate) async fn claim_after(
+    inner: Arc<Inner>,
+    input: RunAgentInput,
+    options: RunOptions,
+) -> SharedRunStream {
+    let claimed = claim::claim(&inner, &input, &options, true).await;
+    stream_of(inner, input, options, claimed)
+}
+
+fn stream_of(
+    inner: Arc<Inner>,
+    input: RunAgentInput,
+    options: RunOptions,
+    claimed: Result<claim::Claim, CoreError>,
+) -> SharedRunStream {
+    match claimed {
+        Ok(claim::Claim::Run(claimed)) => execute::spawn_run(inner, input, options, claimed),
+        Ok(claim::Claim::Replay(events)) => {
+            futures::stream::iter(events.into_iter().map(Arc::new)).boxed()
+        }
+        // A claim after a run ended never asks for that run's re-drive.
+        Ok(claim::Claim::Abandoned(run_id)) => {
+            let error = CoreError::ThreadBusy {
+                run_id: run_id.to_string(),
+                retry_after_ms: inner.config.busy_retry_after_ms,
+            };
+            let event = Event::from(RunError::from(&error)).with_timestamp(inner.runtime.now_ms());
+            futures::stream::iter([Arc::new(event)]).boxed()
+        }
+        Err(error) => {
+            let event = Event::from(RunError::from(&error)).with_timestamp(inner.runtime.now_ms());
+            futures::stream::iter([Arc::new(event)]).boxed()
+        }
+    }
 }

@@ -62,6 +62,7 @@ pub(crate) fn spawn_run(
             validator: inner.validator.clone(),
             deadline_ms: options.deadline_ms,
             budget: inner.config.token_budget,
+            redrive: claimed.redrive,
         });
         if let Some(head) = claimed.audit_head.take() {
             ctx.knows_audit_head(head);
@@ -151,6 +152,11 @@ async fn execute(
     ctx.settle_budget().await;
 
     let ending = match outcome {
+        Err(Stop::Deadline) if options.hand_off_at_deadline => {
+            tracing::info!(run_id = %ctx.run_id(), "deadline approaching; handing the run over");
+            super::redrive::hand_off(inner, ctx.partition(), claimed, ctx.fence()).await;
+            return;
+        }
         Err(Stop::Deadline) if !ctx.is_resume() => {
             tracing::warn!(run_id = %ctx.run_id(), "deadline approaching; cancelling the run");
             Ok(Finish::Cancelled)

@@ -17,7 +17,7 @@ use agui_protocol::{Event, RunId};
 use futures::StreamExt;
 use futures::stream::BoxStream;
 
-use super::{Inner, history};
+use super::{Inner, history, redrive};
 use crate::context::SharedLog;
 use crate::error::CoreError;
 use crate::records::{self, LiveBatch, RunRecord, THREAD_KEY, ThreadRecord, live_key};
@@ -125,6 +125,11 @@ struct Follower {
     cursor: Cursor,
     done: bool,
     wait: bool,
+    /// This reader re-drove the run once already.
+    redriven: bool,
+    /// The events of the attempt a re-drive replaced, until the new one is seen to repeat
+    /// them (see [`Follower::check_continues`]).
+    replaced: Option<Vec<Event>>,
 }
 
 /// The frames of `run` after `last_id`: at once if it has finished, else as it goes.
@@ -152,6 +157,8 @@ pub(crate) fn follow(
         cursor,
         done: false,
         wait: false,
+        redriven: false,
+        replaced: None,
     };
     let frames = futures::stream::unfold(follower, |mut f| async move {
         let frames = f.step().await?;
@@ -161,6 +168,32 @@ pub(crate) fn follow(
 }
 
 impl Follower {
+    /// After a re-drive, whether its events so far repeat those of the attempt it replaced
+    /// (timestamps aside): the client, which has some of those, can only be sent the rest
+    /// if they do. An agent that does not replay what it did (no journal) ends the reader
+    /// with `RUN_ABANDONED`, as before re-drives; the run's record still has its end.
+    fn check_continues(&mut self, events: &[Event]) -> Result<(), CoreError> {
+        let Some(replaced) = &self.replaced else {
+            return Ok(());
+        };
+        let unstamped = |e: &Event| {
+            let mut e = e.clone();
+            e.base_mut().timestamp = None;
+            e
+        };
+        let same = replaced
+            .iter()
+            .zip(events)
+            .all(|(a, b)| unstamped(a) == unstamped(b));
+        if !same {
+            return Err(CoreError::RunAbandoned);
+        }
+        if events.len() >= replaced.len() {
+            self.replaced = None;
+        }
+        Ok(())
+    }
+
     /// The next frames (possibly none), or `None` once the run's end was sent.
     async fn step(&mut self) -> Option<Vec<(u64, Event)>> {
         if self.done {
@@ -202,16 +235,32 @@ impl Follower {
         let [thread, run, batch] = <[_; 3]>::try_from(items)
             .map_err(|_| CoreError::CorruptRecord("store returned a short read".to_owned()))?;
         let run: Option<RunRecord> = run.as_ref().map(records::decode).transpose()?;
-        if let Some(mut run) = run.filter(|r| r.status.is_final()) {
+        if let Some(mut run) = run.as_ref().filter(|r| r.status.is_final()).cloned() {
             history::hydrate(&self.inner, &self.partition, &mut run, now).await?;
+            if run.started_at_ms != self.started_at_ms && self.replaced.is_none() {
+                // Re-driven to its end since the last look.
+                self.replaced = Some(std::mem::take(&mut self.events));
+            }
+            self.check_continues(&run.events)?;
             self.done = true;
             return Ok(self.cursor.advance(&run.events));
+        }
+        if let Some(run) = run.filter(|r| r.started_at_ms != self.started_at_ms) {
+            // Re-driven (its first instance died): the new attempt journals afresh and,
+            // replaying what the first one did, emits the same events; the client is sent
+            // those past what it has.
+            self.started_at_ms = run.started_at_ms;
+            self.next_batch = 0;
+            self.replaced = Some(std::mem::take(&mut self.events));
+            self.wait = false;
+            return Ok(Vec::new());
         }
         if let Some(batch) = batch {
             let batch: LiveBatch = records::decode(&batch)?;
             let have = self.events.len() as u64;
             let skip = (have + 1).saturating_sub(batch.first) as usize;
             self.events.extend(batch.events.into_iter().skip(skip));
+            self.check_continues(&self.events.clone())?;
             self.next_batch += 1;
             // More batches may be waiting: read on without pausing.
             self.wait = false;
@@ -222,7 +271,16 @@ impl Follower {
             .and_then(|t| t.lease)
             .is_some_and(|l| l.run_id == self.run_id && l.expires_at_ms > now);
         if !held {
-            return Err(CoreError::RunAbandoned);
+            if std::mem::replace(&mut self.redriven, true) {
+                return Err(CoreError::RunAbandoned);
+            }
+            // Nobody is finishing it: this reader's instance does, then reads on.
+            let redriven = redrive::redrive_run(&self.inner, &self.partition, &self.run_id, None);
+            if let Err(error) = redriven.await {
+                tracing::warn!(%error, run_id = %self.run_id, "re-driving the followed run failed");
+            }
+            self.wait = false;
+            return Ok(Vec::new());
         }
         self.wait = true;
         Ok(Vec::new())

@@ -18,12 +18,14 @@ mod lease;
 mod leftovers;
 mod live;
 mod notify;
+mod redrive;
 mod renew;
 mod run_status;
 mod stop;
 mod telemetry;
 mod threads;
 mod validate;
+mod waiting;
 
 use std::sync::Arc;
 
@@ -53,11 +55,13 @@ pub use compact::{compact, compact_with_cuts, expand};
 pub use config::{EngineConfig, RunOptions};
 pub use fork::ForkRequest;
 pub use live::FrameStream;
+pub use redrive::{REDRIVE_SCOPE, RedriveReport};
 pub use run_status::{RunFailure, RunOutcomeKind, RunPhase, RunStatusView};
 pub use stop::StopOutcome;
 pub use threads::{
     MAX_LIMIT, MAX_NAME_CHARS, MessagePage, ThreadChanges, ThreadPage, ThreadQuery, ThreadSummary,
 };
+pub use waiting::{MAX_WAITING, WaitingApproval, WaitingApprovals};
 
 /// A stream of events for one response. Always ends with a terminal event.
 pub type RunStream = BoxStream<'static, Event>;
@@ -143,6 +147,20 @@ impl Inner {
             Verdict::Forbidden(reason) => Err(CoreError::Forbidden(reason)),
         }
     }
+}
+
+/// The tenant's rate limit and token budget, taken before anything is claimed: a refused
+/// answer stays pending, to be sent again.
+async fn take_run_limits(inner: &Inner, principal: &Principal) -> Result<(), CoreError> {
+    let limits = RunLimits {
+        rate: inner.config.rate_limit,
+        budget: inner.config.token_budget,
+    };
+    if limits.rate.is_some() || limits.budget.is_some() {
+        let now = inner.runtime.now_ms();
+        limits::take_run(inner.store.as_ref(), principal, limits, now).await?;
+    }
+    Ok(())
 }
 
 impl std::fmt::Debug for Engine {
@@ -291,15 +309,7 @@ impl Engine {
     ) -> Result<SharedRunStream, CoreError> {
         // Every store call of the run is counted for its log line.
         let inner = self.inner.counting(&options.store_calls);
-        // Before anything is claimed: a refused answer stays pending, to be sent again.
-        let limits = RunLimits {
-            rate: inner.config.rate_limit,
-            budget: inner.config.token_budget,
-        };
-        if limits.rate.is_some() || limits.budget.is_some() {
-            let now = inner.runtime.now_ms();
-            limits::take_run(inner.store.as_ref(), &options.principal, limits, now).await?;
-        }
+        take_run_limits(&inner, &options.principal).await?;
         let claimed = match claim::claim(&inner, &input, &options, false).await {
             Err(CoreError::ThreadBusy { run_id, .. })
                 if !run_id.is_empty()
@@ -322,6 +332,11 @@ impl Engine {
             ))),
             claim::Claim::Run(claimed) => {
                 Ok(execute::spawn_run(inner.clone(), input, options, claimed))
+            }
+            // The run before this one died mid-way: it is finished first, then this runs
+            // after it, as a message sent while it ran would.
+            claim::Claim::Abandoned(abandoned) => {
+                Ok(redrive::then_run(inner.clone(), input, options, abandoned))
             }
         }
     }
@@ -422,6 +437,15 @@ impl Engine {
         cursor: Option<&str>,
     ) -> Result<ApprovalPage, CoreError> {
         approvals::list(&self.inner, principal, limit, cursor).await
+    }
+
+    /// The pending interrupts `principal` may resolve now (not expired), counted: the
+    /// inbox's rule, for the console's bell (`GET /approvals/waiting`).
+    pub async fn waiting_approvals(
+        &self,
+        principal: &Principal,
+    ) -> Result<WaitingApprovals, CoreError> {
+        waiting::waiting(&self.inner, principal).await
     }
 
     /// Forks a thread the caller may read into a new thread it owns

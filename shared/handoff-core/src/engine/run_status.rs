@@ -116,15 +116,21 @@ impl Engine {
         let mut view = view_of(thread_id, run_id, &record);
         if view.status == RunPhase::Running {
             let now = self.inner.runtime.now_ms();
-            let head = self
-                .inner
-                .store
-                .get_one(&partition, THREAD_KEY, now)
-                .await?;
+            // A run whose lease lapsed is still running if it is to be re-driven (its
+            // instance died, or it was handed over): only one with nothing to re-drive from
+            // is abandoned.
+            let kept = super::redrive::key(run_id);
+            let keys = [THREAD_KEY, kept.as_str()];
+            let items = self.inner.store.get(&partition, &keys, now).await?;
+            let [head, kept] = <[_; 2]>::try_from(items)
+                .map_err(|_| CoreError::CorruptRecord("store returned a short read".to_owned()))?;
             let head: Option<ThreadRecord> = head.as_ref().map(records::decode).transpose()?;
             let held = head
+                .filter(|t| t.status == crate::records::ThreadStatus::Running)
                 .and_then(|t| t.lease)
-                .is_some_and(|l| l.run_id.as_str() == run_id && l.expires_at_ms > now);
+                .is_some_and(|l| {
+                    l.run_id.as_str() == run_id && (l.expires_at_ms > now || kept.is_some())
+                });
             if !held {
                 view.status = RunPhase::Failed;
                 view.error = Some(failure(&CoreError::RunAbandoned));

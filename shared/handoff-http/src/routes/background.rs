@@ -1,7 +1,11 @@
 //! Background runs: `POST /agent` with `Prefer: respond-async` (RFC 7240) is answered
 //! `202 {"threadId","runId"}` once the run is claimed, and the run goes on with nobody
-//! connected, on the host's [`Runtime::background`](handoff_core::Runtime::background).
-//! Hosts without one ignore the preference (RFC 7240 lets a server) and stream.
+//! connected, on the host's [`Runtime::background`](handoff_core::Runtime::background)
+//! (the dev server's tasks, a Worker's `waitUntil`). At the host's deadline it is handed
+//! over, not cancelled, and the next sweep finishes it. A host whose work ends with the
+//! response (Lambda, [`BackgroundMode::Detached`]) only claims it and hands it over at
+//! once: its next sweep runs it. Other hosts ignore the preference (RFC 7240 lets a
+//! server) and stream.
 
 use std::sync::Arc;
 
@@ -15,6 +19,7 @@ use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use serde_json::json;
 
 use crate::AppState;
+use crate::config::BackgroundMode;
 use crate::error::ApiError;
 use crate::request_log::RequestFacts;
 
@@ -28,11 +33,25 @@ const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
     .remove(b'_')
     .remove(b'~');
 
-/// The host's background executor when the request prefers `respond-async` and the host
-/// offers background runs; `None` runs it as usual (streamed).
-pub(crate) fn offered(app: &AppState, headers: &HeaderMap) -> Option<Arc<dyn Spawn>> {
-    let background = app.engine.runtime().background.clone()?;
-    prefers_async(headers).then_some(background)
+/// How a background run goes on.
+pub(crate) enum Background {
+    /// Driven by the host's executor.
+    Spawned(Arc<dyn Spawn>),
+    /// Handed over to the host's next sweep.
+    Detached,
+}
+
+/// How the run goes on when the request prefers `respond-async` and the host offers
+/// background runs; `None` runs it as usual (streamed).
+pub(crate) fn offered(app: &AppState, headers: &HeaderMap) -> Option<Background> {
+    if !prefers_async(headers) {
+        return None;
+    }
+    match app.engine.runtime().background.clone() {
+        Some(spawn) => Some(Background::Spawned(spawn)),
+        None if app.config.background == BackgroundMode::Detached => Some(Background::Detached),
+        None => None,
+    }
 }
 
 /// Whether a `Prefer` header names `respond-async`, among any other preferences
@@ -53,9 +72,15 @@ pub(crate) async fn start(
     app: &AppState,
     parts: &http::request::Parts,
     input: RunAgentInput,
-    options: RunOptions,
-    background: Arc<dyn Spawn>,
+    mut options: RunOptions,
+    background: Background,
 ) -> Result<Response, ApiError> {
+    // Nobody streams it: at the deadline it is handed over, not cancelled.
+    options.hand_off_at_deadline = true;
+    if let Some(budget) = app.config.background_budget_ms {
+        let until = app.engine.runtime().now_ms().saturating_add(budget);
+        options.deadline_ms = Some(options.deadline_ms.map_or(until, |d| d.min(until)));
+    }
     let thread_id = input.thread_id.to_string();
     let run_id = input.run_id.to_string();
     if let Some(facts) = parts.extensions.get::<Arc<RequestFacts>>() {
@@ -70,8 +95,13 @@ pub(crate) async fn start(
         "background run requested"
     );
     // Errors (bad input, a busy thread, a refused answer) come back here, before a 202.
-    let events = app.engine.start_shared(input, options).await?;
-    drive(&background, events);
+    match background {
+        Background::Spawned(spawn) => {
+            let events = app.engine.start_shared(input, options).await?;
+            drive(&spawn, events);
+        }
+        Background::Detached => app.engine.start_detached(input, options).await?,
+    }
     let location = format!(
         "/threads/{}/runs/{}",
         utf8_percent_encode(&thread_id, SEGMENT),

@@ -1,6 +1,7 @@
 //! Threads as a product: `GET /threads`, `PATCH` and `DELETE /threads/{threadId}`,
-//! `GET /threads/{threadId}/messages`. The CopilotKit routes answer the same calls in
-//! CopilotKit's shapes (`copilotkit::threads`).
+//! `GET /threads/{threadId}/messages`, the approvals inbox (`GET /approvals`) and what
+//! waits for the caller (`GET /approvals/waiting`). The CopilotKit routes answer the same
+//! calls in CopilotKit's shapes (`copilotkit::threads`).
 
 use std::sync::Arc;
 
@@ -185,6 +186,17 @@ pub(crate) async fn list_approvals(
         .list_approvals(&principal, params.limit()?, cursor)
         .await?;
     Ok(Json(page).into_response())
+}
+
+/// `GET /approvals/waiting` → `{"count", "approvals", "more"?}`: the interrupts the caller
+/// may resolve now (the console's bell polls it).
+pub(crate) async fn waiting_approvals(
+    State(app): State<Arc<AppState>>,
+    extensions: Extensions,
+) -> Result<Response, ApiError> {
+    let principal = principal(&extensions)?;
+    let waiting = app.engine.waiting_approvals(&principal).await?;
+    Ok(Json(waiting).into_response())
 }
 
 /// `POST /threads/{threadId}/fork` `{"atMessageId"?, "threadId"?}` → 201 `{"threadId"}`:

@@ -1,5 +1,6 @@
 //! The thread routes' test app: the demo agent behind `Routes`, callers named in the
-//! `authorization` header (alice and bob of tenant acme, carol an approver, dave an auditor).
+//! `authorization` header (alice and bob of tenant acme, carol and erin approvers, dave an
+//! auditor; grace an approver of tenant globex).
 
 #![allow(dead_code, unreachable_pub)]
 
@@ -33,7 +34,8 @@ impl Authenticator for Named {
         Box::pin(async move {
             match who.as_str() {
                 "alice" | "bob" => Ok(Principal::new("acme", who)),
-                "carol" => Ok(Principal::new("acme", who).with_roles(["approver"])),
+                "carol" | "erin" => Ok(Principal::new("acme", who).with_roles(["approver"])),
+                "grace" => Ok(Principal::new("globex", who).with_roles(["approver"])),
                 "dave" => Ok(Principal::new("acme", who).with_roles(["auditor"])),
                 _ => Err(AuthError::unauthenticated("who are you?")),
             }

@@ -40,8 +40,10 @@
 //! `ScheduleTick` rule (EventBridge Scheduler, every minute) invokes the function with a
 //! Function URL `GET /healthz` from user agent `handoff-schedule-tick`: that invocation
 //! claims the ticks due, runs them as background runs of its own and answers once they
-//! ended (by its deadline). Ticks are at most a minute late here; a schedule of fewer
-//! seconds ticks once a minute (its missed ticks collapse into one).
+//! ended (by its deadline, within `HANDOFF_RUN_BUDGET_MS`; a run still going then is
+//! handed over and finished by a later scheduled invocation, as a background run is).
+//! Ticks are at most a minute late here; a schedule of fewer seconds ticks once a minute
+//! (its missed ticks collapse into one).
 //!
 //! The invocation deadline becomes the engine's deadline: a run that would
 //! outlive the function is stopped a few seconds before, closes what it opened
@@ -188,18 +190,25 @@ impl Lambda {
         let engine = self
             .options
             .engine(Host::Lambda, self.agent, store, runtime, env);
-        let outbox = engine.outbox().cloned();
-        let scheduler = self.options.scheduler(&engine);
+        let sweeps = sweep::Sweeps {
+            outbox: engine.outbox().cloned(),
+            engine: engine.clone(),
+            every_ms: crate::sweep::poll_ms(env),
+            budget: deadline::RunBudget::from_env(env),
+            scheduler: self.options.scheduler(&engine),
+        };
         let app = self.options.app(Host::Lambda, engine, authenticator, env)?;
 
         // Lambda requests carry a `lambda_http::Body`; the router takes axum bodies and
         // the invocation deadline as an extension.
         let clock = handoff_host_native::SystemClock;
+        let budget = deadline::RunBudget::from_env(env);
         let app = crate::telemetry::traced(app);
         let service = app.map_request(move |request: Request| {
             let deadline = request
                 .lambda_context_ref()
-                .map(|context| absolute_deadline(context.deadline, clock.now_ms()));
+                .map(|context| absolute_deadline(context.deadline, clock.now_ms()))
+                .map(|deadline| budget.within(deadline, clock.now_ms()));
             let caller = iam_caller(&request);
             let request_id = request
                 .lambda_context_ref()
@@ -230,7 +239,7 @@ impl Lambda {
                 None => response,
             }
         });
-        let service = sweep::sweeping(service, outbox, crate::sweep::poll_ms(env), scheduler);
+        let service = sweep::sweeping(service, sweeps);
         startup_mark("serving");
         lambda_http::run_with_streaming_response(service).await
     }

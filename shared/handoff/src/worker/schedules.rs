@@ -34,7 +34,7 @@ use std::sync::Arc;
 use handoff_core::{Agent, Clock, Store};
 use handoff_http::Host;
 use handoff_http::schedules::TickReport;
-use worker::{Env, Method, Request, RequestInit, Response, State};
+use worker::{Env, Headers, Method, Request, RequestInit, Response, State};
 
 use super::{Worker, WorkerClock, outbounds, var};
 
@@ -44,6 +44,9 @@ pub const SCHEDULES_BINDING: &str = "SCHEDULES";
 const TICKER: &str = "ticker";
 /// The soonest an alarm is set after now.
 const MIN_WAIT_MS: u64 = 200;
+/// The header of an arm request that says when to wake (Unix ms). A header rather than a
+/// query: reading a query parses the URL, which links a URL parser into the Worker.
+const WAKE_AT: &str = "x-handoff-wake-at";
 
 impl Worker {
     /// The host for a `scheduled` event or an alarm: the store from the bindings and a
@@ -111,9 +114,7 @@ pub async fn arm(env: &Env) {
         return;
     };
     let stub = namespace.id_from_name(TICKER).and_then(|id| id.get_stub());
-    let mut init = RequestInit::new();
-    init.with_method(Method::Post);
-    let request = Request::new_with_init(&format!("https://ticker/arm?at={at}"), &init);
+    let request = arm_request(at);
     let armed = match (stub, request) {
         (Ok(stub), Ok(request)) => stub.fetch_with_request(request).await.map(|_| ()),
         (Err(err), _) | (_, Err(err)) => Err(err),
@@ -123,16 +124,24 @@ pub async fn arm(env: &Env) {
     }
 }
 
-/// The ticker's `fetch`: `POST …/arm?at={unixMs}` sets its alarm at `at` unless one is
-/// set sooner.
+/// The request that arms the ticker at `at`.
+fn arm_request(at: u64) -> worker::Result<Request> {
+    let headers = Headers::new();
+    headers.set(WAKE_AT, &at.to_string())?;
+    let mut init = RequestInit::new();
+    init.with_method(Method::Post).with_headers(headers);
+    Request::new_with_init("https://ticker/arm", &init)
+}
+
+/// The ticker's `fetch`: `POST /arm` with `x-handoff-wake-at: {unixMs}` sets its alarm
+/// then unless one is set sooner.
 pub async fn ticker_fetch(state: &State, req: Request) -> worker::Result<Response> {
-    let url = req.url()?;
-    let at = url
-        .query_pairs()
-        .find(|(key, _)| key == "at")
-        .and_then(|(_, value)| value.parse::<u64>().ok());
+    let at = req
+        .headers()
+        .get(WAKE_AT)?
+        .and_then(|v| v.parse::<u64>().ok());
     let Some(at) = at else {
-        return Response::error("at= (Unix ms) is required", 400);
+        return Response::error("x-handoff-wake-at (Unix ms) is required", 400);
     };
     let storage = state.storage();
     let now = WorkerClock.now_ms();

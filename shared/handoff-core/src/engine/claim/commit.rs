@@ -2,7 +2,7 @@
 //! thread's leftovers marker and a resume's record, in one conditional commit on the
 //! versions the claim read. A lost race reads and decides again.
 
-use super::super::{Inner, history, lease, leftovers};
+use super::super::{Inner, RunOptions, history, lease, leftovers, redrive};
 use super::request::Request;
 use crate::error::CoreError;
 use crate::principal::Owner;
@@ -26,12 +26,15 @@ pub(crate) struct Committed {
     pub(crate) fence: u64,
     /// When the thread's marker expires as the claim saw or wrote it.
     pub(crate) mark_until: u64,
+    /// The request kept for a re-drive, as written.
+    pub(crate) redrive_request: Vec<u8>,
 }
 
 /// The commit, or `None` when another writer moved first.
 pub(crate) async fn commit(
     inner: &Inner,
     request: &Request<'_>,
+    options: &RunOptions,
     mut thread: ThreadRecord,
     conditions: Conditions,
     mut mark_until: u64,
@@ -40,6 +43,16 @@ pub(crate) async fn commit(
     let (input, principal) = (request.input, request.principal);
     let partition = request.partition.as_str();
     let lease_end = lease::lease_until(inner, request.deadline_ms, now);
+    let run_expiry = Some(now + inner.config.run_ttl_ms);
+    // Before the head moves on: what of the input the stored history already holds.
+    let (redrive, redrive_request) = redrive::claim_write(
+        input,
+        options,
+        &thread,
+        &request.chain,
+        lease_end,
+        now + inner.config.run_ttl_ms,
+    );
     let migrated = history::migrate(inner, &mut thread, &input.run_id, now);
     let owner = thread.owner.take().or_else(|| Some(Owner::from(principal)));
     if thread.meta.agent_id.as_deref() != Some(request.agent_id) {
@@ -73,11 +86,11 @@ pub(crate) async fn commit(
         requested_by: Some(Owner::from(principal)),
         cuts: Vec::new(),
     };
-    let run_expiry = Some(now + inner.config.run_ttl_ms);
     let thread_expiry = Some(now + inner.config.thread_ttl_ms);
     let mut writes = vec![
         claimed_thread.write(partition, conditions.thread, thread_expiry),
         Write::put(&request.run_key, conditions.run, run.encode(), run_expiry),
+        redrive,
     ];
     writes.extend(migrated);
     if matches!(conditions.thread, Condition::Absent) {
@@ -100,6 +113,7 @@ pub(crate) async fn commit(
                 _ => 1,
             },
             mark_until,
+            redrive_request,
         })),
         // Someone else moved first: read again and decide with fresh facts.
         Err(StoreError::ConditionFailed { .. }) => Ok(None),
@@ -116,6 +130,10 @@ mod tests {
     use crate::records::{ThreadRecord, ThreadStatus};
     use crate::store::Condition;
 
+    fn options() -> crate::engine::RunOptions {
+        crate::engine::RunOptions::default()
+    }
+
     fn absent() -> Conditions {
         Conditions {
             thread: Condition::Absent,
@@ -125,19 +143,29 @@ mod tests {
     }
 
     #[test]
-    fn a_first_claim_is_one_commit_of_head_run_and_marker() {
+    fn a_first_claim_is_one_commit_of_head_run_request_and_marker() {
         let f = Fixture::new();
         let plain = input("t", "r1");
         let request = f.request(&plain);
         let now = f.now();
         let thread = ThreadRecord::default();
-        let done = block_on(commit(&f.inner, &request, thread, absent(), 0, now)).unwrap();
+        let done = block_on(commit(
+            &f.inner,
+            &request,
+            &options(),
+            thread,
+            absent(),
+            0,
+            now,
+        ))
+        .unwrap();
         let done = done.expect("nothing stood in the way");
         assert_eq!(done.thread.status, ThreadStatus::Running);
         assert_eq!(done.fence, 1);
         assert!(done.mark_until > now, "the marker was written");
         let cost = f.cost();
-        assert_eq!((cost.gets, cost.commits, cost.puts), (0, 1, 3));
+        // The head, the run, the request kept for a re-drive, the marker.
+        assert_eq!((cost.gets, cost.commits, cost.puts), (0, 1, 4));
     }
 
     #[test]
@@ -147,7 +175,16 @@ mod tests {
         let plain = input("t", "r1");
         let request = f.request(&plain);
         let thread = ThreadRecord::default();
-        let lost = block_on(commit(&f.inner, &request, thread, absent(), 0, f.now())).unwrap();
+        let lost = block_on(commit(
+            &f.inner,
+            &request,
+            &options(),
+            thread,
+            absent(),
+            0,
+            f.now(),
+        ))
+        .unwrap();
         assert!(lost.is_none());
         assert_eq!(f.cost().conflicts, 1);
     }

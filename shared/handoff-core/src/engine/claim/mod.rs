@@ -39,6 +39,9 @@ const MAX_ATTEMPTS: usize = 6;
 pub(crate) enum Claim {
     Run(Box<Claimed>),
     Replay(Vec<Event>),
+    /// The thread is still held by this other run, whose lease lapsed before it ended: it
+    /// is to be re-driven before this request runs (see `redrive`).
+    Abandoned(agui_protocol::RunId),
 }
 
 pub(crate) async fn claim(
@@ -55,9 +58,13 @@ pub(crate) async fn claim(
         let Some(read) = read::read(inner, &request, assumed, now).await? else {
             continue;
         };
-        let (run, answer) = match replay::replay(inner, &request, &read, now).await? {
+        let (run, answer, redrive) = match replay::replay(inner, &request, &read, now).await? {
             Replayed::Done(claim) => return Ok(claim),
-            Replayed::New { run, answer } => (run, answer),
+            Replayed::New {
+                run,
+                answer,
+                redrive,
+            } => (run, answer, redrive),
         };
         let (audit_head, mark_until) = (read.audit_head.clone(), read.mark_until);
         let (thread, condition) = read.into_thread()?;
@@ -65,6 +72,12 @@ pub(crate) async fn claim(
         authorize::authorize(inner, &request, existing)?;
         busy::check_free(inner, &thread, now)?;
         let decisions = answers::decide(inner, &request, &thread, existing, now)?;
+        // An answer the abandoned run's in-doubt one excludes was refused just above.
+        if !after_running
+            && let Some(other) = super::redrive::abandoned_by_other(&thread, &input.run_id, now)
+        {
+            return Ok(Claim::Abandoned(other));
+        }
         let partition = request.partition.as_str();
         if !ready::ready(inner, partition, &thread, &decisions, &condition, now).await? {
             continue;
@@ -76,8 +89,10 @@ pub(crate) async fn claim(
             run,
             answer,
         };
-        let Some(committed) =
-            commit::commit(inner, &request, thread, conditions, mark_until, now).await?
+        let Some(committed) = commit::commit(
+            inner, &request, options, thread, conditions, mark_until, now,
+        )
+        .await?
         else {
             continue;
         };
@@ -99,6 +114,8 @@ pub(crate) async fn claim(
             mark_until: committed.mark_until,
             audit_head,
             watches,
+            redrive,
+            redrive_request: committed.redrive_request,
         })));
     }
     Err(CoreError::ThreadBusy {

@@ -22,8 +22,13 @@ use crate::store::Condition;
 pub(crate) enum Replayed {
     /// The request is answered: a replay (or an error).
     Done(Claim),
-    /// A new run: the versions its commit must find its run and resume records at.
-    New { run: Condition, answer: Condition },
+    /// A new run: the versions its commit must find its run and resume records at, and
+    /// whether it re-executes its own abandoned run.
+    New {
+        run: Condition,
+        answer: Condition,
+        redrive: bool,
+    },
 }
 
 pub(crate) async fn replay(
@@ -39,6 +44,7 @@ pub(crate) async fn replay(
     // their effects are protected by effect records, not by this check.
     let mut run_condition = Condition::Absent;
     let mut resume_condition = Condition::Absent;
+    let mut redrive = false;
     if let Some(item) = &read.run {
         let run: RunRecord = records::decode(item)?;
         if !same_input(&run.input_hash, &request.hash, input) {
@@ -71,6 +77,7 @@ pub(crate) async fn replay(
                 )));
             }
             run_condition = Condition::Version(item.version);
+            redrive = true;
         }
     }
     if let Some(item) = &read.answer {
@@ -106,6 +113,7 @@ pub(crate) async fn replay(
     Ok(Replayed::New {
         run: run_condition,
         answer: resume_condition,
+        redrive,
     })
 }
 
