@@ -8,6 +8,7 @@ MOTO_PORT ?= 8000
 # `make tck`: where the fixture agent listens, and the A2A TCK snapshot (read-only; copied
 # to target/tck/ to run).
 TCK_PORT ?= 9999
+MCP_CONFORMANCE_PORT ?= 18931
 TCK_SRC ?= $(CURDIR)/../shared/tools/a2a-tck
 NODE_DIR := tests/node
 VENV := .venv
@@ -59,7 +60,7 @@ export CARGO_TERM_COLOR ?= never
 .PHONY: dev-starter build-starter-worker dev-starter-worker dev-starter-lambda
 .PHONY: console check-console
 .PHONY: tck python-peer
-.PHONY: help setup setup-worker dev test test-rust test-node lint lint-infra fmt check-wasm bench bench-lambda corpus build-worker dev-worker build-lambda dev-lambda deploy
+.PHONY: help setup setup-worker dev test test-rust test-node mcp-conformance lint lint-infra fmt check-wasm bench bench-lambda corpus build-worker dev-worker build-lambda dev-lambda deploy
 
 help:
 	@echo "make setup       install what a fresh machine lacks (rust targets, npm packages, Python tools)"
@@ -67,6 +68,7 @@ help:
 	@echo "make dev         run the local dev server with the demo agent on the embedded store"
 	@echo "make test        run every test (Rust, official-client conformance, end to end)"
 	@echo "make python-peer  the official Python a2a-sdk (tests/python/requirements.txt) in target/python-peer/venv, for a2a-python-peer.test.mjs"
+	@echo "make mcp-conformance  @modelcontextprotocol/conformance 0.1.16: server scenarios against the dev server's /mcp, client scenarios against handoff_llm::mcp; suite and Node 22 in target/mcp-conformance"
 	@echo "make tck         the A2A TCK's MUST tests (JSON-RPC) against the fixture agent tck-agent on TCK_PORT ($(TCK_PORT)); venv in target/tck"
 	@echo "make lint        rustfmt --check and clippy -D warnings"
 	@echo "make console     bundle the web console (shared/handoff-console/web -> assets/, esbuild); commit the result"
@@ -116,7 +118,7 @@ dev: setup
 	cargo build --release -p dev-server
 	PORT=$(PORT) ./target/release/dev-server
 
-test: setup setup-worker test-rust test-node tck
+test: setup setup-worker test-rust test-node mcp-conformance tck
 
 test-rust:
 	@date +'%T test-rust: start'
@@ -163,6 +165,13 @@ $(PEER_VENV)/.installed: tests/python/requirements.txt
 # the fixture agent (tests/src/bin/tck-agent.rs) on TCK_PORT, stopped whatever happens. Ends
 # with `tck: MUST N passed, M failed`; fails on any MUST failure not named with its reason in
 # tests/tck/known-failures.txt. `make test` runs it last (about a minute). Glue: tests/tck/.
+# @modelcontextprotocol/conformance 0.1.16 (and a Node 22 binary) in target/mcp-conformance:
+# server scenarios against the dev server's /mcp, client scenarios against handoff_llm::mcp
+# through tests/src/bin/mcp-conformance-client.rs; known skips with reasons in
+# tests/mcp-conformance/known-skips.txt.
+mcp-conformance:
+	@MCP_CONFORMANCE_PORT=$(MCP_CONFORMANCE_PORT) tests/mcp-conformance/run.sh
+
 tck:
 	@TCK_PORT=$(TCK_PORT) TCK_SRC=$(TCK_SRC) tests/tck/run.sh
 
@@ -236,6 +245,9 @@ bench: setup
 	@# commit on and off (issue 54): 16 concurrent clients in process, one file.
 	cargo build -q --release -p handoff-tests --bin sqlite-commits
 	./target/release/sqlite-commits
+	@# What the LLM agent's model-call journal costs (issue 53): writes and reads per model call.
+	cargo build -q --release -p handoff-tests --bin journal-cost
+	./target/release/journal-cost
 	@# Load benchmark (issues 16, 38, 54): Node reference (in memory, and durable on SQLite) vs the dev server (memory, SQLite with
 	@# synchronous FULL and NORMAL) and the transport floor (the same HTTP stack replaying
 	@# recorded responses), each pinned to one core; 16 keep-alive clients sending the official

@@ -6,8 +6,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { assertBinaries } from "./lib/devserver.mjs";
-import { ledger } from "./lib/flows.mjs";
-import { startLambda, startMoto, stopAll } from "./lib/lambda.mjs";
+import { assertNeedsKey, startLambdaHost, stopLambdaHost } from "./lib/served-hosts.mjs";
 import {
   assertCancel,
   assertCard,
@@ -18,47 +17,33 @@ import {
 
 const TIMEOUT = 900_000;
 const KEY = "lambda-a2a-key-0123456789";
-const headers = { authorization: `Bearer ${KEY}` };
 const orderId = () => `L${Math.floor(5000 + Math.random() * 4999)}`;
 
 assertBinaries();
 
 describe("A2A server on AWS Lambda (cargo lambda watch + moto_server, @a2a-js/sdk)", { timeout: TIMEOUT }, () => {
-  let lambda;
+  let served;
   let host;
   before(async () => {
-    const moto = await startMoto();
-    lambda = await startLambda({
-      moto,
+    served = await startLambdaHost({
+      key: KEY,
       table: `handoff_a2a_server_${Date.now()}`,
       label: "agent-lambda (a2a server)",
-      // The emulator serves the function under /lambda-url/agent-lambda, a prefix the function
-      // never sees: its card names that URL only through HANDOFF_PUBLIC_URL, as a deployment
-      // behind a path prefix would set it.
-      publicUrl: true,
-      // Two instances, so the two answers of the race can be in flight at once (the emulator
-      // serves one request at a time by default, and a finished answer sent again is a replay
-      // of its run, not a second winner); slow tokens keep the winning run in flight.
+      // The card names the function URL through HANDOFF_PUBLIC_URL, as a deployment behind
+      // a path prefix would set it. Two instances, so the two answers of the race can be in
+      // flight at once (a finished answer sent again is a replay of its run, not a second
+      // winner); slow tokens keep the winning run in flight.
       concurrency: 2,
-      env: { HANDOFF_AUTH: "api-key", HANDOFF_API_KEYS: `acme/alice=${KEY}`, DEMO_TOKEN_DELAY_MS: "60" },
+      env: { DEMO_TOKEN_DELAY_MS: "60" },
     });
-    host = { url: lambda.url, headers, ledger: (order) => ledger(lambda, order, headers) };
+    host = served.host;
   });
-  after(async () => {
-    const output = lambda?.logs(200_000) ?? "";
-    await stopAll();
-    assert.doesNotMatch(output, /panicked/, output.slice(-4000));
-  });
+  after(() => stopLambdaHost(served));
 
   test("the agent card names the function URL; POST /a2a needs the key", { timeout: TIMEOUT }, async () => {
     const card = await assertCard(host);
     assert.deepEqual(Object.keys(card.securitySchemes), ["bearer"]);
-    const refused = await fetch(`${lambda.url}/a2a`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "GetTask", params: { id: "t" } }),
-    });
-    assert.equal(refused.status, 401, await refused.text());
+    await assertNeedsKey(host, "/a2a", { jsonrpc: "2.0", id: 1, method: "GetTask", params: { id: "t" } });
   });
   test("send, input-required, answer, completed: one refund, a retried answer is a replay", { timeout: TIMEOUT }, () =>
     assertRefundRoundTrip(host, orderId()));

@@ -6,8 +6,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { assertBinaries } from "./lib/devserver.mjs";
-import { assertNoPanics, ledger } from "./lib/flows.mjs";
-import { startWorker, stopAllWorkers } from "./lib/worker.mjs";
+import { assertNeedsKey, startWorkerHost, stopWorkerHost } from "./lib/served-hosts.mjs";
 import {
   assertCancel,
   assertCard,
@@ -18,43 +17,25 @@ import {
 
 const TIMEOUT = 300_000;
 const KEY = "worker-a2a-key-0123456789";
-const headers = { authorization: `Bearer ${KEY}` };
 const orderId = () => `W${Math.floor(5000 + Math.random() * 4999)}`;
 
 assertBinaries();
 
 describe("A2A server on Workers (workerd via Miniflare, @a2a-js/sdk)", { timeout: TIMEOUT }, () => {
-  let worker;
+  let served;
   let host;
   before(async () => {
-    worker = await startWorker({
-      label: "a2a-server",
-      // A low inline limit sends thread records through KV blobs, as in worker.test.mjs. Slow
-      // tokens keep the race's winning run in flight while the other answer arrives (a finished
-      // answer sent again is a replay of its run, not a second winner).
-      vars: {
-        HANDOFF_AUTH: "api-key",
-        HANDOFF_API_KEYS: `acme/alice=${KEY}`,
-        HANDOFF_INLINE_LIMIT: "2048",
-        DEMO_TOKEN_DELAY_MS: "60",
-      },
-    });
-    host = { url: worker.url, headers, ledger: (order) => ledger(worker, order, headers) };
+    // Slow tokens keep the race's winning run in flight while the other answer arrives (a
+    // finished answer sent again is a replay of its run, not a second winner).
+    served = await startWorkerHost({ label: "a2a-server", key: KEY, vars: { DEMO_TOKEN_DELAY_MS: "60" } });
+    host = served.host;
   });
-  after(async () => {
-    if (worker) assertNoPanics(worker);
-    await stopAllWorkers();
-  });
+  after(() => stopWorkerHost(served));
 
   test("the agent card names the Worker's own URL; POST /a2a needs the key", async () => {
     const card = await assertCard(host);
     assert.deepEqual(Object.keys(card.securitySchemes), ["bearer"]);
-    const refused = await fetch(`${worker.url}/a2a`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "GetTask", params: { id: "t" } }),
-    });
-    assert.equal(refused.status, 401, await refused.text());
+    await assertNeedsKey(host, "/a2a", { jsonrpc: "2.0", id: 1, method: "GetTask", params: { id: "t" } });
   });
   test("send, input-required, answer, completed: one refund, a retried answer is a replay", () =>
     assertRefundRoundTrip(host, orderId()));

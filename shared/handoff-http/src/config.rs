@@ -153,6 +153,10 @@ pub struct HttpConfig {
     /// `HANDOFF_A2A_ALLOW_LOOPBACK=true`: A2A push-notification URLs may be loopback and
     /// `http://` (tests only).
     pub a2a_allow_loopback: bool,
+    /// `HANDOFF_MCP_ELICIT_WAIT_MS` (default 45 s): how long an MCP session call that sent
+    /// its client an `elicitation/create` waits for the answer's run to end before it
+    /// answers "waiting for an approver" (never past the host deadline).
+    pub mcp_elicit_wait_ms: u64,
     /// How a background run (`Prefer: respond-async`) goes on without its client where the
     /// host has no background executor ([`handoff_core::Runtime::background`]).
     pub background: BackgroundMode,
@@ -196,6 +200,7 @@ impl Default for HttpConfig {
             allowed_hosts: Vec::new(),
             public_url: None,
             a2a_allow_loopback: false,
+            mcp_elicit_wait_ms: 45_000,
             background: BackgroundMode::Streamed,
             background_budget_ms: None,
         }
@@ -225,6 +230,9 @@ impl HttpConfig {
                 .filter(|url| !url.is_empty()),
             a2a_allow_loopback: lookup("HANDOFF_A2A_ALLOW_LOOPBACK")
                 .is_some_and(|v| v == "1" || v.eq_ignore_ascii_case("true")),
+            mcp_elicit_wait_ms: lookup("HANDOFF_MCP_ELICIT_WAIT_MS")
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(HttpConfig::default().mcp_elicit_wait_ms),
             background: match host {
                 // Frozen once the response ends: the template's schedule runs it.
                 Host::Lambda => BackgroundMode::Detached,

@@ -29,7 +29,7 @@
 //! | `POST /a2a` (and `/a2a/`) | the agent over A2A 1.0's JSON-RPC binding: see [A2A](#a2a) |
 //! | `GET /healthz` | liveness |
 //! | `GET /` | the web console (public page, served next to this router by the hosts from `handoff-console`; see docs/console.md); `HANDOFF_CONSOLE=off` removes it |
-//! | `POST /mcp` | the agent as an MCP server (Streamable HTTP, JSON responses; revisions 2026-07-28, 2025-11-25, 2025-06-18): one tool named after the agent, `{message, threadId?}`; an interrupt is a 2026-07-28 `input_required` result (elicitation + a sealed `requestState`, answered exactly once by the retry) or, on the session revisions, a result saying the run waits, polled with `threadId` (see `routes/mcp`) |
+//! | `POST /mcp` | the agent as an MCP server (Streamable HTTP, JSON responses; revisions 2026-07-28, 2025-11-25, 2025-06-18): one tool named after the agent, `{message, threadId?}`; an interrupt is a 2026-07-28 `input_required` result (elicitation + a sealed `requestState`, answered exactly once by the retry) or, on the session revisions, a server-initiated `elicitation/create` on the call's stream when the client declared elicitation (its answer, POSTed to any instance, resumes the run once; the call answers when that run ends, within `HANDOFF_MCP_ELICIT_WAIT_MS`), else a result saying the run waits, polled with `threadId` (see `routes/mcp`) |
 //! | `GET /.well-known/oauth-protected-resource` (and `…/mcp`) | with `HANDOFF_AUTH=jwt` only: OAuth protected-resource metadata for MCP clients (`resource` = `{base}/mcp`, `authorization_servers` = the JWT issuer); a 401 from `/mcp` names it in `WWW-Authenticate` (`resource_metadata`) |
 //! | `GET /demo/orders/{orderId}` | the demo ledger (a host route of `handoff-demo`'s, behind the authenticator) |
 //!
@@ -78,6 +78,7 @@
 //! | `HANDOFF_CORS_ORIGINS` | no CORS | see [Cross-site requests, DNS rebinding and CORS](#cross-site-requests-dns-rebinding-and-cors) |
 //! | `HANDOFF_PUBLIC_URL` | the request's origin | the deployment's base URL, for the links it publishes (the A2A card's endpoint) |
 //! | `HANDOFF_A2A_ALLOW_LOOPBACK` | `false` | `true`: A2A push-notification webhooks may be `http://` and loopback (tests only) |
+//! | `HANDOFF_MCP_ELICIT_WAIT_MS` | 45000 | how long an MCP session call that sent an `elicitation/create` waits for the answer's run to end (never past the host deadline) before it answers that the run waits for an approver; below the official SDKs' 60 s request timeout, so such a client gets that answer rather than a timeout |
 //! | `HANDOFF_ALLOWED_HOSTS` | loopback names only | with `HANDOFF_AUTH=none`, the other `Host` names answered: see the same section |
 //!
 //! | `HANDOFF_SCHEDULE_POLL_MS` | 1000 (dev server) | how often due schedule ticks are looked for; Lambda and Workers tick on their triggers (see [`schedules`]) |

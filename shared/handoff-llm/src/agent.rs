@@ -25,13 +25,15 @@
 
 use std::sync::Arc;
 
-use agui_protocol::{TokenUsage, Tool, ToolCallId};
+use agui_protocol::{TokenUsage, Tool};
 use async_trait::async_trait;
 use futures::StreamExt;
 use handoff_core::codes::ErrorCode;
 use handoff_core::outbound::Outbound;
 use handoff_core::schema::SchemaFailure;
-use handoff_core::{Agent, AgentError, ApprovalPolicy, DoubleText, Finish, RunContext};
+use handoff_core::{
+    Agent, AgentError, ApprovalPolicy, DoubleText, Finish, RaisedInterrupt, RunContext,
+};
 use serde_json::{Value, json};
 
 use crate::ModelError;
@@ -40,7 +42,8 @@ use crate::emit::{ModelTurn, TurnEmitter};
 use crate::mcp::{self, McpConnection, McpServer};
 use crate::sse::ProviderStream;
 use crate::telemetry;
-use crate::tool::{BackendTool, ToolError};
+use crate::tool::BackendTool;
+use crate::{answers, call};
 use tracing::Instrument;
 
 /// An agent that is a model with tools.
@@ -199,71 +202,21 @@ impl LlmAgent {
         }
     }
 
-    async fn execute(
-        &self,
-        ctx: &mut RunContext,
-        call: &ToolCallId,
-        tool: &BackendTool,
-        args: Value,
-    ) -> Result<Value, AgentError> {
-        let span = telemetry::tool_span(&tool.spec.name, call.as_str());
-        let captured = telemetry::content::capture_message_content().then(|| args.clone());
-        let result = self
-            .execute_once(ctx, call, tool, args)
-            .instrument(span.clone())
-            .await;
-        if let Some(arguments) = &captured {
-            telemetry::tool_content(&span, arguments, result.as_ref().ok());
-        }
-        match &result {
-            Err(_) => telemetry::failed(&span, "effect_failed"),
-            Ok(value) if value.get("error").is_some() => telemetry::failed(&span, "tool_error"),
-            Ok(_) => {}
-        }
-        result
-    }
-
-    async fn execute_once(
-        &self,
-        ctx: &mut RunContext,
-        call: &ToolCallId,
-        tool: &BackendTool,
-        args: Value,
-    ) -> Result<Value, AgentError> {
-        let handler = tool.handler.clone();
-        let key = format!("tool-{call}");
-        // What the handler said, if it failed: a call that did nothing is the model's to
-        // hear about, one that may have acted fails the run (its effect stays in doubt).
-        let refused = Arc::new(std::sync::Mutex::new(None));
-        let seen = refused.clone();
-        let outcome = ctx
-            .effect(&key, move |idempotency_key| async move {
-                let result = handler(args, idempotency_key).await;
-                if let Err(ToolError::NotExecuted(message)) = &result {
-                    *seen
-                        .lock()
-                        .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(message.clone());
-                }
-                result
-            })
-            .await;
-        let refused = refused
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .take();
-        match (outcome, refused) {
-            (Err(_), Some(message)) => Ok(json!({ "error": message })),
-            (outcome, _) => outcome,
-        }
-    }
-
-    /// Acts on the answers to approval interrupts this run resumes.
+    /// Acts on the answers to approval interrupts this run resumes; the interrupts of
+    /// calls whose server asks for input are returned (the run ends with them).
     async fn apply_answers(
         &self,
         ctx: &mut RunContext,
         tools: &[BackendTool],
-    ) -> Result<(), AgentError> {
-        for decision in ctx.decisions().to_vec() {
+    ) -> Result<Vec<RaisedInterrupt>, AgentError> {
+        let decisions = ctx.decisions().to_vec();
+        let mut raised = Vec::new();
+        let (mcp, http) = (&self.mcp, self.mcp_http.as_ref());
+        answers::answer_inputs(mcp, http, ctx, tools, &decisions, &mut raised).await?;
+        for decision in decisions {
+            if mcp::input::attempt_of(&decision.interrupt).is_some() {
+                continue;
+            }
             let Some(call) = decision.tool_call_id().cloned() else {
                 continue;
             };
@@ -301,8 +254,8 @@ impl LlmAgent {
                     };
                     match checked_args(ctx, tool, &raw) {
                         Ok(args) => {
-                            let result = self.execute(ctx, &call, tool, args).await?;
-                            tool.report(ctx, &call, &result);
+                            let result = call::execute(ctx, &call, tool, args, None).await?;
+                            answers::settle(ctx, &call, tool, &result, 0, &mut raised);
                             continue;
                         }
                         Err(problem) => json!({ "error": problem }),
@@ -311,7 +264,7 @@ impl LlmAgent {
             };
             ctx.tool_result(&call, content.to_string());
         }
-        Ok(())
+        Ok(raised)
     }
 }
 
@@ -338,7 +291,11 @@ impl Agent for LlmAgent {
         let mut tools = self.tools.clone();
         let listed = mcp::offered(&self.mcp, self.mcp_http.as_ref(), ctx, &tools).await;
         tools.extend(listed);
-        self.apply_answers(ctx, &tools).await?;
+        let asked = self.apply_answers(ctx, &tools).await?;
+        if !asked.is_empty() {
+            // A server asks again: the run waits on the human before the model goes on.
+            return Ok(Finish::Interrupt(asked));
+        }
         let frontend: Vec<Tool> = ctx.input().tool_list().to_vec();
         let mut specs: Vec<Tool> = tools.iter().map(|t| t.spec.clone()).collect();
         specs.extend(frontend.iter().cloned());
@@ -375,8 +332,8 @@ impl Agent for LlmAgent {
                                 &args,
                             ));
                         } else {
-                            let result = self.execute(ctx, &call.id, tool, args).await?;
-                            tool.report(ctx, &call.id, &result);
+                            let result = call::execute(ctx, &call.id, tool, args, None).await?;
+                            answers::settle(ctx, &call.id, tool, &result, 0, &mut interrupts);
                         }
                     }
                     None if frontend.iter().any(|t| t.name == call.name) => client_calls = true,

@@ -74,7 +74,9 @@
 //! ```
 
 mod agent;
+mod answers;
 pub mod anthropic;
+mod call;
 mod client;
 mod delta;
 mod emit;

@@ -9,8 +9,18 @@ use futures::future::BoxFuture;
 use handoff_core::{ApprovalPolicy, ApprovalSource, EffectFailure, RaisedInterrupt, RunContext};
 use serde_json::{Value, json};
 
+use crate::mcp::InputAnswers;
+
 type Handler =
     Arc<dyn Fn(Value, String) -> BoxFuture<'static, Result<Value, ToolError>> + Send + Sync>;
+
+/// The retry of a call that asked for input (MCP tools): the arguments first sent, the
+/// answers, the idempotency key.
+pub(crate) type RetryHandler = Arc<
+    dyn Fn(Value, InputAnswers, String) -> BoxFuture<'static, Result<Value, ToolError>>
+        + Send
+        + Sync,
+>;
 
 /// Why a backend tool's handler failed, as far as exactly-once is concerned.
 ///
@@ -92,6 +102,8 @@ pub struct BackendTool {
     /// Stored with its approval interrupts (an MCP tool's server and name, so an approved
     /// call runs even when the server cannot be listed at the answer).
     pub(crate) interrupt_metadata: Option<Metadata>,
+    /// Retries a call whose answer asked for input (an MCP tool's `input_required`).
+    pub(crate) retry: Option<RetryHandler>,
 }
 
 impl BackendTool {
@@ -113,6 +125,7 @@ impl BackendTool {
             handler: Arc::new(move |args, key| Box::pin(handler(args, key))),
             text_result: false,
             interrupt_metadata: None,
+            retry: None,
         }
     }
 
@@ -124,6 +137,12 @@ impl BackendTool {
     /// A string result goes out as the text itself (an MCP result already is text).
     pub(crate) fn text_result(mut self) -> Self {
         self.text_result = true;
+        self
+    }
+
+    /// How a call that asked for input is retried.
+    pub(crate) fn retrying(mut self, retry: RetryHandler) -> Self {
+        self.retry = Some(retry);
         self
     }
 

@@ -91,6 +91,15 @@ impl Bank {
             })
         };
         match message["method"].as_str().unwrap() {
+            // A session server: 2026-07-28's probe is an unknown method.
+            "server/discover" => Ok(Answer {
+                status: 200,
+                content_type: "application/json".into(),
+                session_id: None,
+                body: serde_json::to_vec(&json!({ "jsonrpc": "2.0", "id": message["id"],
+                    "error": { "code": -32601, "message": "Method not found" } }))
+                .unwrap(),
+            }),
             "initialize" => answer(json!({ "protocolVersion": "2025-06-18", "capabilities": {} })),
             "notifications/initialized" => Ok(Answer {
                 status: 202,

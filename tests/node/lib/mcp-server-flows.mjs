@@ -7,19 +7,27 @@ import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 
-const TOOL = "refund-demo";
+export const TOOL = "refund-demo";
 export const META = {
   "io.modelcontextprotocol/protocolVersion": "2026-07-28",
   "io.modelcontextprotocol/clientCapabilities": { elicitation: { form: {} } },
   "io.modelcontextprotocol/clientInfo": { name: "handoff-tests", version: "1.0.0" },
 };
 
-/** An SDK client connected (initialize + initialized) to `host`'s /mcp. */
-export async function sdkClient(host) {
-  const client = new Client({ name: "handoff-tests", version: "1.0.0" });
+/**
+ * An SDK client connected (initialize + initialized) to `host`'s /mcp. `onElicit`: the
+ * client declares form elicitation and answers each `elicitation/create` with it; `fetch`:
+ * the transport's fetch (to route or repeat what the client sends).
+ */
+export async function sdkClient(host, { onElicit, fetch: fetchImpl } = {}) {
+  const capabilities = onElicit ? { elicitation: { form: {} } } : {};
+  const client = new Client({ name: "handoff-tests", version: "1.0.0" }, { capabilities });
+  if (onElicit) client.setRequestHandler(ElicitRequestSchema, onElicit);
   const transport = new StreamableHTTPClientTransport(new URL(`${host.url}/mcp`), {
     requestInit: { headers: host.headers ?? {} },
+    ...(fetchImpl ? { fetch: fetchImpl } : {}),
   });
   await client.connect(transport);
   return { client, transport };

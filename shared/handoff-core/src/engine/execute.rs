@@ -154,7 +154,7 @@ async fn execute(
     let ending = match outcome {
         Err(Stop::Deadline) if options.hand_off_at_deadline => {
             tracing::info!(run_id = %ctx.run_id(), "deadline approaching; handing the run over");
-            super::redrive::hand_off(inner, ctx.partition(), claimed, ctx.fence()).await;
+            super::handover::hand_off(inner, ctx.partition(), claimed, ctx.fence()).await;
             return;
         }
         Err(Stop::Deadline) if !ctx.is_resume() => {

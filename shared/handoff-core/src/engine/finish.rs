@@ -396,7 +396,7 @@ async fn commit_finish(
     ];
     writes.extend(resume);
     // Ended: nothing is left to re-drive.
-    writes.push(super::redrive::end_write(ctx.run_id()));
+    writes.push(super::handover::end_write(ctx.run_id()));
     writes.extend(super::approvals::entry(
         inner,
         ctx.partition(),

@@ -11,7 +11,9 @@ mod digest;
 mod double_text;
 mod execute;
 mod finish;
+mod follow;
 mod fork;
+mod handover;
 mod hash;
 mod history;
 mod lease;
@@ -53,9 +55,10 @@ pub use approvals::{Approval, ApprovalPage};
 pub use audit::{AUDITOR_ROLE, AuditPage, AuditQuery, AuditVerdict};
 pub use compact::{compact, compact_with_cuts, expand};
 pub use config::{EngineConfig, RunOptions};
+pub use follow::FrameStream;
 pub use fork::ForkRequest;
-pub use live::FrameStream;
-pub use redrive::{REDRIVE_SCOPE, RedriveReport};
+pub use handover::REDRIVE_SCOPE;
+pub use redrive::RedriveReport;
 pub use run_status::{RunFailure, RunOutcomeKind, RunPhase, RunStatusView};
 pub use stop::StopOutcome;
 pub use threads::{
@@ -534,7 +537,7 @@ impl Engine {
             history::hydrate(&self.inner, &partition, &mut record, now).await?;
         }
         let run_id = agui_protocol::RunId::from(run_id.to_owned());
-        Ok(Some(live::follow(
+        Ok(Some(follow::follow(
             self.inner.clone(),
             partition,
             run_id,

@@ -119,7 +119,7 @@ impl Engine {
             // A run whose lease lapsed is still running if it is to be re-driven (its
             // instance died, or it was handed over): only one with nothing to re-drive from
             // is abandoned.
-            let kept = super::redrive::key(run_id);
+            let kept = super::handover::key(run_id);
             let keys = [THREAD_KEY, kept.as_str()];
             let items = self.inner.store.get(&partition, &keys, now).await?;
             let [head, kept] = <[_; 2]>::try_from(items)

@@ -25,14 +25,27 @@
 //! }
 //! ```
 //!
-//! At the start of each run the agent lists every server's tools (`initialize` and
-//! `notifications/initialized` first when this instance has no session; `tools/list`
-//! page by page) and offers them to the model as `{server}__{tool}` ([`offered_name`])
+//! **Revisions.** A connection speaks 2026-07-28 when the server lists it in
+//! `server/discover` (asked first): no session, every request's `_meta` carrying the
+//! protocol version, this client's capabilities (form and URL elicitation) and identity,
+//! every POST the `Mcp-Method` header (and `Mcp-Name` for a call), results read by their
+//! `resultType`. A server that refuses the probe (a JSON-RPC error, an HTTP 400, a result
+//! without that revision) gets the session revisions: `initialize` (asking for
+//! 2025-11-25), `notifications/initialized`, `Mcp-Session-Id`. An SSE answer the server
+//! closes before the response is resumed with a GET and `Last-Event-ID` ([`resume`]).
+//!
+//! At the start of each run the agent lists every server's tools (`tools/list` page by
+//! page) and offers them to the model as `{server}__{tool}` ([`offered_name`])
 //! with their `inputSchema`. The list is cached per instance, until the server sends
 //! `notifications/tools/list_changed` or refuses a call; a listing that fails leaves
 //! that server out of the run (one log line naming it and the error) and is tried again
 //! at the next run. Listing waits at most [`LIST_TIMEOUT_MS`], a call [`CALL_TIMEOUT_MS`]
 //! or what is left of the host's deadline.
+//!
+//! **A tool that asks** (2026-07-28 `resultType: "input_required"`): the call ends the run
+//! with `mcp_input` interrupts, one per elicitation, under the tool's approval policy (the
+//! thread's owner when it has none); the human's answer retries the call once, with the
+//! `inputResponses` and the `requestState` recorded server-side ([`input`]).
 //!
 //! A model's call is a backend tool call: checked against the schema, a `tool_call`
 //! interrupt first when the server or tool requires approval, then `tools/call` inside
@@ -67,8 +80,9 @@
 //! server's text: they reach the model as tool descriptions and tool messages, never as
 //! part of the system prompt.
 //!
-//! **Why a client of our own rather than `rmcp`.** The client is the four messages an
-//! agent needs (`initialize`, `notifications/initialized`, `tools/list`, `tools/call`)
+//! **Why a client of our own rather than `rmcp`.** The client is the few messages an
+//! agent needs (`server/discover` or `initialize` and `notifications/initialized`,
+//! `tools/list`, `tools/call`)
 //! over the host's one outbound client ([`handoff_core::outbound::Outbound`]), so the
 //! same code runs on every host: natively over the `ureq` client and guarded resolver
 //! the A2A client uses, on Workers over `fetch`. `rmcp` (3.11, the official SDK) needs tokio's runtime in any build
@@ -76,24 +90,29 @@
 //! `tokio::spawn` and times requests with `tokio::time`, which a Worker does not have,
 //! and its ready-made HTTP side is `reqwest`, a second HTTP and TLS stack beside `ureq`
 //! on native hosts. The Worker's wasm is already about 1.35 MB gzipped, so it gets
-//! the same small client, over `fetch`. What this client leaves out (server requests
-//! such as sampling or elicitation, resumable GET streams, resources, prompts) an
-//! agent's tool loop does not use.
+//! the same small client, over `fetch`. What this client leaves out (sampling and roots,
+//! a session revision's elicitation sent on the call's stream, the standalone GET stream,
+//! resources, prompts, the tasks extension) an agent's tool loop does not use.
 
 mod http;
+pub mod input;
 pub mod jsonrpc;
 pub mod names;
 mod oauth;
+pub mod protocol;
 pub mod result;
+pub mod resume;
 mod server;
 mod session;
 mod tools;
 
 pub use http::MAX_ANSWER_BYTES;
+pub use input::METADATA_KEY;
 pub use names::offered_name;
 pub use oauth::{ClientCredentials, EXPIRY_MARGIN_MS};
-pub use result::{CallOutcome, MAX_RESULT_BYTES};
+pub use protocol::{PROTOCOL_VERSION, SESSION_PROTOCOL_VERSION};
+pub use result::{CallOutcome, Called, InputAnswers, InputRequired, MAX_RESULT_BYTES};
 pub use server::McpServer;
-pub use session::{ListedTool, McpConnection, McpError, PROTOCOL_VERSION};
-pub use tools::{CALL_TIMEOUT_MS, LIST_TIMEOUT_MS, METADATA_KEY};
+pub use session::{ListedTool, McpConnection, McpError};
+pub use tools::{CALL_TIMEOUT_MS, LIST_TIMEOUT_MS};
 pub(crate) use tools::{from_interrupt, offered};

@@ -4,7 +4,7 @@
 //! part of the system prompt), and it is bounded before it reaches the model or the
 //! store, so a server cannot flood the context window or the thread's history.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 /// Largest result text passed on; the rest is cut with a `[truncated: N bytes]` note.
 pub const MAX_RESULT_BYTES: usize = 1024 * 1024;
@@ -16,6 +16,62 @@ pub struct CallOutcome {
     pub text: String,
     /// The server's `isError`: the tool ran and failed.
     pub is_error: bool,
+}
+
+/// A `tools/call` answer: done, or waiting for input (2026-07-28's `resultType`; a
+/// result without one, from an older server, is complete).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Called {
+    /// `resultType: "complete"`: the tool ran.
+    Complete(CallOutcome),
+    /// `resultType: "input_required"`: nothing ran yet; the server asks.
+    InputRequired(InputRequired),
+}
+
+/// What an `input_required` result asks for.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct InputRequired {
+    /// `inputRequests`: by key, `{"method": "elicitation/create", "params": …}`.
+    pub input_requests: Map<String, Value>,
+    /// `requestState`, echoed unchanged on the retry.
+    pub request_state: Option<String>,
+}
+
+/// The answers a retry carries: `inputResponses` by the requests' keys, and the
+/// `requestState` of the result it answers.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct InputAnswers {
+    /// By key: `{"action": "accept" | "decline" | "cancel", "content"?: {…}}`.
+    pub input_responses: Map<String, Value>,
+    /// As the server sent it.
+    pub request_state: Option<String>,
+}
+
+/// Reads a `tools/call` result by its `resultType`; the error says why it is unusable.
+pub fn classify(result: &Value) -> Result<Called, String> {
+    match result.get("resultType").and_then(Value::as_str) {
+        None | Some("complete") => Ok(Called::Complete(render(result))),
+        Some("input_required") => {
+            let input_requests = match result.get("inputRequests") {
+                None | Some(Value::Null) => Map::new(),
+                Some(Value::Object(requests)) => requests.clone(),
+                Some(_) => return Err("inputRequests is not an object".to_owned()),
+            };
+            let request_state = match result.get("requestState") {
+                None | Some(Value::Null) => None,
+                Some(Value::String(state)) => Some(state.clone()),
+                Some(_) => return Err("requestState is not a string".to_owned()),
+            };
+            if input_requests.is_empty() && request_state.is_none() {
+                return Err("input_required with neither inputRequests nor requestState".into());
+            }
+            Ok(Called::InputRequired(InputRequired {
+                input_requests,
+                request_state,
+            }))
+        }
+        Some(other) => Err(format!("unknown resultType {other:?}")),
+    }
 }
 
 /// Renders a `CallToolResult`: `structuredContent` as JSON text when present (servers
@@ -103,6 +159,21 @@ mod tests {
                 is_error: true
             }
         );
+    }
+
+    #[test]
+    fn result_types_are_read_and_a_missing_one_is_complete() {
+        let plain = json!({ "content": [{ "type": "text", "text": "ok" }] });
+        assert!(matches!(classify(&plain), Ok(Called::Complete(c)) if c.text == "ok"));
+        let asked = json!({ "resultType": "input_required", "requestState": "s1",
+            "inputRequests": { "a": { "method": "elicitation/create", "params": {} } } });
+        let Ok(Called::InputRequired(input)) = classify(&asked) else {
+            panic!("input_required");
+        };
+        assert_eq!(input.request_state.as_deref(), Some("s1"));
+        assert!(input.input_requests.contains_key("a"));
+        assert!(classify(&json!({ "resultType": "input_required" })).is_err());
+        assert!(classify(&json!({ "resultType": "later" })).is_err());
     }
 
     #[test]

@@ -1,28 +1,30 @@
-//! One MCP server as this instance knows it: its session and its cached tool list.
+//! One MCP server as this instance knows it: how it speaks (2026-07-28 without a
+//! session, or a session revision), its cached tool list and access token.
 //!
-//! The session (`Mcp-Session-Id` and the negotiated protocol version) lives in this
-//! instance's memory only. Any instance can call any server: one that has no session
-//! initialises one, and a server that forgot the session (it answers 404, or 400 as the
-//! reference server does for an unknown id) gets a fresh `initialize` and the request
-//! again, once. A request the server refused that way was not processed, so sending it
-//! again cannot act twice.
+//! What this instance learnt lives in its memory only. Any instance can call any server:
+//! one that has not spoken to it yet asks `server/discover` (see [`super::protocol`]),
+//! and on a session revision initialises a session. A server that forgot the session (it
+//! answers 404, or 400 as the reference server does for an unknown id) gets a fresh
+//! `initialize` and the request again, once; one that no longer speaks 2026-07-28
+//! (`-32022`) is asked again how it speaks, and the request sent again, once. A request
+//! refused that way was not processed, so sending it again cannot act twice.
 
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock, Mutex, MutexGuard, PoisonError};
 
 use serde_json::{Value, json};
 
+use handoff_core::Sleep;
 use handoff_core::outbound::{Outbound, OutboundError, sensitive};
 
 use super::http::{header, post};
 use super::jsonrpc;
 use super::oauth::{AccessToken, parse_token};
-use super::result::{CallOutcome, render};
+use super::protocol::{self, Mode, UNSUPPORTED_VERSION};
+use super::result::{Called, InputAnswers, classify};
+use super::resume::{self, MAX_RESUMES, Position};
 use super::server::{Credential, McpServer};
 
-/// The protocol version this client asks for (the server may answer with another it
-/// supports; that one goes into every later `MCP-Protocol-Version` header).
-pub const PROTOCOL_VERSION: &str = "2025-06-18";
 /// Pages of `tools/list` read at most (a server paging forever is cut off).
 const MAX_PAGES: usize = 50;
 
@@ -76,15 +78,9 @@ impl From<OutboundError> for McpError {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Session {
-    id: Option<String>,
-    protocol: String,
-}
-
 #[derive(Debug, Default)]
 struct State {
-    session: Option<Session>,
+    mode: Option<Mode>,
     tools: Option<Vec<ListedTool>>,
     /// The access token of a server reached with client credentials.
     token: Option<AccessToken>,
@@ -103,6 +99,17 @@ struct Budget {
 pub struct McpConnection {
     server: McpServer,
     state: Arc<Mutex<State>>,
+    sleep: Timer,
+}
+
+/// The timer a resumed stream waits on (the host's), once the connection has one.
+#[derive(Default)]
+struct Timer(Mutex<Option<Arc<dyn Sleep>>>);
+
+impl std::fmt::Debug for Timer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Timer")
+    }
 }
 
 /// The state of every server connected with [`McpConnection::shared`] in this process (a
@@ -116,6 +123,7 @@ impl McpConnection {
         McpConnection {
             server,
             state: Arc::default(),
+            sleep: Timer::default(),
         }
     }
 
@@ -127,7 +135,18 @@ impl McpConnection {
         let key = server.identity();
         let mut shared = SHARED.lock().unwrap_or_else(PoisonError::into_inner);
         let state = shared.entry(key).or_default().clone();
-        McpConnection { server, state }
+        McpConnection {
+            server,
+            state,
+            sleep: Timer::default(),
+        }
+    }
+
+    /// The host's timer: with one, an SSE answer the server closed before the response is
+    /// resumed after its `retry` delay ([`super::resume`]); without, that is an unusable
+    /// answer. The agent hands its runtime's timer over at each run.
+    pub fn set_sleep(&self, sleep: Arc<dyn Sleep>) {
+        *self.sleep.0.lock().unwrap_or_else(PoisonError::into_inner) = Some(sleep);
     }
 
     /// The server's settings.
@@ -160,7 +179,7 @@ impl McpConnection {
                 Some(cursor) => json!({ "cursor": cursor }),
                 None => json!({}),
             };
-            let page = self.rpc(http, "tools/list", params, budget).await?;
+            let page = self.rpc(http, "tools/list", None, params, budget).await?;
             let listed = page.get("tools").and_then(Value::as_array).ok_or_else(|| {
                 McpError::Unusable("tools/list answered without tools".to_owned())
             })?;
@@ -192,91 +211,222 @@ impl McpConnection {
     }
 
     /// Calls `tool` with `arguments`; `idempotency_key` goes along in `_meta` for a
-    /// server that can use it (the same key when an in-doubt call is re-driven).
+    /// server that can use it (the same key when an in-doubt call is re-driven). `answers`
+    /// make it the retry of an `input_required` result (2026-07-28): the same tool and
+    /// arguments with `inputResponses` and the `requestState` echoed.
+    #[allow(clippy::too_many_arguments)]
     pub async fn call(
         &self,
         http: &dyn Outbound,
         tool: &str,
         arguments: Value,
         idempotency_key: &str,
+        answers: Option<&InputAnswers>,
         now_ms: u64,
         timeout_ms: u64,
-    ) -> Result<CallOutcome, McpError> {
+    ) -> Result<Called, McpError> {
         let budget = Budget { now_ms, timeout_ms };
-        let params = json!({
+        let mut params = json!({
             "name": tool,
             "arguments": arguments,
             "_meta": { "idempotencyKey": idempotency_key },
         });
-        let result = self.rpc(http, "tools/call", params, budget).await;
+        if let Some(answers) = answers {
+            params["inputResponses"] = Value::Object(answers.input_responses.clone());
+            if let Some(state) = &answers.request_state {
+                params["requestState"] = json!(state);
+            }
+        }
+        let result = self
+            .rpc(http, "tools/call", Some(tool), params, budget)
+            .await;
         if let Err(McpError::Rpc(..)) = &result {
             // An unknown or disabled tool: the list this instance holds may be stale.
             self.state().tools = None;
         }
-        Ok(render(&result?))
+        classify(&result?).map_err(McpError::Unusable)
     }
 
-    /// One request in the current session, initialising first when there is none and
-    /// once more when the server forgot it.
+    /// One request in the way the server speaks, found out first when this instance does
+    /// not know it yet, and once more when the server forgot the session or the revision.
     async fn rpc(
         &self,
         http: &dyn Outbound,
         method: &str,
+        name: Option<&str>,
         params: Value,
         budget: Budget,
     ) -> Result<Value, McpError> {
         let mut retried = false;
         loop {
-            // Read first: the guard must not live across the `initialize` below.
-            let current = self.state().session.clone();
-            let session = match current {
-                Some(session) => session,
-                None => self.initialize(http, budget).await?,
+            // Read first: the guard must not live across the probe below.
+            let current = self.state().mode.clone();
+            let mode = match current {
+                Some(mode) => mode,
+                None => self.connect(http, budget).await?,
             };
             let id = self.next_id();
-            let body = jsonrpc::request(id, method, params.clone());
-            let response = self.post(http, Some(&session), body, budget).await?;
-            let forgotten = session.id.is_some() && matches!(response.status().as_u16(), 404 | 400);
-            if forgotten && !retried {
+            let sent = match mode {
+                Mode::Stateless => protocol::with_meta(params.clone()),
+                Mode::Session { .. } => params.clone(),
+            };
+            let body = jsonrpc::request(id, method, sent);
+            let response = self.post(http, &mode, method, name, body, budget).await?;
+            let forgotten = matches!(&mode, Mode::Session { id: Some(_), .. })
+                && matches!(response.status().as_u16(), 404 | 400);
+            let answer = match forgotten {
+                true => Err(McpError::Unusable("session forgotten".into())),
+                false => self.answer(&response, id),
+            };
+            let unsupported = mode == Mode::Stateless
+                && matches!(&answer, Err(McpError::Rpc(UNSUPPORTED_VERSION, _)));
+            if (forgotten || unsupported) && !retried {
                 retried = true;
                 let mut state = self.state();
-                if state.session.as_ref() == Some(&session) {
-                    state.session = None;
+                if state.mode.as_ref() == Some(&mode) {
+                    state.mode = None;
                 }
                 continue;
             }
-            return self.answer(&response, id);
+            if forgotten {
+                return self.answer(&response, id);
+            }
+            if let (Err(McpError::Unusable(_)), Mode::Session { .. }) = (&answer, &mode) {
+                let mut position = Position::default();
+                let streamed = header(&response, "content-type")
+                    .is_some_and(|t| t.starts_with("text/event-stream"));
+                if streamed && response.status().is_success() {
+                    position.read(response.body());
+                }
+                if position.last_event_id.is_some() {
+                    return self.resume(http, &mode, id, position, budget).await;
+                }
+            }
+            return answer;
         }
     }
 
-    async fn initialize(&self, http: &dyn Outbound, budget: Budget) -> Result<Session, McpError> {
+    /// The response to request `id`, from GET streams resuming where `position` says the
+    /// POST's stream stopped.
+    async fn resume(
+        &self,
+        http: &dyn Outbound,
+        mode: &Mode,
+        id: u64,
+        mut position: Position,
+        budget: Budget,
+    ) -> Result<Value, McpError> {
+        let timer = self
+            .sleep
+            .0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        let Some(timer) = timer else {
+            return Err(McpError::Unusable(
+                "the stream closed before the response (no timer to resume it)".to_owned(),
+            ));
+        };
+        let in_doubt = |why: String| McpError::InDoubt(format!("resuming the stream: {why}"));
+        for _ in 0..MAX_RESUMES {
+            timer.sleep(position.wait_ms()).await;
+            let mut request =
+                http::Request::get(&self.server.url).header("accept", "text/event-stream");
+            for (name, value) in protocol::headers(mode, "", None) {
+                request = request.header(name, value);
+            }
+            if let Some(last) = &position.last_event_id {
+                request = request.header("last-event-id", last);
+            }
+            if let Some(token) = self.access_token(http, budget).await? {
+                let value = sensitive(&format!("Bearer {token}"))
+                    .map_err(|_| in_doubt("the token is not a valid header value".into()))?;
+                request = request.header("authorization", value);
+            }
+            let request = request
+                .body(Vec::new())
+                .map_err(|e| in_doubt(e.to_string()))?;
+            let followed = resume::follow(http, request, id, budget.timeout_ms, &mut position)
+                .await
+                .map_err(|e| in_doubt(e.to_string()))?;
+            if let Some(message) = followed {
+                let body = serde_json::to_vec(&message).unwrap_or_default();
+                let parsed = jsonrpc::parse("application/json", &body, id);
+                let answer = parsed.map_err(McpError::Unusable)?;
+                return answer.outcome.map_err(|(code, m)| McpError::Rpc(code, m));
+            }
+        }
+        Err(in_doubt(format!(
+            "{MAX_RESUMES} reconnections did not bring the response"
+        )))
+    }
+
+    /// How the server speaks: `server/discover` first, `initialize` when it does not
+    /// offer 2026-07-28.
+    async fn connect(&self, http: &dyn Outbound, budget: Budget) -> Result<Mode, McpError> {
         let id = self.next_id();
-        let params = json!({
-            "protocolVersion": PROTOCOL_VERSION,
-            "capabilities": {},
-            "clientInfo": { "name": "handoff", "version": env!("CARGO_PKG_VERSION") },
-        });
-        let body = jsonrpc::request(id, "initialize", params);
-        let response = self.post(http, None, body, budget).await?;
+        let probe = protocol::with_meta(json!({}));
+        let body = jsonrpc::request(id, "server/discover", probe);
+        let response = self
+            .post(
+                http,
+                &Mode::Stateless,
+                "server/discover",
+                None,
+                body,
+                budget,
+            )
+            .await?;
+        let discovered = match self.answer(&response, id) {
+            Ok(result) => protocol::speaks_stateless(&result),
+            Err(error @ (McpError::NotSent(_) | McpError::InDoubt(_))) => return Err(error),
+            Err(_) => false,
+        };
+        if !discovered {
+            return self.initialize(http, budget).await;
+        }
+        self.state().mode = Some(Mode::Stateless);
+        Ok(Mode::Stateless)
+    }
+
+    async fn initialize(&self, http: &dyn Outbound, budget: Budget) -> Result<Mode, McpError> {
+        let id = self.next_id();
+        let body = jsonrpc::request(id, "initialize", protocol::initialize_params());
+        let unopened = Mode::Session {
+            id: None,
+            protocol: String::new(),
+        };
+        let response = self
+            .post(http, &unopened, "initialize", None, body, budget)
+            .await?;
         let result = self.answer(&response, id)?;
-        let session = Session {
+        let mode = Mode::Session {
             id: header(&response, "mcp-session-id"),
             protocol: result
                 .get("protocolVersion")
                 .and_then(Value::as_str)
-                .unwrap_or(PROTOCOL_VERSION)
+                .unwrap_or(protocol::SESSION_PROTOCOL_VERSION)
                 .to_owned(),
         };
         let initialized = jsonrpc::notification("notifications/initialized");
-        let ack = self.post(http, Some(&session), initialized, budget).await?;
+        let ack = self
+            .post(
+                http,
+                &mode,
+                "notifications/initialized",
+                None,
+                initialized,
+                budget,
+            )
+            .await?;
         if !ack.status().is_success() {
             return Err(McpError::Unusable(format!(
                 "notifications/initialized answered HTTP {}",
                 ack.status().as_u16()
             )));
         }
-        self.state().session = Some(session.clone());
-        Ok(session)
+        self.state().mode = Some(mode.clone());
+        Ok(mode)
     }
 
     fn next_id(&self) -> u64 {
@@ -291,21 +441,24 @@ impl McpConnection {
     async fn post(
         &self,
         http: &dyn Outbound,
-        session: Option<&Session>,
+        mode: &Mode,
+        method: &str,
+        name: Option<&str>,
         body: Vec<u8>,
         budget: Budget,
     ) -> Result<http::Response<Vec<u8>>, McpError> {
+        let headers = protocol::headers(mode, method, name);
         let oauth = matches!(
             self.server.credential,
             Some(Credential::ClientCredentials(_))
         );
         if !oauth {
-            return self.post_once(http, session, body, budget).await;
+            return self.post_once(http, &headers, body, budget).await;
         }
-        let response = self.post_once(http, session, body.clone(), budget).await?;
+        let response = self.post_once(http, &headers, body.clone(), budget).await?;
         if response.status() == http::StatusCode::UNAUTHORIZED {
             self.state().token = None;
-            return self.post_once(http, session, body, budget).await;
+            return self.post_once(http, &headers, body, budget).await;
         }
         Ok(response)
     }
@@ -313,7 +466,7 @@ impl McpConnection {
     async fn post_once(
         &self,
         http: &dyn Outbound,
-        session: Option<&Session>,
+        headers: &[(&'static str, String)],
         body: Vec<u8>,
         budget: Budget,
     ) -> Result<http::Response<Vec<u8>>, McpError> {
@@ -326,11 +479,8 @@ impl McpConnection {
                 .map_err(|_| not_sent("the token is not a valid header value"))?;
             request = request.header("authorization", value);
         }
-        if let Some(session) = session {
-            if let Some(id) = &session.id {
-                request = request.header("mcp-session-id", id);
-            }
-            request = request.header("mcp-protocol-version", &session.protocol);
+        for (name, value) in headers {
+            request = request.header(*name, value);
         }
         let request = request.body(body).map_err(|e| not_sent(&e.to_string()))?;
         Ok(post(http, request, budget.timeout_ms).await?)

@@ -11,8 +11,11 @@ use futures::future::join_all;
 use handoff_core::{ApprovalSource, RunContext, Runtime};
 use serde_json::{Value, json};
 
+use super::input::{self, METADATA_KEY};
 use super::names::offered_name;
+use super::result::{Called, InputAnswers};
 use super::session::{ListedTool, McpConnection, McpError};
+use crate::tool::RetryHandler;
 use crate::{BackendTool, ToolError};
 use handoff_core::outbound::Outbound;
 
@@ -52,6 +55,9 @@ pub(crate) async fn offered(
     let Some(timeout) = budget(ctx.now_ms(), deadline, LIST_TIMEOUT_MS) else {
         return Vec::new();
     };
+    for connection in connections {
+        connection.set_sleep(ctx.runtime().sleep.clone());
+    }
     let listings = join_all(
         connections
             .iter()
@@ -86,10 +92,6 @@ pub(crate) async fn offered(
     }
     offered
 }
-
-/// The interrupt metadata member naming an MCP tool: `{"server": …, "tool": …}` (the
-/// tool's MCP name; the offered name is not reversible once cut or hashed).
-pub const METADATA_KEY: &str = "mcp";
 
 /// The MCP tool an approval interrupt was raised for (its `metadata`, stored with the
 /// pending interrupt on the server), as a backend tool, for an answer that arrives while
@@ -130,6 +132,48 @@ pub(crate) fn from_interrupt(
     ))
 }
 
+/// One call of `tool` (a retry when `answers` are given), as the value its effect
+/// records: the result's text, `{"error": …}` when it failed but the server answered,
+/// or the server's question ([`super::input::recorded`]).
+#[allow(clippy::too_many_arguments)]
+async fn invoke(
+    connection: Arc<McpConnection>,
+    http: Arc<dyn Outbound>,
+    runtime: Runtime,
+    deadline: Option<u64>,
+    tool: String,
+    args: Value,
+    answers: Option<InputAnswers>,
+    key: String,
+) -> Result<Value, ToolError> {
+    let now_ms = runtime.now_ms();
+    let timeout = budget(now_ms, deadline, CALL_TIMEOUT_MS).ok_or_else(|| {
+        ToolError::NotExecuted("no time left in this run for the call".to_owned())
+    })?;
+    let outcome = connection
+        .call(
+            http.as_ref(),
+            &tool,
+            args.clone(),
+            &key,
+            answers.as_ref(),
+            now_ms,
+            timeout,
+        )
+        .await;
+    match outcome {
+        Ok(Called::Complete(result)) if result.is_error => Ok(json!({ "error": result.text })),
+        Ok(Called::Complete(result)) => Ok(Value::String(result.text)),
+        Ok(Called::InputRequired(question)) => Ok(input::recorded(&question, &args)),
+        Err(error @ (McpError::NotSent(_) | McpError::Rpc(..))) => {
+            Err(ToolError::NotExecuted(error.to_string()))
+        }
+        Err(McpError::InDoubt(why)) => Err(ToolError::InDoubt(why)),
+        // It answered, so it is done with the call: the model hears what came.
+        Err(McpError::Unusable(why)) => Ok(json!({ "error": why })),
+    }
+}
+
 fn backend_tool(
     name: &str,
     connection: Arc<McpConnection>,
@@ -141,29 +185,36 @@ fn backend_tool(
     let approval = connection.server().approval_for(&tool.name);
     let connection_name = connection.server().name().to_owned();
     let mcp_name = tool.name.clone();
+    let (c, h, r, n) = (
+        connection.clone(),
+        http.clone(),
+        runtime.clone(),
+        mcp_name.clone(),
+    );
     let handler = move |args: Value, key: String| {
-        let (connection, http, runtime) = (connection.clone(), http.clone(), runtime.clone());
-        let mcp_name = mcp_name.clone();
-        async move {
-            let now_ms = runtime.now_ms();
-            let timeout = budget(now_ms, deadline, CALL_TIMEOUT_MS).ok_or_else(|| {
-                ToolError::NotExecuted("no time left in this run for the call".to_owned())
-            })?;
-            let outcome = connection
-                .call(http.as_ref(), &mcp_name, args, &key, now_ms, timeout)
-                .await;
-            match outcome {
-                Ok(result) if result.is_error => Ok(json!({ "error": result.text })),
-                Ok(result) => Ok(Value::String(result.text)),
-                Err(error @ (McpError::NotSent(_) | McpError::Rpc(..))) => {
-                    Err(ToolError::NotExecuted(error.to_string()))
-                }
-                Err(McpError::InDoubt(why)) => Err(ToolError::InDoubt(why)),
-                // It answered, so it is done with the call: the model hears what came.
-                Err(McpError::Unusable(why)) => Ok(json!({ "error": why })),
-            }
-        }
+        invoke(
+            c.clone(),
+            h.clone(),
+            r.clone(),
+            deadline,
+            n.clone(),
+            args,
+            None,
+            key,
+        )
     };
+    let retry: RetryHandler = Arc::new(move |args, answers, key| {
+        Box::pin(invoke(
+            connection.clone(),
+            http.clone(),
+            runtime.clone(),
+            deadline,
+            mcp_name.clone(),
+            args,
+            Some(answers),
+            key,
+        ))
+    });
     let mut metadata = Metadata::new();
     metadata.insert(
         METADATA_KEY.to_owned(),
@@ -171,7 +222,8 @@ fn backend_tool(
     );
     let backend = BackendTool::new(name, &tool.description, tool.input_schema, handler)
         .text_result()
-        .interrupt_metadata(metadata);
+        .interrupt_metadata(metadata)
+        .retrying(retry);
     match approval {
         Some(policy) => backend.requiring_approval_as(policy, ApprovalSource::McpTool),
         None => backend,

@@ -17,6 +17,8 @@
 //! | `HANDOFF_COPILOTKIT_BASE` | `/copilotkit`: where the CopilotKit runtime protocol is served |
 //! | `HANDOFF_WEBHOOK_URLS`, `HANDOFF_WEBHOOK_SECRETS`, … | no webhooks (see `handoff_http::webhooks`); posted when a run ends, within its invocation; a failed one is retried by the outbox sweeps (see push notifications below) |
 //! | `HANDOFF_OUTBOX_POLL_MS` | 1000: at most one outbox sweep per instance this often (see push notifications below) |
+//! | `HANDOFF_MCP_ELICIT_WAIT_MS` | 45000, never past 5 s before the invocation's deadline: how long an MCP session call waits for the answer to the elicitation it sent |
+//! | `HANDOFF_RUN_BUDGET_MS` | unset: a run may use its invocation up to the deadline; set: at most this long of it (a background run or a re-drive is then handed over to the next scheduled invocation) |
 //! | `RUST_LOG` | `info`; `level` and `target=level` directives (comma-separated) |
 //! | `HANDOFF_LOG` | `json`: JSON lines with the current spans' fields (run, thread, tenant); `text` |
 //! | `OTEL_EXPORTER_OTLP_ENDPOINT` | unset: no traces; set (feature `otel`): OTLP/HTTP export, flushed before each invocation ends, X-Ray's header the parent when sampled |
@@ -45,10 +47,18 @@
 //! Ticks are at most a minute late here; a schedule of fewer seconds ticks once a minute
 //! (its missed ticks collapse into one).
 //!
-//! The invocation deadline becomes the engine's deadline: a run that would
+//! The invocation deadline becomes the engine's deadline: a streamed run that would
 //! outlive the function is stopped a few seconds before, closes what it opened
 //! and ends with `RUN_FINISHED{cancelled}`, and its lease ends with the
 //! invocation instead of blocking the thread.
+//!
+//! **Background runs and re-drives.** A background run (`Prefer: respond-async`) is only
+//! claimed in its request's invocation (the environment freezes once the response ends)
+//! and answered `202`. The template's scheduled invocation (user-agent
+//! `handoff-outbox-sweep`) finishes, before it answers, every run due for a re-drive: the
+//! background runs waiting, the runs handed over at an invocation's deadline, and those
+//! whose instance died mid-way (see `handoff_core::Engine::redrive_due`). So a run longer
+//! than one invocation goes on from invocation to invocation, replaying what it did.
 //!
 //! ```no_run
 //! # use handoff::{Agent, AgentError, Finish, RunContext};

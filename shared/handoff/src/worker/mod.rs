@@ -36,6 +36,11 @@
 //! ([`sweep_outbox`] from a `scheduled` handler; the demo's `wrangler.toml` runs it every
 //! minute), so retries go on while nobody calls the Worker.
 //!
+//! **Background runs** (`Prefer: respond-async`) run under the request's `waitUntil` for up
+//! to 25 s (`handoff_http::HttpConfig::background_budget_ms`), then are handed over; the
+//! request sweep above also finishes the runs due for a re-drive (handed over, or whose
+//! isolate went away), for up to 25 s each time (`handoff_core::Engine::redrive_due`).
+//!
 //! **Schedules** (`POST /schedules`) tick on the Cron Trigger ([`Worker::tick_schedules`]
 //! from the `scheduled` handler) and, for ticks closer than a minute apart, on a Durable
 //! Object's alarm: see [`schedules`].
@@ -126,6 +131,10 @@ pub async fn sweep_outbox(env: &Env) -> Option<handoff_core::outbox::DeliveryRep
     Some(outbox?.deliver_due(crate::sweep::SWEEP_LIMIT).await)
 }
 
+/// How long a request's sweep may spend re-driving runs: inside the roughly 30 s
+/// `waitUntil` grants past the response.
+const REDRIVE_BUDGET_MS: u64 = 25_000;
+
 /// The guarded `fetch` clients of A2A pushes and webhooks, as the variables allow.
 fn outbounds(options: &mut HostOptions, vars: &impl Fn(&str) -> Option<String>) {
     let allow_loopback = vars("HANDOFF_A2A_ALLOW_LOOPBACK")
@@ -211,17 +220,27 @@ impl Worker {
             self.runtime,
             vars,
         );
-        // Retries of pushes and webhooks, under this request's `waitUntil` (module docs).
+        // Retries of pushes and webhooks, and the runs due for a re-drive (handed over, or
+        // whose isolate went away), under this request's `waitUntil` (module docs).
         static LAST_SWEEP: AtomicU64 = AtomicU64::new(0);
-        if let (Some(outbox), Some(spawner)) = (engine.outbox().cloned(), spawner)
+        if let Some(spawner) = spawner
             && crate::sweep::claim(
                 &LAST_SWEEP,
                 WorkerClock.now_ms(),
                 crate::sweep::poll_ms(vars),
             )
         {
+            let (outbox, engine) = (engine.outbox().cloned(), engine.clone());
+            // Inside what `waitUntil` grants past the response; a run still going then is
+            // handed over again.
+            let deadline = WorkerClock.now_ms().saturating_add(REDRIVE_BUDGET_MS);
             spawner.spawn(Box::pin(async move {
-                outbox.deliver_due(crate::sweep::SWEEP_LIMIT).await;
+                if let Some(outbox) = outbox {
+                    outbox.deliver_due(crate::sweep::SWEEP_LIMIT).await;
+                }
+                engine
+                    .redrive_due(crate::sweep::SWEEP_LIMIT, Some(deadline))
+                    .await;
             }));
         }
         let app = match self.options.app(Host::Workers, engine, authenticator, vars) {

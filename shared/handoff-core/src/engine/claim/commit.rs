@@ -2,7 +2,7 @@
 //! thread's leftovers marker and a resume's record, in one conditional commit on the
 //! versions the claim read. A lost race reads and decides again.
 
-use super::super::{Inner, RunOptions, history, lease, leftovers, redrive};
+use super::super::{Inner, RunOptions, handover, history, lease, leftovers};
 use super::request::Request;
 use crate::error::CoreError;
 use crate::principal::Owner;
@@ -45,7 +45,7 @@ pub(crate) async fn commit(
     let lease_end = lease::lease_until(inner, request.deadline_ms, now);
     let run_expiry = Some(now + inner.config.run_ttl_ms);
     // Before the head moves on: what of the input the stored history already holds.
-    let (redrive, redrive_request) = redrive::claim_write(
+    let (redrive, redrive_request) = handover::claim_write(
         input,
         options,
         &thread,

@@ -74,7 +74,7 @@ pub(crate) async fn claim(
         let decisions = answers::decide(inner, &request, &thread, existing, now)?;
         // An answer the abandoned run's in-doubt one excludes was refused just above.
         if !after_running
-            && let Some(other) = super::redrive::abandoned_by_other(&thread, &input.run_id, now)
+            && let Some(other) = super::handover::abandoned_by_other(&thread, &input.run_id, now)
         {
             return Ok(Claim::Abandoned(other));
         }

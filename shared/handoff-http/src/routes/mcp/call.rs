@@ -3,15 +3,15 @@
 
 use std::sync::Arc;
 
-use agui_protocol::{Event, Interrupt, RunAgentInput};
-use futures::StreamExt;
+use agui_protocol::{Interrupt, RunAgentInput};
 use handoff_core::{CoreError, Principal, RunOptions};
 use serde_json::{Map, Value, json};
 
 use super::Speaks;
+use super::ask::{self, Asking};
 use super::elicit;
 use super::error::McpError;
-use super::outcome::{self, End, Ran};
+use super::outcome::{self, End, Ran, recorded};
 use super::progress::{self, Progress};
 use super::state::State;
 use crate::AppState;
@@ -32,8 +32,12 @@ pub(crate) struct Call {
     pub arguments: Value,
     /// Where the console is served (the deployment's base URL).
     pub base: String,
-    /// Where progress notifications go, when the client asked for them.
+    /// Where progress notifications and requests to the client go, when the call is
+    /// answered as a stream.
     pub progress: Option<Progress>,
+    /// Session revisions: until when (Unix ms) the call may wait for an answer to an
+    /// elicitation it sends ([`ask`]).
+    pub ask_until: u64,
 }
 
 impl Call {
@@ -199,23 +203,6 @@ async fn retry(
     }
 }
 
-/// Run `run_id` of the thread, followed to its end wherever it runs; `None` if there is
-/// no such run.
-async fn recorded(
-    app: &AppState,
-    principal: &Principal,
-    thread_id: &str,
-    run_id: &str,
-) -> Result<Option<Ran>, McpError> {
-    let frames = match app.engine.follow_run(principal, thread_id, run_id, 0).await {
-        Ok(Some(frames)) => frames,
-        Ok(None) => return Ok(None),
-        Err(err) => return Err(err.into()),
-    };
-    let events: Vec<Event> = frames.map(|(_, event)| event).collect().await;
-    Ok(Some(outcome::fold(&events)))
-}
-
 /// The result of `ran` on `thread_id`: complete, or the interrupts it waits on.
 /// `requested`: the caller asked for the run (a four-eyes interrupt is then not theirs).
 async fn respond(
@@ -263,6 +250,20 @@ async fn respond(
             result["inputRequests"] = Value::Object(requests);
         }
         return Ok(result);
+    }
+    let (form, url) = (call.speaks.form, call.speaks.url);
+    if answerable && interrupts.iter().all(|i| elicit::elicitable(i, form, url)) {
+        let asker = ask::Asker {
+            app,
+            principal,
+            stream: call.progress.as_ref(),
+            until: call.ask_until,
+        };
+        match asker.ask(thread_id, interrupts, &console).await? {
+            Asking::Ran(ran) => return Box::pin(respond(call, thread_id, ran, true)).await,
+            Asking::Elsewhere => return Box::pin(poll(call, thread_id)).await,
+            Asking::Waiting => {}
+        }
     }
     structured.insert("consoleUrl".into(), json!(console));
     let listed: Vec<Value> = interrupts

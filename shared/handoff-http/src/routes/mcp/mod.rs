@@ -3,9 +3,9 @@
 //! Revisions: 2026-07-28 (stateless: `server/discover`, `_meta` carrying the protocol
 //! version and client capabilities, `input_required` results) and the session-based
 //! 2025-11-25 and 2025-06-18 (`initialize`, `notifications/initialized`, `ping`). The
-//! session id issued on `initialize` (`Mcp-Session-Id`) is random and kept nowhere: no
-//! request needs it and none is refused for lacking it or for an unknown one, so any
-//! instance answers any request (a session carries no state here). Every result carries
+//! session id issued on `initialize` (`Mcp-Session-Id`) is kept nowhere: it is the
+//! client's declared elicitation modes, sealed ([`session`]); none is refused for lacking
+//! it or for an unknown one, so any instance answers any request. Every result carries
 //! `resultType` (but a session revision's `ping`, whose empty result clients check
 //! strictly); lists carry `ttlMs` and `cacheScope`.
 //!
@@ -14,16 +14,20 @@
 //! `{message: string, threadId?: string}`. A call runs a turn (on `threadId`, else a new
 //! thread) through the engine as `POST /agent` does, under the principal
 //! `HANDOFF_AUTH` found; see [`call`] for interrupts and their answers, [`elicit`] for how
-//! an interrupt is asked and how an answer resumes it, and [`progress`] for the SSE answer
-//! of a call that asks for progress.
+//! an interrupt is asked and how an answer resumes it, [`ask`] for the session revisions'
+//! server-initiated elicitation (answered on any instance, [`pending`]), and [`progress`]
+//! for the SSE answer of a call that asks for progress or may ask its client.
 
+mod ask;
 mod call;
 mod describe;
 mod elicit;
 mod error;
 mod outcome;
+mod pending;
 mod progress;
 pub(crate) mod resource;
+mod session;
 mod state;
 
 use std::sync::Arc;
@@ -38,6 +42,7 @@ use super::agent::run_options;
 use super::json_body::read_body;
 use crate::AppState;
 use error::McpError;
+use session::Modes;
 
 /// The revision without sessions.
 pub(crate) const STATELESS: &str = "2026-07-28";
@@ -49,6 +54,8 @@ const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 const SESSION_HEADER: &str = "mcp-session-id";
 /// How long a client may cache the tool list.
 const LIST_TTL_MS: u64 = 5 * 60 * 1000;
+/// A call waiting for an elicitation's answer answers this long before the host deadline.
+const DEADLINE_MARGIN_MS: u64 = 5_000;
 
 /// What a request says about its client.
 #[derive(Debug, Clone, Default)]
@@ -75,27 +82,39 @@ pub(crate) async fn jsonrpc(State(app): State<Arc<AppState>>, request: Request) 
     };
     let is_request = message.get("method").is_some() && message.get("id").is_some();
     if !is_request && message.is_object() && message.get("jsonrpc") == Some(&json!("2.0")) {
-        // A notification (`notifications/initialized`, a cancel) or a response: nothing to say.
+        // A notification (`notifications/initialized`, a cancel): nothing to say. A
+        // response may answer an elicitation a call sent (from any instance).
+        if message.get("method").is_none() {
+            ask::response(&app, &parts, &message).await;
+        }
         return StatusCode::ACCEPTED.into_response();
     }
     let id = message.get("id").cloned().unwrap_or(Value::Null);
     let params = message.get("params").cloned().unwrap_or(json!({}));
     let call = message.get("method") == Some(&json!("tools/call")) && envelope(&message).is_ok();
-    if let Some(token) = progress::token(&parts.headers, &params).filter(|_| call) {
+    let modes = match call {
+        true => session::of_request(&app, &parts, &params).await,
+        false => Modes::default(),
+    };
+    let token = progress::token(&parts.headers, &params);
+    if call && progress::streams(&parts.headers) && (token.is_some() || modes.any()) {
         let (progress, messages) = progress::channel(token);
         let work = async move {
-            let outcome = dispatch(&app, &parts, "tools/call", params, Some(progress.clone()));
+            let sink = Some(progress.clone());
+            let outcome = dispatch(&app, &parts, "tools/call", params, sink, modes);
             progress.finish(message_of(id, outcome.await));
         };
         return progress::sse(messages, work);
     }
     let outcome = async {
         let method = envelope(&message)?;
-        dispatch(&app, &parts, method, params, None).await
+        dispatch(&app, &parts, method, params.clone(), None, modes).await
     }
     .await;
-    let session = (message.get("method") == Some(&json!("initialize")) && outcome.is_ok())
-        .then(|| app.engine.runtime().ids.next_id("mcp-session"));
+    let session = match message.get("method") == Some(&json!("initialize")) && outcome.is_ok() {
+        true => Some(session::answer_initialize(&app, &parts, &params).await),
+        false => None,
+    };
     reply(id, outcome, session)
 }
 
@@ -139,13 +158,11 @@ fn speaks(headers: &HeaderMap, params: &Value) -> Result<Speaks, McpError> {
         if !SERVED.contains(&version) {
             return Err(McpError::Version(version.to_owned()));
         }
-        let elicitation = &meta[META_CAPABILITIES]["elicitation"];
-        let declared = elicitation.is_object();
-        let named = elicitation.get("form").is_some() || elicitation.get("url").is_some();
+        let modes = Modes::of(&meta[META_CAPABILITIES]["elicitation"]);
         return Ok(Speaks {
             stateless: version == STATELESS,
-            form: declared && (!named || elicitation.get("form").is_some()),
-            url: elicitation.get("url").is_some(),
+            form: modes.form,
+            url: modes.url,
         });
     }
     let header = headers
@@ -188,11 +205,15 @@ async fn dispatch(
     method: &str,
     params: Value,
     progress: Option<progress::Progress>,
+    session: Modes,
 ) -> Result<Value, McpError> {
     if method == "initialize" {
         return Ok(describe::initialize(app, &params));
     }
-    let speaks = speaks(&parts.headers, &params)?;
+    let mut speaks = speaks(&parts.headers, &params)?;
+    if !speaks.stateless {
+        (speaks.form, speaks.url) = (session.form, session.url);
+    }
     check_headers(&parts.headers, method, &params)?;
     let mut result = match method {
         "ping" => json!({}),
@@ -218,6 +239,7 @@ async fn dispatch(
                 arguments: params.get("arguments").cloned().unwrap_or(json!({})),
                 base: super::a2a::origin_of(app, &parts.headers),
                 progress,
+                ask_until: ask_until(app, crate::HostDeadline::of(&parts.extensions)),
             };
             call::call(call, &params).await?
         }
@@ -227,6 +249,14 @@ async fn dispatch(
         result["_meta"] = json!({META_SERVER_INFO: describe::server_info(app)});
     }
     Ok(result)
+}
+
+/// Until when a call may wait for an elicitation's answer: the configured wait, and
+/// [`DEADLINE_MARGIN_MS`] before the host deadline.
+fn ask_until(app: &AppState, deadline: Option<u64>) -> u64 {
+    let waited = app.engine.runtime().now_ms() + app.config.mcp_elicit_wait_ms;
+    let before_deadline = deadline.map_or(u64::MAX, |d| d.saturating_sub(DEADLINE_MARGIN_MS));
+    waited.min(before_deadline)
 }
 
 /// A JSON-RPC response; every result says its `resultType` but the empty one (a session

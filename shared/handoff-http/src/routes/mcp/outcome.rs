@@ -2,7 +2,12 @@
 //! that says so.
 
 use agui_protocol::{Event, Interrupt, RunFinishedOutcome};
+use futures::StreamExt;
+use handoff_core::Principal;
 use serde_json::{Map, Value, json};
+
+use super::error::McpError;
+use crate::AppState;
 
 /// How a run ended.
 #[derive(Debug, Clone, PartialEq)]
@@ -83,6 +88,23 @@ pub(crate) fn fold<'a>(events: impl IntoIterator<Item = &'a Event>) -> Ran {
         .collect::<Vec<_>>()
         .join("\n\n");
     ran
+}
+
+/// Run `run_id` of the thread, followed to its end wherever it runs; `None` if there is
+/// no such run.
+pub(crate) async fn recorded(
+    app: &AppState,
+    principal: &Principal,
+    thread_id: &str,
+    run_id: &str,
+) -> Result<Option<Ran>, McpError> {
+    let frames = match app.engine.follow_run(principal, thread_id, run_id, 0).await {
+        Ok(Some(frames)) => frames,
+        Ok(None) => return Ok(None),
+        Err(err) => return Err(err.into()),
+    };
+    let events: Vec<Event> = frames.map(|(_, event)| event).collect().await;
+    Ok(Some(fold(&events)))
 }
 
 /// `structuredContent`: the thread, the run, where it stands and the thread's state.

@@ -1,6 +1,7 @@
-//! Progress notifications: when a `tools/call` carries `_meta.progressToken` and its client
-//! accepts `text/event-stream`, the answer is an SSE stream of `notifications/progress`
-//! (one per step, tool call and text message the run starts) ending with the response.
+//! A `tools/call` answered as SSE: when it carries `_meta.progressToken` and its client
+//! accepts `text/event-stream`, a stream of `notifications/progress` (one per step, tool
+//! call and text message the run starts); when its session client declared elicitation,
+//! the `elicitation/create` requests it sends ([`super::ask`]); then the response.
 
 use std::sync::Arc;
 
@@ -14,22 +15,28 @@ use serde_json::{Value, json};
 /// Where a call's progress goes.
 #[derive(Clone)]
 pub(crate) struct Progress {
-    token: Value,
+    /// The client's progress token; none: no progress is told.
+    token: Option<Value>,
     sink: UnboundedSender<Value>,
+}
+
+/// Whether the client takes an SSE answer.
+pub(crate) fn streams(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|accept| accept.contains("text/event-stream"))
 }
 
 /// The progress token of a call whose client takes a stream, if it asked for progress.
 pub(crate) fn token(headers: &HeaderMap, params: &Value) -> Option<Value> {
     let token = params.get("_meta")?.get("progressToken")?;
-    let streams = headers
-        .get(header::ACCEPT)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|accept| accept.contains("text/event-stream"));
-    (streams && (token.is_string() || token.is_i64())).then(|| token.clone())
+    (streams(headers) && (token.is_string() || token.is_i64())).then(|| token.clone())
 }
 
-/// A channel for `token`'s notifications and the call's final message.
-pub(crate) fn channel(token: Value) -> (Progress, UnboundedReceiver<Value>) {
+/// A channel for the call's messages: `token`'s notifications, if any, requests to the
+/// client and the final message.
+pub(crate) fn channel(token: Option<Value>) -> (Progress, UnboundedReceiver<Value>) {
     let (sink, messages) = mpsc::unbounded();
     (Progress { token, sink }, messages)
 }
@@ -40,8 +47,14 @@ impl Progress {
         let _ = self.sink.unbounded_send(message);
     }
 
+    /// Sends a request to the client (an `elicitation/create`).
+    pub(crate) fn send(&self, request: Value) {
+        let _ = self.sink.unbounded_send(request);
+    }
+
     /// Notes `event` when it starts something worth telling; `done` counts the notes.
     fn note(&self, event: &Event, done: &mut u64) {
+        let Some(token) = &self.token else { return };
         let message = match event {
             Event::StepStarted(e) => format!("step {}", e.step_name),
             Event::ToolCallStart(e) => format!("calling {}", e.tool_call_name),
@@ -52,7 +65,7 @@ impl Progress {
         let _ = self.sink.unbounded_send(json!({
             "jsonrpc": "2.0",
             "method": "notifications/progress",
-            "params": {"progressToken": self.token, "progress": *done, "message": message},
+            "params": {"progressToken": token, "progress": *done, "message": message},
         }));
     }
 }
