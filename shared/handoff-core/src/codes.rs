@@ -31,7 +31,7 @@
 //! | `ORIGIN_NOT_ALLOWED` | 403 | a POST, PUT, PATCH or DELETE from a browser page of another origin (its `Origin` neither this endpoint's nor in `HANDOFF_CORS_ORIGINS`, or `Sec-Fetch-Site: cross-site`); nothing is read or written |
 //! | `HOST_NOT_ALLOWED` | 403 | with `HANDOFF_AUTH=none`, a `Host` other than `localhost`, `127.0.0.1`, `[::1]` or a name in `HANDOFF_ALLOWED_HOSTS` (DNS rebinding), or no name at all once that lists names |
 //! | `THREAD_NOT_FOUND` | 404 | no such thread, or one the caller may not see (the two are indistinguishable, whatever else the request says) |
-//! | `AGENT_NOT_FOUND` | 404 | CopilotKit: no agent of that `agentId` |
+//! | `AGENT_NOT_FOUND` | 404 | CopilotKit, `POST /schedules`: no agent of that `agentId` |
 //! | `METHOD_NOT_FOUND` | 404 | CopilotKit single-route transport: no such `method` |
 //! | `METHOD_NOT_ALLOWED` | 405 + `Allow` | CopilotKit thread resources: a method the resource does not answer |
 //! | `RESUME_INCOMPLETE` | 409 | the thread has pending interrupts the input does not answer (including no `resume` at all) |
@@ -44,6 +44,9 @@
 //! | `RUN_ID_CONFLICT` | 409 | the `runId` was used before with a different body (except a resume under the id of the run whose pending interrupts it answers, as CopilotKit sends: a new run under that id; its byte-identical retry replays) |
 //! | `RUN_NOT_FOUND` | 404 | the thread has no such run (or its record expired): status, replay and stop |
 //! | `INVALID_LAST_EVENT_ID` | 400 | `Last-Event-ID` is not a frame id (a non-negative integer) |
+//! | `INVALID_SCHEDULE` | 400 | `POST /schedules`: a body that is not a schedule (not exactly one of `cron` and `everySeconds`, a cron pattern that is not 5 fields or never matches, `everySeconds` out of 1 to a year, no `agentId`, messages that are not 1 to 50 AG-UI messages, a `thread` that is neither `"new"` nor a thread id); the message names the field |
+//! | `SCHEDULE_NOT_FOUND` | 404 | `DELETE /schedules/{id}`: no such schedule, or one the caller may not manage (the two are indistinguishable) |
+//! | `SCHEDULE_LIMIT` | 409 | `POST /schedules`: the tenant keeps as many schedules as allowed (100); delete one first |
 //! | `INVALID_CURSOR` | 400 | A list cursor (`GET /threads`, `GET /threads/{id}/messages`) this deployment did not issue for that list: forged, altered, or another list's |
 //! | `REQUEST_STATE_INVALID` | 400 | MCP `tools/call` retry: a `requestState` this deployment did not seal for this caller and this call (forged, altered, another principal's, another tool's or arguments'), or expired; nothing was run |
 //! | `RUN_ABANDONED` | (in-stream `RUN_ERROR`, to a reconnected client; the `error` of a run's status) | the followed run stopped without finishing: its instance went away and its lease lapsed; rehydrate with `GET /threads/{id}` |
@@ -146,6 +149,8 @@ registry! {
     INVALID_CURSOR = 400;
     /// An MCP `requestState` not sealed for this caller and call, or expired.
     REQUEST_STATE_INVALID = 400;
+    /// A schedule's definition that is not one (the message names the field).
+    INVALID_SCHEDULE = 400;
     /// A2A receiver: a push notification that is not a task update.
     INVALID_NOTIFICATION = 400;
     /// A2A receiver: a validation challenge it cannot answer.
@@ -168,6 +173,8 @@ registry! {
     THREAD_NOT_FOUND = 404;
     /// The thread has no such run.
     RUN_NOT_FOUND = 404;
+    /// No such schedule, or one the caller may not manage.
+    SCHEDULE_NOT_FOUND = 404;
     /// CopilotKit: no agent of that id.
     AGENT_NOT_FOUND = 404;
     /// CopilotKit single-route: no such method.
@@ -196,6 +203,8 @@ registry! {
     RUN_ABANDONED = 409;
     /// A2A receiver: the subscription is bound to another task.
     SUBSCRIPTION_BOUND = 409;
+    /// The tenant keeps as many schedules as allowed.
+    SCHEDULE_LIMIT = 409;
     /// A body over the limit.
     BODY_TOO_LARGE = 413;
     /// A body that is not JSON.

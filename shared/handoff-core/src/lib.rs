@@ -16,6 +16,7 @@ pub mod outbox;
 pub mod principal;
 pub mod records;
 pub mod runtime;
+pub mod schedule;
 pub mod schema;
 pub mod store;
 pub mod time_fmt;

@@ -15,6 +15,9 @@
 //! | `GET /approvals/waiting` | what waits for the caller now, for the console's bell: the inbox's interrupts (the same rule) that have not expired, newest first, at most 100: `{"count", "approvals": [{threadId, interruptId, message?, requestedBy?, requestedAt?, expiresAt?}], "more"?: true}` (Unix ms; `more` when there may be others). It reads the inbox's listing, written in the commit that ends a run, the one that writes the webhooks' `interrupt.created` and `run.finished`/`run.failed`: an answer by any route takes its interrupt off at once. Cost: one listing read plus one read per thread of the tenant with pending interrupts (at most 400) |
 //! | `GET /audit?threadId=&since=&limit=&cursor=` | the approval audit trail, role `auditor` only (403 `FORBIDDEN` otherwise): `{"entries": [{seq, time, threadId, kind: "answer"\|"effect", principal, roles, interruptId, decision, payloadHash, runId, effectKey?, replayed?, idempotencyKey?, attempt?, prevHash, hash}], "nextCursor"}`, newest first, across the tenant's threads (by time) or one (in chain order, reading that thread's entries only); an effect's entry is written when an attempt starts, so one left in doubt is listed too; one entry per line with `Accept: application/x-ndjson` (the next cursor in `x-handoff-next-cursor`); `since` is an ISO-8601 time or Unix ms |
 //! | `GET /webhooks/deliveries?limit=` | role `admin` (403 `FORBIDDEN` otherwise): the tenant's webhook events, newest first (see [`webhooks`]): `{"deliveries": [{id, type, threadId, runId, status: "pending"\|"delivered"\|"failed", attempts, createdAt, nextAttemptAt?, servedEndpoints?, lastError?}]}` (Unix ms); `limit` 1-100 (default 20); each is kept a week |
+//! | `POST /schedules` | `{cron (5 fields, UTC) \| everySeconds, agentId, messages, thread: "new" \| threadId}`: 201 with the schedule `{id, cron\|everySeconds, agentId, messages, thread, createdBy, createdAt, nextDueAt, ticks, lastRun?}`; each tick runs once across instances as a background run of the creator's (see [`schedules`]); 400 `INVALID_SCHEDULE`, 404 `AGENT_NOT_FOUND`, 409 `SCHEDULE_LIMIT` (100 a tenant) |
+//! | `GET /schedules` | `{"schedules": [...]}`: the caller's, every one of the tenant's for role `admin` |
+//! | `DELETE /schedules/{id}` | `{"id", "deleted": true}`; the creator's or an admin's to do, 404 `SCHEDULE_NOT_FOUND` for anyone else |
 //! | `GET /audit/verify?threadId=` | role `auditor`: `{"intact", "entries", "firstBroken"?, "threadId"?}`, whether the thread's hash chain (every chain of the tenant without `threadId`) is whole |
 //! | `POST /agent` with `Prefer: respond-async` | a background run (RFC 7240; other preferences in the header are ignored): once the run is claimed, `202 {"threadId","runId"}` with `Location: /threads/{threadId}/runs/{runId}` and `Preference-Applied: respond-async`, and the run goes on with nobody connected; bad input is the same 4xx as without it. Only on hosts that offer background work ([`handoff_core::Runtime::background`]: the dev server); Lambda and Workers ignore the preference for now and stream as usual (no `Preference-Applied`). Under `HANDOFF_DOUBLE_TEXT` `interrupt` or `enqueue`, a run sent to a busy thread is answered 202 before it is claimed, and its status is 404 `RUN_NOT_FOUND` until it is |
 //! | `GET /threads/{threadId}/runs/{runId}` | where a run stands, background or streamed ([`handoff_core::RunStatusView`]): `{"threadId", "runId", "status": "running"\|"interrupted"\|"succeeded"\|"failed"\|"cancelled", "outcome"?: "success"\|"interrupt"\|"cancelled", "usage"?, "interrupts"?, "error"?: {code, message}, "startedAt", "finishedAt"?}` (Unix ms); a run whose instance went away is `failed` with `RUN_ABANDONED` once its lease lapses; who may read it as for its events; 404 `RUN_NOT_FOUND` for a run the thread never had |
@@ -78,6 +81,7 @@
 //! | `HANDOFF_MCP_ELICIT_WAIT_MS` | 45000 | how long an MCP session call that sent an `elicitation/create` waits for the answer's run to end (never past the host deadline) before it answers that the run waits for an approver; below the official SDKs' 60 s request timeout, so such a client gets that answer rather than a timeout |
 //! | `HANDOFF_ALLOWED_HOSTS` | loopback names only | with `HANDOFF_AUTH=none`, the other `Host` names answered: see the same section |
 //!
+//! | `HANDOFF_SCHEDULE_POLL_MS` | 1000 (dev server) | how often due schedule ticks are looked for; Lambda and Workers tick on their triggers (see [`schedules`]) |
 //! | `HANDOFF_WEBHOOK_URLS`, `HANDOFF_WEBHOOK_SECRETS`, `HANDOFF_WEBHOOK_FORMAT`, `HANDOFF_WEBHOOK_ALLOW_LOOPBACK` | no webhooks | the operator's endpoints told about every run's end, signed as Standard Webhooks says: see [`webhooks`] |
 //!
 //! A malformed `HANDOFF_RATE_LIMIT` or `HANDOFF_TOKEN_BUDGET` refuses to start with a
@@ -181,6 +185,7 @@ mod error;
 mod guard;
 mod request_log;
 mod routes;
+pub mod schedules;
 mod trace_context;
 pub mod webhooks;
 
@@ -394,6 +399,14 @@ impl Routes {
             .route(
                 "/webhooks/deliveries",
                 get(routes::webhooks::list_deliveries),
+            )
+            .route(
+                "/schedules",
+                get(routes::schedules::list_schedules).post(routes::schedules::create_schedule),
+            )
+            .route(
+                "/schedules/{schedule_id}",
+                axum::routing::delete(routes::schedules::delete_schedule),
             )
             .route(
                 "/threads/{thread_id}",

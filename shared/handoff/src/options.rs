@@ -157,6 +157,15 @@ impl HostOptions {
         (outbox, notifiers)
     }
 
+    /// The scheduler of the host's agents: `engine`'s and the CopilotKit agents' (built
+    /// by [`HostOptions::engine`]), ticking each schedule on its agent's engine.
+    pub(crate) fn scheduler(&self, engine: &Engine) -> handoff_http::schedules::Scheduler {
+        self.agent_engines.iter().fold(
+            handoff_http::schedules::Scheduler::new(engine.clone()),
+            |scheduler, (id, engine, _)| scheduler.agent(id.clone(), engine.clone()),
+        )
+    }
+
     /// The Handoff routes behind `authenticator`, the host's own routes, and CORS
     /// (`HANDOFF_CORS_ORIGINS`) around all of them.
     pub(crate) fn app(

@@ -18,6 +18,7 @@
 //! | `HANDOFF_CORS_ORIGINS` | no CORS |
 //! | `HANDOFF_WEBHOOK_URLS`, `HANDOFF_WEBHOOK_SECRETS`, `HANDOFF_WEBHOOK_FORMAT`, `HANDOFF_WEBHOOK_ALLOW_LOOPBACK` | no webhooks (see `handoff_http::webhooks`); approval links point at `HANDOFF_PUBLIC_URL`, else at this server's URL |
 //! | `HANDOFF_OUTBOX_POLL_MS` | 1000: how often the outbox's due retries (A2A pushes, webhooks) are swept |
+//! | `HANDOFF_SCHEDULE_POLL_MS` | 1000: how often due schedule ticks are claimed (`POST /schedules`; each tick runs once across every process sharing the store, as a background run) |
 //! | `HANDOFF_MCP_ELICIT_WAIT_MS` | 45000: how long an MCP session call waits for the answer to the elicitation it sent (see `handoff_http`) |
 //! | `HANDOFF_SWEEP_SECS` | 15: how often runs whose instance died before their end are looked for and finished here (0: never; see `handoff_core::Engine::redrive_due`) |
 //! | `RUST_LOG` | `info` (logs go to stderr) |
@@ -232,6 +233,10 @@ impl Server {
         if let Some(outbox) = engine.outbox().cloned() {
             tokio::spawn(sweep_outbox(outbox, crate::sweep::poll_ms(env)));
         }
+        tokio::spawn(tick_schedules(
+            self.options.scheduler(&engine),
+            crate::sweep::schedule_poll_ms(env),
+        ));
         let sweep_secs = crate::sweep::sweep_secs(env);
         if sweep_secs > 0 {
             tokio::spawn(sweep_runs(engine.clone(), sweep_secs));
@@ -323,5 +328,15 @@ async fn sweep_outbox(outbox: Arc<handoff_core::outbox::Outbox>, every_ms: u64) 
     loop {
         ticks.tick().await;
         outbox.deliver_due(crate::sweep::SWEEP_LIMIT).await;
+    }
+}
+
+/// Claims and starts the schedules' due ticks for as long as the server runs.
+async fn tick_schedules(scheduler: handoff_http::schedules::Scheduler, every_ms: u64) {
+    let mut ticks = tokio::time::interval(std::time::Duration::from_millis(every_ms));
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        ticks.tick().await;
+        scheduler.tick().await;
     }
 }

@@ -25,6 +25,16 @@ pub(crate) fn poll_ms(vars: impl Fn(&str) -> Option<String>) -> u64 {
         .unwrap_or(1_000)
 }
 
+/// `HANDOFF_SCHEDULE_POLL_MS` (default 1000): how often the dev server looks for due
+/// schedule ticks (one index query when none is due).
+#[cfg_attr(not(feature = "server"), allow(dead_code))]
+pub(crate) fn schedule_poll_ms(vars: impl Fn(&str) -> Option<String>) -> u64 {
+    vars("HANDOFF_SCHEDULE_POLL_MS")
+        .and_then(|v| v.parse().ok())
+        .filter(|ms| *ms > 0)
+        .unwrap_or(1_000)
+}
+
 /// `HANDOFF_SWEEP_SECS` (default 15; 0 turns it off): how often a host with a timer (the
 /// dev server) looks for runs whose instance died before their end and finishes them
 /// (`handoff_core::Engine::redrive_due`).

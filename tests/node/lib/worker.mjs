@@ -86,7 +86,11 @@ async function startWorkerOnce({ vars = {}, stateDir, label = "worker", workerDi
     // goes to the Worker.
     assets: { directory: CONSOLE_ASSETS, routerConfig: { has_user_worker: true } },
     compatibilityDate: "2025-09-01",
-    durableObjects: { PARTITIONS: { className: "PartitionObject", useSQLite: true } },
+    durableObjects: {
+      PARTITIONS: { className: "PartitionObject", useSQLite: true },
+      // The demo's schedule ticker (wrangler.toml's SCHEDULES), whose alarm ticks schedules.
+      ...(workerDir === WORKER_DIR ? { SCHEDULES: { className: "ScheduleTicker", useSQLite: true } } : {}),
+    },
     kvNamespaces: ["BLOBS"],
     // Miniflare does not read wrangler.toml, whose HANDOFF_AUTH (cf-access) is for
     // deployment: tests run unauthenticated unless `vars` says otherwise.

@@ -98,7 +98,7 @@ pub(crate) async fn start(
     match background {
         Background::Spawned(spawn) => {
             let events = app.engine.start_shared(input, options).await?;
-            spawn.spawn(Box::pin(events.for_each(|_| futures::future::ready(()))));
+            drive(&spawn, events);
         }
         Background::Detached => app.engine.start_detached(input, options).await?,
     }
@@ -118,6 +118,12 @@ pub(crate) async fn start(
         HeaderValue::from_static("respond-async"),
     );
     Ok(response)
+}
+
+/// Reads `events` to their end on `background`: the run goes on with nobody connected
+/// (a schedule's tick runs the same way, `crate::schedules`).
+pub(crate) fn drive(background: &Arc<dyn Spawn>, events: handoff_core::SharedRunStream) {
+    background.spawn(Box::pin(events.for_each(|_| futures::future::ready(()))));
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@ pub(crate) mod copilotkit;
 pub(crate) mod json_body;
 pub(crate) mod mcp;
 pub(crate) mod runs;
+pub(crate) mod schedules;
 pub(crate) mod superagent;
 pub(crate) mod thread_list;
 pub(crate) mod threads;

@@ -38,6 +38,15 @@
 //! (2 s at most). A function nobody calls does not sweep: `infra/template.yaml` invokes it
 //! every minute (an EventBridge schedule sending a Function URL `GET /healthz`).
 //!
+//! **Schedules** (`POST /schedules`, see `handoff_http::schedules`) tick when the template's
+//! `ScheduleTick` rule (EventBridge Scheduler, every minute) invokes the function with a
+//! Function URL `GET /healthz` from user agent `handoff-schedule-tick`: that invocation
+//! claims the ticks due, runs them as background runs of its own and answers once they
+//! ended (by its deadline, within `HANDOFF_RUN_BUDGET_MS`; a run still going then is
+//! handed over and finished by a later scheduled invocation, as a background run is).
+//! Ticks are at most a minute late here; a schedule of fewer seconds ticks once a minute
+//! (its missed ticks collapse into one).
+//!
 //! The invocation deadline becomes the engine's deadline: a streamed run that would
 //! outlive the function is stopped a few seconds before, closes what it opened
 //! and ends with `RUN_FINISHED{cancelled}`, and its lease ends with the
@@ -196,6 +205,7 @@ impl Lambda {
             engine: engine.clone(),
             every_ms: crate::sweep::poll_ms(env),
             budget: deadline::RunBudget::from_env(env),
+            scheduler: self.options.scheduler(&engine),
         };
         let app = self.options.app(Host::Lambda, engine, authenticator, env)?;
 

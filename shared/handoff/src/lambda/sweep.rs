@@ -1,4 +1,6 @@
-//! Outbox sweeps at the start of invocations (see the [module docs](super)).
+//! Outbox sweeps at the start of invocations, the re-drives of the template's scheduled
+//! invocation, and the schedules' ticks of its `ScheduleTick` invocation (see the
+//! [module docs](super)).
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -11,6 +13,7 @@ use futures::StreamExt;
 use handoff_core::Clock;
 use handoff_core::Engine;
 use handoff_core::outbox::Outbox;
+use handoff_http::schedules::Scheduler;
 use lambda_http::Request;
 use lambda_http::RequestExt;
 use tower::{Service, ServiceExt};
@@ -28,14 +31,18 @@ pub(super) struct Sweeps {
     pub(super) engine: Engine,
     /// At most one outbox sweep per instance this often.
     pub(super) every_ms: u64,
-    /// `HANDOFF_RUN_BUDGET_MS`, for the runs a scheduled invocation re-drives.
+    /// `HANDOFF_RUN_BUDGET_MS`, for the runs a scheduled invocation re-drives or starts.
     pub(super) budget: super::deadline::RunBudget,
+    /// The schedules' ticks, run by the `ScheduleTick` invocation ([`SCHEDULE_TICK_AGENT`]).
+    pub(super) scheduler: Scheduler,
 }
 
 /// `service`, with a background sweep of the outbox at the start of an invocation (at most
 /// one per `every_ms`), whose response ends once the sweep did; and, in the template's
 /// scheduled invocation ([`SCHEDULE_USER_AGENT`]), the runs to re-drive (background runs
-/// handed over, runs whose instance died) finished first, within its deadline.
+/// handed over, runs whose instance died) finished first, within its deadline; in the
+/// template's `ScheduleTick` invocation ([`SCHEDULE_TICK_AGENT`]), the schedules' due ticks
+/// claimed and their runs driven to their ends first, within its deadline.
 pub(super) fn sweeping<S>(
     service: S,
     sweeps: Sweeps,
@@ -58,6 +65,7 @@ where
         engine,
         every_ms,
         budget,
+        scheduler,
     } = sweeps;
     tower::service_fn(move |request: Request| {
         let sweep = outbox
@@ -71,15 +79,18 @@ where
                     }
                 })
             });
-        let redrive = scheduled(&request).then(|| {
-            let deadline = request.lambda_context_ref().map(|context| {
-                super::deadline::absolute_deadline(context.deadline, clock.now_ms())
-            });
-            let deadline = deadline.map(|deadline| budget.within(deadline, clock.now_ms()));
-            (engine.clone(), deadline)
-        });
+        let deadline = request
+            .lambda_context_ref()
+            .map(|context| super::deadline::absolute_deadline(context.deadline, clock.now_ms()))
+            .map(|deadline| budget.within(deadline, clock.now_ms()));
+        let redrive = scheduled(&request).then(|| (engine.clone(), deadline));
+        let ticks = is_schedule_tick(&request).then(|| scheduler.clone());
         let call = service.clone().oneshot(request);
         async move {
+            if let Some(scheduler) = ticks {
+                let report = scheduler.tick_until(deadline).await;
+                tracing::info!(?report, "schedules: ticked");
+            }
             if let Some((engine, deadline)) = redrive {
                 let report = engine
                     .redrive_due(crate::sweep::SWEEP_LIMIT, deadline)
@@ -109,6 +120,19 @@ fn scheduled(request: &Request) -> bool {
         .headers()
         .get(http::header::USER_AGENT)
         .is_some_and(|agent| agent == SCHEDULE_USER_AGENT)
+}
+
+/// The `user-agent` of the invocation that claims the schedules' due ticks: a Function URL
+/// `GET /healthz` the template's `ScheduleTick` rule sends every minute. Anyone may send
+/// it: it starts only ticks that are due anyway, each once.
+pub(super) const SCHEDULE_TICK_AGENT: &str = "handoff-schedule-tick";
+
+/// Whether `request` is the schedules' tick ([`SCHEDULE_TICK_AGENT`]).
+fn is_schedule_tick(request: &Request) -> bool {
+    request
+        .headers()
+        .get(http::header::USER_AGENT)
+        .is_some_and(|agent| agent == SCHEDULE_TICK_AGENT)
 }
 
 /// `body`, then a wait for `sweep` (at most [`SWEEP_WAIT`]) before the stream ends.

@@ -41,6 +41,10 @@
 //! request sweep above also finishes the runs due for a re-drive (handed over, or whose
 //! isolate went away), for up to 25 s each time (`handoff_core::Engine::redrive_due`).
 //!
+//! **Schedules** (`POST /schedules`) tick on the Cron Trigger ([`Worker::tick_schedules`]
+//! from the `scheduled` handler) and, for ticks closer than a minute apart, on a Durable
+//! Object's alarm: see [`schedules`].
+//!
 //! Logs are JSON lines on the console (`HANDOFF_LOG=text` for text, `RUST_LOG` for levels);
 //! with `OTEL_TRACES_EXPORTER=console` (or an OTLP endpoint variable) the engine's spans
 //! are written there too, one JSON line each, with the names and attributes the native
@@ -63,6 +67,8 @@ use tracing::Instrument;
 use worker::{Context, Env, HttpRequest};
 
 use crate::options::{HostOptions, authenticator_from_env, host_setters};
+
+pub mod schedules;
 
 pub use handoff_host_worker::store::{BLOBS, PARTITIONS};
 pub use handoff_host_worker::{
@@ -204,6 +210,9 @@ impl Worker {
         };
         outbounds(&mut self.options, &vars);
         let spawner = self.runtime.spawner.clone();
+        let arm_after = spawner.clone().filter(|_| {
+            req.method() == axum::http::Method::POST && req.uri().path() == "/schedules"
+        });
         let engine = self.options.engine(
             Host::Workers,
             Arc::new(agent),
@@ -255,6 +264,12 @@ impl Worker {
         match app.oneshot(req).instrument(span.clone()).await {
             Ok(response) => {
                 span.record("http.response.status_code", response.status().as_u16());
+                // A new schedule may tick sooner than the ticker's alarm is set for.
+                if let Some(spawner) = arm_after.filter(|_| response.status().as_u16() == 201) {
+                    spawner.spawn(Box::pin(worker::send::SendFuture::new(async move {
+                        schedules::arm(&env).await;
+                    })));
+                }
                 Ok(response)
             }
             Err(never) => match never {},
