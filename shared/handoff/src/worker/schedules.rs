@@ -69,7 +69,9 @@ impl Worker {
     }
 
     /// Claims the schedules' due ticks and runs them with `agent` (and the CopilotKit
-    /// agents set on this host) to their ends; `HANDOFF_RUN_BUDGET_MS` bounds each run.
+    /// agents set on this host) to their ends; `HANDOFF_RUN_BUDGET_MS` bounds each run. Then
+    /// finishes the runs due for a re-drive (handed over, or whose isolate went away;
+    /// `handoff_core::Engine::redrive_due`), each for up to 25 s or that budget.
     pub async fn tick_schedules(mut self, agent: impl Agent) -> TickReport {
         let env = self.env.clone();
         let vars = |key: &str| var(&env, key);
@@ -85,7 +87,19 @@ impl Worker {
         let deadline = vars("HANDOFF_RUN_BUDGET_MS")
             .and_then(|v| v.parse::<u64>().ok())
             .map(|budget| WorkerClock.now_ms().saturating_add(budget));
-        self.options.scheduler(&engine).tick_until(deadline).await
+        let report = self.options.scheduler(&engine).tick_until(deadline).await;
+        let until = deadline.unwrap_or_else(|| {
+            WorkerClock
+                .now_ms()
+                .saturating_add(super::REDRIVE_BUDGET_MS)
+        });
+        let redriven = engine
+            .redrive_due(crate::sweep::SWEEP_LIMIT, Some(until))
+            .await;
+        if redriven != handoff_core::RedriveReport::default() {
+            tracing::info!(?redriven, "runs re-driven");
+        }
+        report
     }
 }
 
