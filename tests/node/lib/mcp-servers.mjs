@@ -123,6 +123,9 @@ export async function startIssuer({ clientId, clientSecret }) {
   server.service.on("beforeTokenSigning", (token, req) => {
     token.payload.aud = req.body.audience ?? req.body.resource;
     token.payload.sub = clientId;
+    // Each token its own, as real issuers make them: without an id, two tokens asked for in
+    // the same second are the same bytes, and a token replacing a revoked one would be it.
+    token.payload.jti = randomUUID();
   });
   server.service.on("beforeResponse", (response, req) => {
     requests.push({ body: { ...req.body }, authorization: req.headers.authorization });
