@@ -132,8 +132,17 @@ impl Engine {
                     l.run_id.as_str() == run_id && (l.expires_at_ms > now || kept.is_some())
                 });
             if !held {
-                view.status = RunPhase::Failed;
-                view.error = Some(failure(&CoreError::RunAbandoned));
+                // It may have ended between the two reads: its record then says how.
+                let run_key = records::run_key(run_id);
+                let again = self.inner.store.get_one(&partition, &run_key, now).await?;
+                let again: Option<RunRecord> = again.as_ref().map(records::decode).transpose()?;
+                match again.filter(|r| r.status.is_final()) {
+                    Some(ended) => view = view_of(thread_id, run_id, &ended),
+                    None => {
+                        view.status = RunPhase::Failed;
+                        view.error = Some(failure(&CoreError::RunAbandoned));
+                    }
+                }
             }
         }
         Ok(view)
