@@ -64,7 +64,7 @@ struct Follower {
     /// This reader re-drove the run once already.
     redriven: bool,
     /// The events of the attempt a re-drive replaced, until the new one is seen to repeat
-    /// them (see [`Follower::check_continues`]).
+    /// them (see [`check_continues`]).
     replaced: Option<Vec<Event>>,
 }
 
@@ -104,32 +104,6 @@ pub(crate) fn follow(
 }
 
 impl Follower {
-    /// After a re-drive, whether its events so far repeat those of the attempt it replaced
-    /// (timestamps aside): the client, which has some of those, can only be sent the rest
-    /// if they do. An agent that does not replay what it did (no journal) ends the reader
-    /// with `RUN_ABANDONED`, as before re-drives; the run's record still has its end.
-    fn check_continues(&mut self, events: &[Event]) -> Result<(), CoreError> {
-        let Some(replaced) = &self.replaced else {
-            return Ok(());
-        };
-        let unstamped = |e: &Event| {
-            let mut e = e.clone();
-            e.base_mut().timestamp = None;
-            e
-        };
-        let same = replaced
-            .iter()
-            .zip(events)
-            .all(|(a, b)| unstamped(a) == unstamped(b));
-        if !same {
-            return Err(CoreError::RunAbandoned);
-        }
-        if events.len() >= replaced.len() {
-            self.replaced = None;
-        }
-        Ok(())
-    }
-
     /// The next frames (possibly none), or `None` once the run's end was sent.
     async fn step(&mut self) -> Option<Vec<(u64, Event)>> {
         if self.done {
@@ -177,7 +151,7 @@ impl Follower {
                 // Re-driven to its end since the last look.
                 self.replaced = Some(std::mem::take(&mut self.events));
             }
-            self.check_continues(&run.events)?;
+            check_continues(&mut self.replaced, &run.events)?;
             self.done = true;
             return Ok(self.cursor.advance(&run.events));
         }
@@ -196,7 +170,7 @@ impl Follower {
             let have = self.events.len() as u64;
             let skip = (have + 1).saturating_sub(batch.first) as usize;
             self.events.extend(batch.events.into_iter().skip(skip));
-            self.check_continues(&self.events.clone())?;
+            check_continues(&mut self.replaced, &self.events)?;
             self.next_batch += 1;
             // More batches may be waiting: read on without pausing.
             self.wait = false;
@@ -221,4 +195,33 @@ impl Follower {
         self.wait = true;
         Ok(Vec::new())
     }
+}
+
+/// After a re-drive, whether its events so far repeat those of the attempt it replaced
+/// (timestamps aside): the client, which has some of those, can only be sent the rest
+/// if they do. An agent that does not replay what it did (no journal) ends the reader
+/// with `RUN_ABANDONED`, as before re-drives; the run's record still has its end.
+fn check_continues(
+    replaced_by: &mut Option<Vec<Event>>,
+    events: &[Event],
+) -> Result<(), CoreError> {
+    let Some(replaced) = replaced_by.as_ref() else {
+        return Ok(());
+    };
+    let unstamped = |e: &Event| {
+        let mut e = e.clone();
+        e.base_mut().timestamp = None;
+        e
+    };
+    let same = replaced
+        .iter()
+        .zip(events)
+        .all(|(a, b)| unstamped(a) == unstamped(b));
+    if !same {
+        return Err(CoreError::RunAbandoned);
+    }
+    if events.len() >= replaced.len() {
+        *replaced_by = None;
+    }
+    Ok(())
 }
