@@ -17,9 +17,10 @@
 //! `--conversation N` then runs conversation mode (`load/conversation.rs`): one thread per
 //! client, N lockstep turns each resending the whole history, server CPU per turn. The last
 //! line, `ratios: memory X, sqlite X, sqlite-normal X, turnN/turn1 memory X sqlite X,
-//! sqlite/node-durable X, sqlite-normal/node-durable X`, is for scripts: Node's CPU per pair
-//! over each server's, turn N's CPU over turn 1's, and the durable Node reference's
-//! (`reference-server.mjs --durable`, issue 54: the same durable work) over each SQLite server's.
+//! sqlite/node-durable X, sqlite-normal/node-durable X, memory/node turn10 X memory/node turnN X`,
+//! is for scripts: Node's CPU per pair over each server's, turn N's CPU over turn 1's, the
+//! durable Node reference's (`reference-server.mjs --durable`, issue 54: the same durable work)
+//! over each SQLite server's, and Node's CPU for chat turn 10 and turn N over the memory store's.
 //!
 //! Per round and server, `clients` threads (one keep-alive connection each)
 //! send pairs — run 1 (→ approval interrupt) then the approving resume (→ one refund) — for
@@ -401,14 +402,17 @@ fn main() {
     };
     println!(
         "\nratios: memory {}, sqlite {}, sqlite-normal {}, turn{n}/turn1 memory {} sqlite {}, \
-         sqlite/node-durable {}, sqlite-normal/node-durable {}",
+         sqlite/node-durable {}, sqlite-normal/node-durable {}, \
+         memory/node turn10 {}, memory/node turn{n} {}",
         ratio(&ratios, "memory"),
         ratio(&ratios, "sqlite"),
         ratio(&ratios, "sqlite-normal"),
-        ratio(&turn_ratios, "memory"),
-        ratio(&turn_ratios, "sqlite"),
+        ratio(&turn_ratios.growth, "memory"),
+        ratio(&turn_ratios.growth, "sqlite"),
         ratio(&vs_durable, "sqlite"),
         ratio(&vs_durable, "sqlite-normal"),
+        ratio(&turn_ratios.vs_node_at_10, "memory"),
+        ratio(&turn_ratios.vs_node_at_n, "memory"),
         // Without conversation mode the turn ratios are n/a, and so is the turn.
         n = match args.conversation {
             0 => "N".to_owned(),
@@ -446,6 +450,15 @@ fn record_for_floor(
     (dir, run_path, resume_path)
 }
 
+/// What conversation mode measured, by server tag: turn N's CPU over turn 1's, and Node's CPU
+/// for turn 10 and turn N over the server's.
+#[derive(Default)]
+struct Turns<'a> {
+    growth: std::collections::BTreeMap<&'a str, f64>,
+    vs_node_at_10: std::collections::BTreeMap<&'a str, f64>,
+    vs_node_at_n: std::collections::BTreeMap<&'a str, f64>,
+}
+
 /// Conversation mode on every server but the floor: per round, `clients` conversations of
 /// `turns` turns in lockstep; prints each server's turn CPU (µs per client) at a few turns
 /// and the median of turn N over turn 1; returns those medians by server tag, and failures.
@@ -455,14 +468,14 @@ fn conversations<'a>(
     kinds: &[(&'a str, (&str, Kind))],
     servers: &[(server::Server, Arc<client::Ids>)],
     turns: usize,
-) -> (std::collections::BTreeMap<&'a str, f64>, u64) {
+) -> (Turns<'a>, u64) {
     println!(
         "\nconversation mode: {} conversations of {turns} turns each, in lockstep, every turn \
          sending the whole history ({} client bodies); server CPU per turn and client",
         args.clients,
         args.shape.name()
     );
-    let mut ratios = std::collections::BTreeMap::new();
+    let mut ratios = Turns::default();
     let mut failures = 0;
     let mut per_server: Vec<Vec<conversation::Turns>> = kinds.iter().map(|_| Vec::new()).collect();
     for round in 1..=args.rounds {
@@ -497,9 +510,24 @@ fn conversations<'a>(
         }
     }
     println!(
-        "| server | turn 1 | turn 2 | turn 10 | turn {turns}/2 | turn {turns} | turn {turns} / turn 1 | turn {turns} / turn 2 | target |"
+        "| server | turn 1 | turn 2 | turn 10 | turn {turns}/2 | turn {turns} | turn {turns} / turn 1 | turn {turns} / turn 2 | Node / this at turn 10 | at turn {turns} | targets (issue 54) |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
+    // Node's CPU for a turn over each server's, at turn 10 and turn N: how many of this
+    // server's turns fit in the core time Node needs for one.
+    let turn_cpu = |i: usize, k: usize| {
+        let k = k.clamp(1, turns);
+        median(
+            per_server[i]
+                .iter()
+                .map(|s| s.cpu_ns.get(k - 1).copied().unwrap_or(0) as f64)
+                .collect(),
+        )
+    };
+    let node = kinds
+        .iter()
+        .position(|(tag, _)| *tag == "node")
+        .filter(|i| !per_server[*i].is_empty());
     for (i, (tag, (name, _))) in kinds.iter().enumerate() {
         let sets = &per_server[i];
         if sets.is_empty() {
@@ -517,19 +545,43 @@ fn conversations<'a>(
         let ratio = median(sets.iter().map(|s| s.ratio(turns)).collect());
         // Turn 1 also creates the thread; from turn 2 on, only the history grows.
         let from_second = at(turns) / at(2).max(f64::MIN_POSITIVE);
+        let vs_node =
+            |k: usize| node.map(|n| turn_cpu(n, k) / turn_cpu(i, k).max(f64::MIN_POSITIVE));
+        let (at_10, at_n) = (vs_node(10), vs_node(turns));
+        let shown = |r: Option<f64>| r.map_or("n/a".to_owned(), |r| format!("{r:.2}×"));
         let target = match *tag {
-            "memory" | "sqlite" | "sqlite-normal" => format!("≤ 1.5: {}", mark(ratio <= 1.5)),
+            "memory" => format!(
+                "turn {turns} / turn 1 ≤ 1.5: {}; ≥ 3× Node at turn 10 and turn {turns}: {}",
+                mark(ratio <= 1.5),
+                match (at_10, at_n) {
+                    (Some(a), Some(b)) => mark(a >= 3.0 && b >= 3.0),
+                    _ => "n/a (Node not run)",
+                }
+            ),
+            "sqlite" | "sqlite-normal" => {
+                format!("turn {turns} / turn 1 ≤ 1.5: {}", mark(ratio <= 1.5))
+            }
             _ => "(reference)".to_owned(),
         };
         println!(
-            "| {name} | {:.0} µs | {:.0} µs | {:.0} µs | {:.0} µs | {:.0} µs | {ratio:.2} | {from_second:.2} | {target} |",
+            "| {name} | {:.0} µs | {:.0} µs | {:.0} µs | {:.0} µs | {:.0} µs | {ratio:.2} | {from_second:.2} | {} | {} | {target} |",
             at(1),
             at(2),
             at(10),
             at(turns / 2),
-            at(turns)
+            at(turns),
+            shown(at_10),
+            shown(at_n),
         );
-        ratios.insert(*tag, ratio);
+        ratios.growth.insert(*tag, ratio);
+        if *tag != "node" {
+            if let Some(r) = at_10 {
+                ratios.vs_node_at_10.insert(*tag, r);
+            }
+            if let Some(r) = at_n {
+                ratios.vs_node_at_n.insert(*tag, r);
+            }
+        }
     }
     (ratios, failures)
 }
