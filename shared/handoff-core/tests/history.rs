@@ -9,7 +9,7 @@ use agui_protocol::{Message, RunAgentInput, RunFinishedOutcome};
 use futures::StreamExt;
 use futures::executor::block_on;
 use handoff_core::codes::ErrorCode;
-use handoff_core::records::ThreadRecord;
+use handoff_core::records::{RunRecord, ThreadRecord};
 use handoff_core::store::Write;
 use handoff_core::{Condition, EngineConfig, Principal, RunOptions, Store};
 use support::*;
@@ -98,7 +98,24 @@ fn a_retried_abandoned_run_after_a_newer_run_is_refused() {
         // Claimed before runs kept their request (or its re-drive failed): the newer run
         // supersedes it instead of finishing it first (see tests/redrive.rs for that).
         let partition = Principal::anonymous().partition("t").unwrap();
-        let forget = Write::delete("redrive#r1", Condition::Always);
+        let item = h
+            .store
+            .get_one(&partition, "run#r1", h.now())
+            .await
+            .unwrap();
+        let item = item.expect("the run's record");
+        let mut run: RunRecord = serde_json::from_slice(&item.value).unwrap();
+        assert!(
+            run.redrive.take().is_some(),
+            "a running run keeps its request"
+        );
+        let bytes = serde_json::to_vec(&run).unwrap();
+        let forget = Write::put(
+            "run#r1",
+            Condition::Version(item.version),
+            bytes,
+            item.expires_at_ms,
+        );
         h.store
             .commit(&partition, vec![forget], h.now())
             .await

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use axum::body::Body;
 use futures::future::BoxFuture;
+use handoff_core::records::RunRecord;
 use handoff_core::runtime::{ManualClock, NeverSleep, Runtime, SequentialIds};
 use handoff_core::store::memory::MemoryStore;
 use handoff_core::{Clock, Condition, Engine, Principal, Spawn, Store, Write};
@@ -408,8 +409,21 @@ async fn a_run_whose_lease_lapsed_reads_failed_abandoned() {
     // A run with nothing to re-drive it from (claimed before runs kept their request) is
     // abandoned.
     let partition = Principal::new("acme", "alice").partition("t1").unwrap();
-    let forget = Write::delete("redrive#r1", Condition::Always);
     let now = app.clock.now_ms();
+    let item = app.store.get_one(&partition, "run#r1", now).await.unwrap();
+    let item = item.expect("the run's record");
+    let mut run: RunRecord = serde_json::from_slice(&item.value).unwrap();
+    assert!(
+        run.redrive.take().is_some(),
+        "a running run keeps its request"
+    );
+    let bytes = serde_json::to_vec(&run).unwrap();
+    let forget = Write::put(
+        "run#r1",
+        Condition::Version(item.version),
+        bytes,
+        item.expires_at_ms,
+    );
     app.store
         .commit(&partition, vec![forget], now)
         .await

@@ -47,6 +47,7 @@ pub(crate) struct Claimed {
     /// The claim re-executes this run after its instance stopped before its end: its
     /// journaled steps replay (see `redrive`).
     pub(crate) redrive: bool,
-    /// The request kept for a re-drive, as the claim stored it (a hand-off lists it again).
-    pub(crate) redrive_request: Vec<u8>,
+    /// The run's record as the claim stored it, its request for a re-drive in it (a
+    /// hand-off lists it again).
+    pub(crate) run_record: Vec<u8>,
 }

@@ -355,6 +355,9 @@ async fn commit_finish(
         snapshot_pages: log.snapshot_stripped.then_some(thread.pages),
         requested_by: Some(claimed.requested_by.clone()),
         cuts: log.cuts,
+        // Ended: nothing is left to re-drive, and the record (put with no listing entry)
+        // leaves the re-drive listing in this same commit.
+        redrive: None,
     };
     let run_expiry = Some(now + inner.config.run_ttl_ms);
     let run_bytes = run.encode_with_events(&log.events);
@@ -395,8 +398,6 @@ async fn commit_finish(
         ),
     ];
     writes.extend(resume);
-    // Ended: nothing is left to re-drive.
-    writes.push(super::handover::end_write(ctx.run_id()));
     writes.extend(super::approvals::entry(
         inner,
         ctx.partition(),

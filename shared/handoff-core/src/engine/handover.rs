@@ -1,89 +1,89 @@
-//! The record a run keeps for its re-drive (see `redrive`): written by the claim, listed by
-//! the lease's end, taken away by the run's end, and listed as due at once by a hand-over.
-//! Its own module, below the claim, the run and the finish that write it.
+//! A run's request, kept in its own record for a re-drive (see `redrive`): written by the
+//! claim, which lists the record by the lease's end; gone from the record the run's end
+//! writes, which is listed nowhere; listed as due at once by a hand-over. Its own module,
+//! below the claim, the run and the finish that write it.
+//!
+//! One item, not two: the request rides in the run record the claim writes anyway, so a run
+//! pays no item of its own for its re-drive, nor a delete at its end. An item of its own cost
+//! every run a put and a delete: on DynamoDB 12 of the 72 write units of `history-cost`'s
+//! window (a chat turn and an approval pair), now 60.
 
 use agui_protocol::{RunAgentInput, RunId};
-use serde::{Deserialize, Serialize};
 
 use super::claimed::Claimed;
 use super::{Inner, RunOptions, digest};
 use crate::context::fence::Fence;
-use crate::outbox::Watch;
-use crate::principal::Principal;
-use crate::records::{self, ThreadRecord, ThreadStatus};
+use crate::records::{self, RedriveRequest, ThreadRecord, ThreadStatus};
 use crate::store::{Condition, IndexEntry, Write};
 
 /// The listing of every unfinished run, soonest lease end first.
 pub const REDRIVE_SCOPE: &str = "\u{1f}redrive";
-/// Key prefix of the items in a thread's partition.
-pub(crate) const PREFIX: &str = "redrive#";
+/// Key prefix of the items a run kept its request in before it rode in the run record.
+/// Such an item may still be listed in a store written by an earlier version: a sweep
+/// re-drives from it, or drops it once its run has ended.
+pub(crate) const LEGACY_PREFIX: &str = "redrive#";
 /// The highest rank every store keeps exactly; a rank is this minus the lease end.
 const RANK_TOP: u64 = crate::store::MAX_INDEX_RANK;
 
-/// What a run was asked, kept until it ends.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct RedriveRequest {
-    /// The input as posted, without its first `historyPrefix` messages.
-    pub(crate) input: RunAgentInput,
-    /// How many leading messages of the input were the thread's stored history (left out:
-    /// they are read back from the history, which the unfinished run did not change).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) history_prefix: Option<usize>,
-    pub(crate) principal: Principal,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) agent_id: Option<String>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub(crate) watches: Vec<Watch>,
-}
-
-/// The key of a run's item.
-pub(crate) fn key(run_id: &str) -> String {
-    [PREFIX, run_id].concat()
+/// The key of a run's legacy item.
+pub(crate) fn legacy_key(run_id: &str) -> String {
+    [LEGACY_PREFIX, run_id].concat()
 }
 
 pub(crate) fn rank(lease_end: u64) -> u64 {
     RANK_TOP.saturating_sub(lease_end.min(RANK_TOP))
 }
 
-/// The claim's write of the request it admits, listed by `lease_end`, and its bytes.
-pub(crate) fn claim_write(
+/// The listing entry of a running run's record whose lease ends at `lease_end`.
+pub(crate) fn listing(lease_end: u64) -> IndexEntry {
+    IndexEntry {
+        scope: REDRIVE_SCOPE.to_owned(),
+        rank: rank(lease_end),
+    }
+}
+
+/// The request a claim admits, as its run record keeps it.
+pub(crate) fn request(
     input: &RunAgentInput,
     options: &RunOptions,
     thread: &ThreadRecord,
     chain: &digest::Chain,
-    lease_end: u64,
-    expires_at_ms: u64,
-) -> (Write, Vec<u8>) {
+) -> RedriveRequest {
     let prefix = digest::recognised_prefix(thread, chain).filter(|n| *n > 0);
-    let mut kept = input.clone();
-    if let Some(n) = prefix {
-        kept.messages.drain(..n.min(kept.messages.len()));
-    }
-    let request = RedriveRequest {
+    // Copied without the stored history (most of a resending client's body), field by
+    // field: a new field of the input fails to compile here instead of going unkept.
+    let RunAgentInput {
+        thread_id,
+        run_id,
+        protocol_version,
+        parent_run_id,
+        state,
+        messages,
+        tools,
+        context,
+        forwarded_props,
+        resume,
+    } = input;
+    let skipped = prefix.unwrap_or(0).min(messages.len());
+    let kept = RunAgentInput {
+        thread_id: thread_id.clone(),
+        run_id: run_id.clone(),
+        protocol_version: protocol_version.clone(),
+        parent_run_id: parent_run_id.clone(),
+        state: state.clone(),
+        messages: messages[skipped..].to_vec(),
+        tools: tools.clone(),
+        context: context.clone(),
+        forwarded_props: forwarded_props.clone(),
+        resume: resume.clone(),
+    };
+    RedriveRequest {
         input: kept,
         history_prefix: prefix,
         principal: options.principal.clone(),
         agent_id: options.agent_id.clone(),
         watches: options.watches.clone(),
-    };
-    let bytes = records::encode(&request);
-    let write = Write::put(
-        key(input.run_id.as_str()),
-        Condition::Always,
-        bytes.clone(),
-        Some(expires_at_ms),
-    )
-    .indexed(IndexEntry {
-        scope: REDRIVE_SCOPE.to_owned(),
-        rank: rank(lease_end),
-    });
-    (write, bytes)
-}
-
-/// The write of a run's end that takes its item away.
-pub(crate) fn end_write(run_id: &RunId) -> Write {
-    Write::delete(key(run_id.as_str()), Condition::Always)
+    }
 }
 
 /// Whether `thread` is held by another run whose lease lapsed before it ended: a new
@@ -112,17 +112,14 @@ pub(crate) async fn hand_off(inner: &Inner, partition: &str, claimed: &Claimed, 
         Condition::Version(*version),
         Some(now + inner.config.thread_ttl_ms),
     );
-    // Listed as due now, so the next sweep takes it.
+    // Its record as claimed (the request in it), listed as due now: the next sweep takes it.
     let listed = Write::put(
-        key(claimed.run_id.as_str()),
+        records::run_key(claimed.run_id.as_str()),
         Condition::Always,
-        claimed.redrive_request.clone(),
+        claimed.run_record.clone(),
         Some(now + inner.config.run_ttl_ms),
     )
-    .indexed(IndexEntry {
-        scope: REDRIVE_SCOPE.to_owned(),
-        rank: rank(now),
-    });
+    .indexed(listing(now));
     match inner
         .store
         .commit(partition, vec![write, listed], now)

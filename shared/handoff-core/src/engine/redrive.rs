@@ -1,14 +1,14 @@
 //! Finishing a run whose instance died: the request kept with the claim, the listing of
 //! runs by lease end, and the re-drive.
 //!
-//! Every claim writes, in its own commit, a small `redrive#{runId}` item holding what the
-//! run was asked (its input, less the leading messages that were the thread's stored
-//! history, and who asked), listed in [`REDRIVE_SCOPE`] by the lease's end. Every commit
-//! that ends the run deletes it. So an item whose lease has lapsed while its thread still
-//! says `running` is a run nobody is finishing: [`redrive_due`] (a host's sweep), the next
-//! request on the thread and a client reconnecting to the run each hand it to the claim
-//! again, as if its client had retried the same request. The claim re-executes an
-//! abandoned run in place; its effects replay from their records and its journaled steps
+//! Every claim writes the run's record with what the run was asked (its input, less the
+//! leading messages that were the thread's stored history, and who asked), listed in
+//! [`REDRIVE_SCOPE`] by the lease's end. The commit that ends the run rewrites the record
+//! without the request and unlisted. So a listed record whose lease has lapsed while its
+//! thread still says `running` is a run nobody is finishing: [`redrive_due`] (a host's
+//! sweep), the next request on the thread and a client reconnecting to the run each hand it
+//! to the claim again, as if its client had retried the same request. The claim re-executes
+//! an abandoned run in place; its effects replay from their records and its journaled steps
 //! (model answers, [`crate::RunContext::replay_step`]) from theirs, so the re-driven run
 //! emits the same events without doing any of it twice.
 
@@ -17,11 +17,13 @@ use std::sync::Arc;
 use agui_protocol::{Message, RunAgentInput, RunId};
 use futures::StreamExt;
 
-use super::handover::{PREFIX, REDRIVE_SCOPE, RedriveRequest, hand_off, key, rank};
+use super::handover::{LEGACY_PREFIX, REDRIVE_SCOPE, hand_off, legacy_key, listing, rank};
 use super::{Inner, RunOptions, claim, execute, history};
 use crate::error::CoreError;
-use crate::records::{self, RunRecord, RunStatus, THREAD_KEY, ThreadRecord, ThreadStatus};
-use crate::store::{Condition, IndexEntry, IndexHit, Write};
+use crate::records::{
+    self, RedriveRequest, RunRecord, RunStatus, THREAD_KEY, ThreadRecord, ThreadStatus,
+};
+use crate::store::{Condition, IndexHit, Item, Write};
 
 /// What one sweep did.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -74,7 +76,11 @@ async fn redrive_hit(
     hit: &IndexHit,
     deadline_ms: Option<u64>,
 ) -> Result<bool, CoreError> {
-    let Some(run_id) = hit.key.strip_prefix(PREFIX) else {
+    let listed = [RUN_PREFIX, LEGACY_PREFIX];
+    let Some(run_id) = listed
+        .iter()
+        .find_map(|prefix| hit.key.strip_prefix(prefix))
+    else {
         return Ok(false);
     };
     let run_id = RunId::from(run_id.to_owned());
@@ -112,6 +118,9 @@ async fn drain(mut events: super::SharedRunStream) {
     while events.next().await.is_some() {}
 }
 
+/// Key prefix of run records (see [`records::run_key`]).
+const RUN_PREFIX: &str = "run#";
+
 /// The request of `run_id` when the run is abandoned, rebuilt whole.
 async fn abandoned_request(
     inner: &Inner,
@@ -119,16 +128,18 @@ async fn abandoned_request(
     run_id: &RunId,
 ) -> Result<Option<(RunAgentInput, RunOptions)>, CoreError> {
     let now = inner.runtime.now_ms();
-    let item_key = key(run_id.as_str());
     let run_key = records::run_key(run_id.as_str());
-    let keys = [THREAD_KEY, run_key.as_str(), item_key.as_str()];
-    let [thread, run, item] = <[_; 3]>::try_from(inner.store.get(partition, &keys, now).await?)
-        .map_err(|_| CoreError::CorruptRecord("store returned a short read".to_owned()))?;
-    let Some(item) = item else {
-        return Ok(None);
-    };
+    let legacy_key = legacy_key(run_id.as_str());
+    let keys = [THREAD_KEY, run_key.as_str(), legacy_key.as_str()];
+    let [thread, run_item, legacy] =
+        <[_; 3]>::try_from(inner.store.get(partition, &keys, now).await?)
+            .map_err(|_| CoreError::CorruptRecord("store returned a short read".to_owned()))?;
     let thread: Option<ThreadRecord> = thread.as_ref().map(records::decode).transpose()?;
-    let run: Option<RunRecord> = run.as_ref().map(records::decode).transpose()?;
+    let mut run: Option<RunRecord> = run_item.as_ref().map(records::decode).transpose()?;
+    let kept_in_record = run.as_ref().is_some_and(|r| r.redrive.is_some());
+    if !kept_in_record && legacy.is_none() {
+        return Ok(None);
+    }
     let lease = thread
         .as_ref()
         .filter(|t| t.status == ThreadStatus::Running)
@@ -136,27 +147,41 @@ async fn abandoned_request(
         .filter(|l| l.run_id == *run_id);
     let running = run.as_ref().is_some_and(|r| r.status == RunStatus::Running);
     let (Some(thread), Some(lease), true) = (&thread, lease, running) else {
-        // Ended, superseded or erased: the item is stale.
-        let gone = Write::delete(item_key, Condition::Version(item.version));
-        let _ = inner.store.commit(partition, vec![gone], now).await;
+        // Ended, superseded or erased: nothing to re-drive, and the listing is stale.
+        let mut writes: Vec<Write> = legacy
+            .iter()
+            .map(|item| Write::delete(item.key.clone(), Condition::Version(item.version)))
+            .collect();
+        if let (Some(item), Some(mut record)) = (&run_item, run.filter(|_| kept_in_record)) {
+            record.redrive = None;
+            writes.push(Write::put(
+                run_key,
+                Condition::Version(item.version),
+                record.encode(),
+                item.expires_at_ms,
+            ));
+        }
+        if !writes.is_empty() {
+            let _ = inner.store.commit(partition, writes, now).await;
+        }
         return Ok(None);
     };
     if lease.expires_at_ms > now {
         // Alive, its lease renewed since it was listed: listed again by its new end.
-        let mut moved = Write::put(
-            item_key,
-            Condition::Version(item.version),
-            item.value.clone(),
-            item.expires_at_ms,
-        );
-        moved = moved.indexed(IndexEntry {
-            scope: REDRIVE_SCOPE.to_owned(),
-            rank: rank(lease.expires_at_ms),
-        });
-        let _ = inner.store.commit(partition, vec![moved], now).await;
+        let listed = if kept_in_record { run_item } else { legacy };
+        if let Some(item) = listed {
+            let moved = relisted(item, lease.expires_at_ms);
+            let _ = inner.store.commit(partition, vec![moved], now).await;
+        }
         return Ok(None);
     }
-    let request: RedriveRequest = records::decode(&item)?;
+    let request = match run.as_mut().and_then(|r| r.redrive.take()) {
+        Some(request) => request,
+        None => match &legacy {
+            Some(item) => records::decode::<RedriveRequest>(item)?,
+            None => return Ok(None),
+        },
+    };
     let mut input = request.input;
     if let Some(n) = request.history_prefix {
         let stored = history::load(inner, partition, thread, thread.pages, now).await?;
@@ -176,6 +201,17 @@ async fn abandoned_request(
         ..RunOptions::default()
     };
     Ok(Some((input, options)))
+}
+
+/// `item` put back as it is, listed by `lease_end`, unless it changed meanwhile.
+fn relisted(item: Item, lease_end: u64) -> Write {
+    Write::put(
+        item.key,
+        Condition::Version(item.version),
+        item.value,
+        item.expires_at_ms,
+    )
+    .indexed(listing(lease_end))
 }
 
 /// The stream of a request that found its thread held by `abandoned`: that run is

@@ -118,19 +118,21 @@ impl Engine {
             let now = self.inner.runtime.now_ms();
             // A run whose lease lapsed is still running if it is to be re-driven (its
             // instance died, or it was handed over): only one with nothing to re-drive from
-            // is abandoned.
-            let kept = super::handover::key(run_id);
-            let keys = [THREAD_KEY, kept.as_str()];
-            let items = self.inner.store.get(&partition, &keys, now).await?;
-            let [head, kept] = <[_; 2]>::try_from(items)
-                .map_err(|_| CoreError::CorruptRecord("store returned a short read".to_owned()))?;
+            // is abandoned. Its record keeps its request; one claimed by an earlier version
+            // kept it in an item of its own.
+            let legacy = super::handover::legacy_key(run_id);
+            let keys: &[&str] = match record.redrive {
+                Some(_) => &[THREAD_KEY],
+                None => &[THREAD_KEY, legacy.as_str()],
+            };
+            let items = self.inner.store.get(&partition, keys, now).await?;
+            let kept = record.redrive.is_some() || items.get(1).is_some_and(Option::is_some);
+            let head = items.into_iter().next().flatten();
             let head: Option<ThreadRecord> = head.as_ref().map(records::decode).transpose()?;
             let held = head
                 .filter(|t| t.status == crate::records::ThreadStatus::Running)
                 .and_then(|t| t.lease)
-                .is_some_and(|l| {
-                    l.run_id.as_str() == run_id && (l.expires_at_ms > now || kept.is_some())
-                });
+                .is_some_and(|l| l.run_id.as_str() == run_id && (l.expires_at_ms > now || kept));
             if !held {
                 // It may have ended between the two reads: its record then says how.
                 let run_key = records::run_key(run_id);
@@ -234,6 +236,7 @@ mod tests {
             snapshot_pages: None,
             requested_by: None,
             cuts: Vec::new(),
+            redrive: None,
         }
     }
 

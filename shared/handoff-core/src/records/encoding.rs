@@ -76,6 +76,7 @@ impl RunRecord {
             snapshot_pages,
             requested_by,
             cuts,
+            redrive,
         } = self;
         let mut out = Vec::with_capacity(512 + 192 * events.len());
         out.extend_from_slice(b"{\"inputHash\":");
@@ -100,6 +101,10 @@ impl RunRecord {
         if !cuts.is_empty() {
             out.extend_from_slice(b",\"cuts\":");
             put(&mut out, cuts);
+        }
+        if let Some(request) = redrive {
+            out.extend_from_slice(b",\"redrive\":");
+            put(&mut out, request);
         }
         out.push(b'}');
         out
@@ -173,7 +178,8 @@ mod tests {
     use super::encode;
     use crate::principal::Owner;
     use crate::records::{
-        AnswerAudit, DeltaCuts, HistoryPage, LiveBatch, ResumeRecord, RunRecord, RunStatus,
+        AnswerAudit, DeltaCuts, HistoryPage, LiveBatch, RedriveRequest, ResumeRecord, RunRecord,
+        RunStatus,
     };
 
     fn run(events: Vec<Event>) -> RunRecord {
@@ -192,6 +198,17 @@ mod tests {
                 lengths: vec![3, 4],
                 offsets_ms: vec![],
             }],
+            redrive: Some(RedriveRequest {
+                input: serde_json::from_value(json!({
+                    "threadId": "t", "runId": "r", "messages": [], "tools": [], "context": [],
+                    "state": {"q": "\u{e9}\"x\""}, "forwardedProps": {}
+                }))
+                .expect("an input"),
+                history_prefix: Some(2),
+                principal: crate::Principal::new("acme", "alice"),
+                agent_id: Some("demo".to_owned()),
+                watches: vec![crate::outbox::Watch::new("a2a-task", "t-1")],
+            }),
         }
     }
 
@@ -249,6 +266,7 @@ mod tests {
             snapshot_pages: None,
             requested_by: None,
             cuts: Vec::new(),
+            redrive: None,
             status: RunStatus::Interrupted,
             ..run(Vec::new())
         };

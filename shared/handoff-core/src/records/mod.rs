@@ -23,6 +23,9 @@ use crate::store::{Condition, IndexEntry, Write};
 
 pub mod audit;
 mod encoding;
+mod redrive;
+
+pub use redrive::RedriveRequest;
 
 pub(crate) use encoding::{decode, encode};
 
@@ -397,6 +400,11 @@ pub struct RunRecord {
     /// a reconnect by `Last-Event-ID`) streams exactly the events the run did.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cuts: Vec<DeltaCuts>,
+    /// While the run is running: what it was asked, for a re-drive if its instance stops
+    /// before its end. Written by its claim (the record then listed in the engine's
+    /// `REDRIVE_SCOPE` by the lease's end) and gone from the record its end writes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub redrive: Option<RedriveRequest>,
 }
 
 /// The fragments one merged delta event of a run's log streamed as.

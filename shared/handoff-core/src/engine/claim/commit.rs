@@ -26,8 +26,8 @@ pub(crate) struct Committed {
     pub(crate) fence: u64,
     /// When the thread's marker expires as the claim saw or wrote it.
     pub(crate) mark_until: u64,
-    /// The request kept for a re-drive, as written.
-    pub(crate) redrive_request: Vec<u8>,
+    /// The run's record as written (its request in it, for a re-drive).
+    pub(crate) run_record: Vec<u8>,
 }
 
 /// The commit, or `None` when another writer moved first.
@@ -45,14 +45,7 @@ pub(crate) async fn commit(
     let lease_end = lease::lease_until(inner, request.deadline_ms, now);
     let run_expiry = Some(now + inner.config.run_ttl_ms);
     // Before the head moves on: what of the input the stored history already holds.
-    let (redrive, redrive_request) = handover::claim_write(
-        input,
-        options,
-        &thread,
-        &request.chain,
-        lease_end,
-        now + inner.config.run_ttl_ms,
-    );
+    let redrive = handover::request(input, options, &thread, &request.chain);
     let migrated = history::migrate(inner, &mut thread, &input.run_id, now);
     let owner = thread.owner.take().or_else(|| Some(Owner::from(principal)));
     if thread.meta.agent_id.as_deref() != Some(request.agent_id) {
@@ -85,12 +78,19 @@ pub(crate) async fn commit(
         snapshot_pages: None,
         requested_by: Some(Owner::from(principal)),
         cuts: Vec::new(),
+        redrive: Some(redrive),
     };
+    let run_record = run.encode();
     let thread_expiry = Some(now + inner.config.thread_ttl_ms);
     let mut writes = vec![
         claimed_thread.write(partition, conditions.thread, thread_expiry),
-        Write::put(&request.run_key, conditions.run, run.encode(), run_expiry),
-        redrive,
+        Write::put(
+            &request.run_key,
+            conditions.run,
+            run_record.clone(),
+            run_expiry,
+        )
+        .indexed(handover::listing(lease_end)),
     ];
     writes.extend(migrated);
     if matches!(conditions.thread, Condition::Absent) {
@@ -113,7 +113,7 @@ pub(crate) async fn commit(
                 _ => 1,
             },
             mark_until,
-            redrive_request,
+            run_record,
         })),
         // Someone else moved first: read again and decide with fresh facts.
         Err(StoreError::ConditionFailed { .. }) => Ok(None),
@@ -143,7 +143,7 @@ mod tests {
     }
 
     #[test]
-    fn a_first_claim_is_one_commit_of_head_run_request_and_marker() {
+    fn a_first_claim_is_one_commit_of_head_run_and_marker() {
         let f = Fixture::new();
         let plain = input("t", "r1");
         let request = f.request(&plain);
@@ -164,8 +164,8 @@ mod tests {
         assert_eq!(done.fence, 1);
         assert!(done.mark_until > now, "the marker was written");
         let cost = f.cost();
-        // The head, the run, the request kept for a re-drive, the marker.
-        assert_eq!((cost.gets, cost.commits, cost.puts), (0, 1, 4));
+        // The head, the run (the request kept for a re-drive rides in it), the marker.
+        assert_eq!((cost.gets, cost.commits, cost.puts), (0, 1, 3));
     }
 
     #[test]

@@ -115,7 +115,7 @@ pub(crate) async fn claim(
             audit_head,
             watches,
             redrive,
-            redrive_request: committed.redrive_request,
+            run_record: committed.run_record,
         })));
     }
     Err(CoreError::ThreadBusy {
