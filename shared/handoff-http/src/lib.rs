@@ -25,12 +25,12 @@
 //! | `POST /threads/{threadId}/runs/{runId}/stop` | stop a running run on whichever instance runs it: 202 `{"status":"stopping"}`, the run ends `RUN_FINISHED{outcome: cancelled}` at its next checkpoint (at once on the same instance, else within `HANDOFF_STOP_POLL_MS`, default 1 s) and releases the thread; 200 with the final status for a run that already ended. A dropped connection is not a stop. |
 //! | `POST /api/v1/chat/stream`, `POST /api/v1/chat/resume` | Superagent-compatible chat: legacy framing, or A2UI on request |
 //! | `GET {base}/info`, `POST {base}/agent/{agentId}/run`, `…/connect`, `…/stop/{threadId}`, `{base}/threads…`, `POST {base}` (envelope) | the CopilotKit runtime protocol, `{base}` = [`HttpConfig::copilotkit_base`]: see [CopilotKit runtime protocol](#copilotkit-runtime-protocol) |
-//! | `GET /.well-known/agent-card.json` | the agent's A2A 1.0 card, readable without credentials: see [A2A](#a2a) |
-//! | `POST /a2a` (and `/a2a/`) | the agent over A2A 1.0's JSON-RPC binding: see [A2A](#a2a) |
+//! | `GET /.well-known/agent-card.json` | feature `a2a-server` (default): the agent's A2A 1.0 card, readable without credentials: see [A2A](#a2a) |
+//! | `POST /a2a` (and `/a2a/`) | feature `a2a-server` (default): the agent over A2A 1.0's JSON-RPC binding: see [A2A](#a2a) |
 //! | `GET /healthz` | liveness |
 //! | `GET /` | the web console (public page, served next to this router by the hosts from `handoff-console`; see docs/console.md); `HANDOFF_CONSOLE=off` removes it |
-//! | `POST /mcp` | the agent as an MCP server (Streamable HTTP, JSON responses; revisions 2026-07-28, 2025-11-25, 2025-06-18): one tool named after the agent, `{message, threadId?}`; an interrupt is a 2026-07-28 `input_required` result (elicitation + a sealed `requestState`, answered exactly once by the retry) or, on the session revisions, a server-initiated `elicitation/create` on the call's stream when the client declared elicitation (its answer, POSTed to any instance, resumes the run once; the call answers when that run ends, within `HANDOFF_MCP_ELICIT_WAIT_MS`), else a result saying the run waits, polled with `threadId` (see `routes/mcp`) |
-//! | `GET /.well-known/oauth-protected-resource` (and `…/mcp`) | with `HANDOFF_AUTH=jwt` only: OAuth protected-resource metadata for MCP clients (`resource` = `{base}/mcp`, `authorization_servers` = the JWT issuer); a 401 from `/mcp` names it in `WWW-Authenticate` (`resource_metadata`) |
+//! | `POST /mcp` | feature `mcp-server` (default): the agent as an MCP server (Streamable HTTP, JSON responses; revisions 2026-07-28, 2025-11-25, 2025-06-18): one tool named after the agent, `{message, threadId?}`; an interrupt is a 2026-07-28 `input_required` result (elicitation + a sealed `requestState`, answered exactly once by the retry) or, on the session revisions, a server-initiated `elicitation/create` on the call's stream when the client declared elicitation (its answer, POSTed to any instance, resumes the run once; the call answers when that run ends, within `HANDOFF_MCP_ELICIT_WAIT_MS`), else a result saying the run waits, polled with `threadId` (see `routes/mcp`) |
+//! | `GET /.well-known/oauth-protected-resource` (and `…/mcp`) | feature `mcp-server`, with `HANDOFF_AUTH=jwt` only: OAuth protected-resource metadata for MCP clients (`resource` = `{base}/mcp`, `authorization_servers` = the JWT issuer); a 401 from `/mcp` names it in `WWW-Authenticate` (`resource_metadata`) |
 //! | `GET /demo/orders/{orderId}` | the demo ledger (a host route of `handoff-demo`'s, behind the authenticator) |
 //!
 //! **Extension point**: [`router_with_thread_extras`] takes a [`ThreadExtras`]
@@ -208,6 +208,7 @@ pub use drain::read_unread_bodies;
 pub use error::ApiError;
 pub use guard::ALLOWED_HOSTS_VAR;
 pub use request_log::{RequestId, TraceId};
+#[cfg(feature = "a2a-server")]
 pub use routes::a2a::push::{A2A_PUSH_KIND, A2aPush, A2aPushNotifier};
 pub use trace_context::parse_traceparent;
 
@@ -434,21 +435,24 @@ impl Routes {
                 "/threads/{thread_id}/runs/{run_id}/stop",
                 post(routes::runs::stop_run),
             )
+            .route("/api/v1/chat/stream", post(routes::superagent::chat_stream))
+            .route("/api/v1/chat/resume", post(routes::superagent::chat_resume));
+        #[cfg(feature = "a2a-server")]
+        let protected = protected
             .route("/a2a", post(routes::a2a::jsonrpc))
             // Clients that join the card's URL and "/" (the TCK's) post here.
-            .route("/a2a/", post(routes::a2a::jsonrpc))
-            .route(
-                "/mcp",
-                post(routes::mcp::jsonrpc)
-                    .get(routes::mcp::not_served)
-                    .delete(routes::mcp::not_served),
-            )
-            .route("/api/v1/chat/stream", post(routes::superagent::chat_stream))
-            .route("/api/v1/chat/resume", post(routes::superagent::chat_resume))
-            .route_layer(axum::middleware::from_fn_with_state(
-                state.auth.clone(),
-                auth::authenticate,
-            ));
+            .route("/a2a/", post(routes::a2a::jsonrpc));
+        #[cfg(feature = "mcp-server")]
+        let protected = protected.route(
+            "/mcp",
+            post(routes::mcp::jsonrpc)
+                .get(routes::mcp::not_served)
+                .delete(routes::mcp::not_served),
+        );
+        let protected = protected.route_layer(axum::middleware::from_fn_with_state(
+            state.auth.clone(),
+            auth::authenticate,
+        ));
         // axum refuses a route layer on a router without routes.
         let own = match self.protected.has_routes() {
             true => self
@@ -459,11 +463,15 @@ impl Routes {
                 )),
             false => self.protected,
         };
-        let oauth = !state.auth.0.authorization_servers().is_empty();
-        let app = protected
-            .route("/healthz", get(routes::threads::health))
+        let app = protected.route("/healthz", get(routes::threads::health));
+        #[cfg(feature = "a2a-server")]
+        let app = app
             .route("/.well-known/agent-card.json", get(routes::a2a::agent_card))
             .route("/.well-known/jwks.json", get(routes::a2a::push_jwks));
+        // OAuth protected-resource metadata, for MCP clients (RFC 9728).
+        #[cfg(feature = "mcp-server")]
+        let oauth = !state.auth.0.authorization_servers().is_empty();
+        #[cfg(feature = "mcp-server")]
         let app = match oauth {
             true => {
                 let metadata = routes::mcp::resource::METADATA_PATH;
@@ -478,6 +486,7 @@ impl Routes {
         // In an Arc: axum clones the state for every request (and a route layer again).
         let state = Arc::new(state);
         let app = app.with_state(state.clone());
+        #[cfg(feature = "mcp-server")]
         let app = match oauth {
             true => app.layer(axum::middleware::from_fn_with_state(
                 state,

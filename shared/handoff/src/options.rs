@@ -28,6 +28,7 @@ pub(crate) struct HostOptions {
     /// Their engines, built with the primary one.
     pub(crate) agent_engines: Vec<(String, Engine, Option<String>)>,
     /// How the host reaches A2A push-notification webhooks (none: pushes are not sent).
+    #[cfg_attr(not(feature = "a2a-server"), allow(dead_code))]
     pub(crate) push_outbound: Option<Arc<dyn handoff_core::outbound::Outbound>>,
     /// Signs the A2A pushes (`HANDOFF_A2A_PUSH_JWT=true`, native hosts).
     pub(crate) push_signer: Option<Arc<dyn handoff_auth::PushSigner>>,
@@ -136,6 +137,8 @@ impl HostOptions {
                 .unwrap_or_else(|| Outbox::new(store.clone(), runtime.clone()));
             outbox = Some(base.sender(kind, sender));
         };
+        // Pushes are for the tasks of the A2A server: without it, nobody registers any.
+        #[cfg(feature = "a2a-server")]
         if let Some(outbound) = self.push_outbound.take() {
             let mut push = handoff_http::A2aPush::new(store.clone(), outbound);
             if let Some(signer) = &self.push_signer {
@@ -485,7 +488,7 @@ mod tests {
 
 /// `HANDOFF_A2A_PUSH_JWT=true` on a native host: its A2A pushes carry a JWT signed with the
 /// deployment's key (kept in `store`), published at `/.well-known/jwks.json`.
-#[cfg(any(feature = "server", feature = "lambda"))]
+#[cfg(all(any(feature = "server", feature = "lambda"), feature = "a2a-server"))]
 pub(crate) fn push_signer(
     store: &Arc<dyn Store>,
     runtime: &Runtime,

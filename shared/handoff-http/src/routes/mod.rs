@@ -1,12 +1,16 @@
 //! Route handlers.
 
+#[cfg(feature = "a2a-server")]
 pub(crate) mod a2a;
 pub(crate) mod agent;
 pub(crate) mod audit;
 pub(crate) mod background;
 pub(crate) mod copilotkit;
 pub(crate) mod json_body;
+#[cfg(feature = "mcp-server")]
 pub(crate) mod mcp;
+#[cfg(any(feature = "a2a-server", feature = "mcp-server"))]
+pub(crate) mod origin;
 pub(crate) mod runs;
 pub(crate) mod schedules;
 pub(crate) mod superagent;
@@ -54,6 +58,7 @@ pub(crate) async fn a2ui_history(
 
 /// An SSE response whose events are `values`, one JSON document per `data:` line (the
 /// JSON-RPC streams of A2A and MCP).
+#[cfg(any(feature = "a2a-server", feature = "mcp-server"))]
 pub(crate) fn json_event_stream(
     values: futures::stream::BoxStream<'static, serde_json::Value>,
 ) -> axum::response::Response {

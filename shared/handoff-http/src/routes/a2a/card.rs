@@ -5,10 +5,11 @@ use std::sync::Arc;
 use axum::Json;
 use axum::extract::{Request, State};
 use axum::response::{IntoResponse, Response};
-use http::{HeaderMap, HeaderValue, header};
+use http::{HeaderValue, header};
 use serde_json::{Value, json};
 
 use crate::AppState;
+use crate::routes::origin::origin_of;
 
 /// Where the JSON-RPC binding is served, under the deployment's base URL.
 pub(crate) const A2A_PATH: &str = "/a2a";
@@ -22,30 +23,6 @@ pub(crate) async fn agent_card(State(app): State<Arc<AppState>>, request: Reques
         HeaderValue::from_static("public, max-age=3600"),
     );
     response
-}
-
-/// The deployment's base URL: `HANDOFF_PUBLIC_URL`, else the request's origin.
-pub(crate) fn origin_of(app: &AppState, headers: &HeaderMap) -> String {
-    app.config
-        .public_url
-        .clone()
-        .unwrap_or_else(|| origin(headers))
-}
-
-/// The request's origin: `X-Forwarded-Proto` (else https, but http on loopback) and `Host`.
-fn origin(headers: &HeaderMap) -> String {
-    let host = headers
-        .get(header::HOST)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("localhost");
-    let loopback = ["localhost", "127.0.0.1", "[::1]"]
-        .iter()
-        .any(|name| host == *name || host.starts_with(&format!("{name}:")));
-    let scheme = headers
-        .get("x-forwarded-proto")
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or(if loopback { "http" } else { "https" });
-    format!("{scheme}://{host}")
 }
 
 /// The card of `app`'s agent, served at `base`.

@@ -33,7 +33,7 @@ use http::{HeaderMap, header};
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
-pub(crate) use card::{agent_card, origin_of, push_jwks};
+pub(crate) use card::{agent_card, push_jwks};
 use error::A2aError;
 use send::Sent;
 use task_store::TaskRecord;

@@ -237,7 +237,7 @@ async fn dispatch(
                 speaks: speaks.clone(),
                 tool,
                 arguments: params.get("arguments").cloned().unwrap_or(json!({})),
-                base: super::a2a::origin_of(app, &parts.headers),
+                base: super::origin::origin_of(app, &parts.headers),
                 progress,
                 ask_until: ask_until(app, crate::HostDeadline::of(&parts.extensions)),
             };

@@ -19,7 +19,7 @@ pub(crate) const METADATA_PATH: &str = "/.well-known/oauth-protected-resource";
 
 /// The metadata document.
 pub(crate) async fn metadata(State(app): State<Arc<AppState>>, request: Request) -> Response {
-    let base = super::super::a2a::origin_of(&app, request.headers());
+    let base = super::super::origin::origin_of(&app, request.headers());
     let document = json!({
         "resource": format!("{base}/mcp"),
         "authorization_servers": app.auth.0.authorization_servers(),
@@ -41,7 +41,7 @@ pub(crate) async fn challenge(
     next: Next,
 ) -> Response {
     let mcp = request.uri().path() == "/mcp";
-    let base = super::super::a2a::origin_of(&app, request.headers());
+    let base = super::super::origin::origin_of(&app, request.headers());
     let mut response = next.run(request).await;
     if mcp && response.status() == StatusCode::UNAUTHORIZED {
         let metadata = format!("resource_metadata=\"{base}{METADATA_PATH}/mcp\"");
