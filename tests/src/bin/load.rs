@@ -513,8 +513,7 @@ fn conversations<'a>(
         "| server | turn 1 | turn 2 | turn 10 | turn {turns}/2 | turn {turns} | turn {turns} / turn 1 | turn {turns} / turn 2 | Node / this at turn 10 | at turn {turns} | targets (issue 54) |"
     );
     println!("|---|---|---|---|---|---|---|---|---|---|---|");
-    // Node's CPU for a turn over each server's, at turn 10 and turn N: how many of this
-    // server's turns fit in the core time Node needs for one.
+    // Server `i`'s CPU for turn `k` (ns, all clients), the median over the rounds.
     let turn_cpu = |i: usize, k: usize| {
         let k = k.clamp(1, turns);
         median(
@@ -533,18 +532,12 @@ fn conversations<'a>(
         if sets.is_empty() {
             continue;
         }
-        let at = |k: usize| {
-            let k = k.clamp(1, turns);
-            median(
-                sets.iter()
-                    .map(|s| s.cpu_ns.get(k - 1).copied().unwrap_or(0) as f64)
-                    .collect(),
-            ) / 1e3
-                / args.clients as f64
-        };
+        let at = |k: usize| turn_cpu(i, k) / 1e3 / args.clients as f64;
         let ratio = median(sets.iter().map(|s| s.ratio(turns)).collect());
         // Turn 1 also creates the thread; from turn 2 on, only the history grows.
         let from_second = at(turns) / at(2).max(f64::MIN_POSITIVE);
+        // Node's CPU for a turn over this server's: how many of this server's turns fit in
+        // the core time Node needs for one.
         let vs_node =
             |k: usize| node.map(|n| turn_cpu(n, k) / turn_cpu(i, k).max(f64::MIN_POSITIVE));
         let (at_10, at_n) = (vs_node(10), vs_node(turns));

@@ -76,7 +76,7 @@ async fn redrive_hit(
     hit: &IndexHit,
     deadline_ms: Option<u64>,
 ) -> Result<bool, CoreError> {
-    let listed = [RUN_PREFIX, LEGACY_PREFIX];
+    let listed = [records::RUN_PREFIX, LEGACY_PREFIX];
     let Some(run_id) = listed
         .iter()
         .find_map(|prefix| hit.key.strip_prefix(prefix))
@@ -117,9 +117,6 @@ pub(crate) async fn redrive_run(
 async fn drain(mut events: super::SharedRunStream) {
     while events.next().await.is_some() {}
 }
-
-/// Key prefix of run records (see [`records::run_key`]).
-const RUN_PREFIX: &str = "run#";
 
 /// The request of `run_id` when the run is abandoned, rebuilt whole.
 async fn abandoned_request(

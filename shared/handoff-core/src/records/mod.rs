@@ -75,9 +75,12 @@ pub fn page_key(n: u32) -> String {
 // Keys are joined with `[..].concat()` (sized once from the parts), not `format!`: they
 // are built on every request, and the formatter costs several times more.
 
+/// Key prefix of run records.
+pub(crate) const RUN_PREFIX: &str = "run#";
+
 /// Key of a run record.
 pub fn run_key(run_id: &str) -> String {
-    ["run#", run_id].concat()
+    [RUN_PREFIX, run_id].concat()
 }
 /// Key of a resume record.
 pub fn resume_key(hash: &str) -> String {
