@@ -59,6 +59,19 @@ async function tracedRefund(server, collector, orderId) {
 }
 
 /**
+ * The JSON lines `proc` has written to stderr once both of the flow's `request` lines are
+ * there: a host writes a request's line when its response ends, and the pipe may bring it
+ * after the client has read the response.
+ */
+async function flowLogLines(proc, flow) {
+  const lines = () => proc.stderr.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l));
+  const ofFlow = (l) => l.message === "request" && l.thread_id === flow.threadId;
+  await waitFor(() => lines().filter(ofFlow).length >= 2, { timeoutMs: 10_000, what: "both request log lines" })
+    .catch(() => {}); // assertLogLines says what is missing
+  return lines();
+}
+
+/**
  * The JSON log lines of a refund flow: one `request` line per request and one `run ended`
  * line per run, joined by request and trace ids, with the run's store calls on both.
  */
@@ -208,7 +221,7 @@ describe("OpenTelemetry traces to an OTLP receiver", { timeout: TIMEOUT }, () =>
     const flow = await tracedRefund(server, collector, "L9302");
     assertRunTrace(collector, flow, { store: "sqlite", model });
     assert.ok(collector.posts.every((p) => p.contentType.startsWith("application/json")));
-    const lines = server.stderr.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l));
+    const lines = await flowLogLines(server, flow);
     assertLogLines(lines, flow);
     // A refusal's line names its code; every route gets one.
     const refused = await postJson(`${server.url}/agent`, { threadId: "", runId: "r", messages: [] });
@@ -375,7 +388,7 @@ describe("Workers: the same spans as log lines (workerd)", { timeout: TIMEOUT },
     const flow = await tracedRefund(worker, view, "W9304");
     assertRunTrace(view, flow, { store: "durable_object", model });
     // Log lines are JSON with the trace they belong to; none carries content.
-    const lines = worker.stderr.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l));
+    const lines = await flowLogLines(worker, flow);
     assertLogLines(lines, flow);
     const ended = lines.filter((l) => l.message === "run ended");
     assert.ok(ended.every((l) => /^[0-9a-f]{32}$/.test(l.traceId)));
