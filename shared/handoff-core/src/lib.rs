@@ -16,6 +16,7 @@ pub mod outbox;
 pub mod principal;
 pub mod records;
 pub mod runtime;
+#[cfg(feature = "schedules")]
 pub mod schedule;
 pub mod schema;
 pub mod store;

@@ -16,9 +16,10 @@
 //! Ollama or vLLM; the trace collector) are not users' URLs: [`UreqOutbound::operator`]
 //! allows `http` and any address, and honours the proxy variables.
 //!
-//! Either way: no redirects, statuses are not errors, connecting gives up after 10 s
-//! (sooner with a shorter timeout), and the whole exchange after the request's
-//! [`Timeout`] (10 minutes without one: a model's answer may stream that long).
+//! Either way: TLS trusts the platform's root certificates (read at the first TLS
+//! connection, as the DynamoDB client reads them), no redirects, statuses are not errors,
+//! connecting gives up after 10 s (sooner with a shorter timeout), and the whole exchange
+//! after the request's [`Timeout`] (10 minutes without one: a model's answer may stream that long).
 //! Whether a failure may have reached the server is kept: a refused URL, a name that
 //! does not resolve, a refused connection or a connect timeout sent nothing; a timeout or
 //! a broken connection later is in doubt.
@@ -44,6 +45,19 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
 /// Size of the pieces a streamed body is handed on in.
 const CHUNK: usize = 8 * 1024;
+
+/// TLS as the DynamoDB client has it: rustls on ring, and the platform's root certificates
+/// (`/etc/ssl`, `SSL_CERT_FILE`, `SSL_CERT_DIR`), read when the first TLS connection needs
+/// them. A platform without any fails that connection with "No CA certificates were
+/// loaded from the system".
+fn tls_config() -> ureq::tls::TlsConfig {
+    ureq::tls::TlsConfig::builder()
+        .root_certs(ureq::tls::RootCerts::PlatformVerifier)
+        .unversioned_rustls_crypto_provider(std::sync::Arc::new(
+            rustls::crypto::ring::default_provider(),
+        ))
+        .build()
+}
 
 /// Which destinations guarded requests may reach.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -102,6 +116,7 @@ impl UreqOutbound {
 
     fn with_resolver(guard: Option<NetPolicy>, resolver: impl Resolver) -> Self {
         let mut config = ureq::Agent::config_builder()
+            .tls_config(tls_config())
             .http_status_as_error(false)
             .max_redirects(0);
         if guard.is_some() {

@@ -14,10 +14,10 @@
 //! | `GET /approvals?limit=&cursor=` | the approvals inbox: the pending interrupts the caller may resolve across its tenant's threads, newest first (those whose policy names a role it holds, minus its own requests under not-the-requester; without a role, those on threads it owns): `{"approvals": [{threadId, interruptId, reason, message, toolCall, responseSchema, expiresAt, requestedBy, requiredRoles, createdAt}], "nextCursor"}` |
 //! | `GET /approvals/waiting` | what waits for the caller now, for the console's bell: the inbox's interrupts (the same rule) that have not expired, newest first, at most 100: `{"count", "approvals": [{threadId, interruptId, message?, requestedBy?, requestedAt?, expiresAt?}], "more"?: true}` (Unix ms; `more` when there may be others). It reads the inbox's listing, written in the commit that ends a run, the one that writes the webhooks' `interrupt.created` and `run.finished`/`run.failed`: an answer by any route takes its interrupt off at once. Cost: one listing read plus one read per thread of the tenant with pending interrupts (at most 400) |
 //! | `GET /audit?threadId=&since=&limit=&cursor=` | the approval audit trail, role `auditor` only (403 `FORBIDDEN` otherwise): `{"entries": [{seq, time, threadId, kind: "answer"\|"effect", principal, roles, interruptId, decision, payloadHash, runId, effectKey?, replayed?, idempotencyKey?, attempt?, prevHash, hash}], "nextCursor"}`, newest first, across the tenant's threads (by time) or one (in chain order, reading that thread's entries only); an effect's entry is written when an attempt starts, so one left in doubt is listed too; one entry per line with `Accept: application/x-ndjson` (the next cursor in `x-handoff-next-cursor`); `since` is an ISO-8601 time or Unix ms |
-//! | `GET /webhooks/deliveries?limit=` | role `admin` (403 `FORBIDDEN` otherwise): the tenant's webhook events, newest first (see [`webhooks`]): `{"deliveries": [{id, type, threadId, runId, status: "pending"\|"delivered"\|"failed", attempts, createdAt, nextAttemptAt?, servedEndpoints?, lastError?}]}` (Unix ms); `limit` 1-100 (default 20); each is kept a week |
-//! | `POST /schedules` | `{cron (5 fields, UTC) \| everySeconds, agentId, messages, thread: "new" \| threadId}`: 201 with the schedule `{id, cron\|everySeconds, agentId, messages, thread, createdBy, createdAt, nextDueAt, ticks, lastRun?}`; each tick runs once across instances as a background run of the creator's (see [`schedules`]); 400 `INVALID_SCHEDULE`, 404 `AGENT_NOT_FOUND`, 409 `SCHEDULE_LIMIT` (100 a tenant) |
-//! | `GET /schedules` | `{"schedules": [...]}`: the caller's, every one of the tenant's for role `admin` |
-//! | `DELETE /schedules/{id}` | `{"id", "deleted": true}`; the creator's or an admin's to do, 404 `SCHEDULE_NOT_FOUND` for anyone else |
+//! | `GET /webhooks/deliveries?limit=` | feature `webhooks` (default): role `admin` (403 `FORBIDDEN` otherwise): the tenant's webhook events, newest first (see [`webhooks`]): `{"deliveries": [{id, type, threadId, runId, status: "pending"\|"delivered"\|"failed", attempts, createdAt, nextAttemptAt?, servedEndpoints?, lastError?}]}` (Unix ms); `limit` 1-100 (default 20); each is kept a week |
+//! | `POST /schedules` | feature `schedules` (default): `{cron (5 fields, UTC) \| everySeconds, agentId, messages, thread: "new" \| threadId}`: 201 with the schedule `{id, cron\|everySeconds, agentId, messages, thread, createdBy, createdAt, nextDueAt, ticks, lastRun?}`; each tick runs once across instances as a background run of the creator's (see [`schedules`]); 400 `INVALID_SCHEDULE`, 404 `AGENT_NOT_FOUND`, 409 `SCHEDULE_LIMIT` (100 a tenant) |
+//! | `GET /schedules` | feature `schedules`: `{"schedules": [...]}`: the caller's, every one of the tenant's for role `admin` |
+//! | `DELETE /schedules/{id}` | feature `schedules`: `{"id", "deleted": true}`; the creator's or an admin's to do, 404 `SCHEDULE_NOT_FOUND` for anyone else |
 //! | `GET /audit/verify?threadId=` | role `auditor`: `{"intact", "entries", "firstBroken"?, "threadId"?}`, whether the thread's hash chain (every chain of the tenant without `threadId`) is whole |
 //! | `POST /agent` with `Prefer: respond-async` | a background run (RFC 7240; other preferences in the header are ignored): once the run is claimed, `202 {"threadId","runId"}` with `Location: /threads/{threadId}/runs/{runId}` and `Preference-Applied: respond-async`, and the run goes on with nobody connected; bad input is the same 4xx as without it. Only on hosts that offer background work ([`handoff_core::Runtime::background`]: the dev server); Lambda and Workers ignore the preference for now and stream as usual (no `Preference-Applied`). Under `HANDOFF_DOUBLE_TEXT` `interrupt` or `enqueue`, a run sent to a busy thread is answered 202 before it is claimed, and its status is 404 `RUN_NOT_FOUND` until it is |
 //! | `GET /threads/{threadId}/runs/{runId}` | where a run stands, background or streamed ([`handoff_core::RunStatusView`]): `{"threadId", "runId", "status": "running"\|"interrupted"\|"succeeded"\|"failed"\|"cancelled", "outcome"?: "success"\|"interrupt"\|"cancelled", "usage"?, "interrupts"?, "error"?: {code, message}, "startedAt", "finishedAt"?}` (Unix ms); a run whose instance went away is `failed` with `RUN_ABANDONED` once its lease lapses; who may read it as for its events; 404 `RUN_NOT_FOUND` for a run the thread never had |
@@ -185,8 +185,10 @@ mod error;
 mod guard;
 mod request_log;
 mod routes;
+#[cfg(feature = "schedules")]
 pub mod schedules;
 mod trace_context;
+#[cfg(feature = "webhooks")]
 pub mod webhooks;
 
 use std::collections::BTreeMap;
@@ -211,6 +213,10 @@ pub use request_log::{RequestId, TraceId};
 #[cfg(feature = "a2a-server")]
 pub use routes::a2a::push::{A2A_PUSH_KIND, A2aPush, A2aPushNotifier};
 pub use trace_context::parse_traceparent;
+
+/// The role that manages a tenant's operations: it reads `GET /webhooks/deliveries` and
+/// lists and deletes every schedule of its tenant.
+pub const ADMIN_ROLE: &str = "admin";
 
 /// Shared state of the handlers.
 #[derive(Clone, Debug)]
@@ -398,18 +404,6 @@ impl Routes {
             .route("/audit", get(routes::audit::list_audit))
             .route("/audit/verify", get(routes::audit::verify_audit))
             .route(
-                "/webhooks/deliveries",
-                get(routes::webhooks::list_deliveries),
-            )
-            .route(
-                "/schedules",
-                get(routes::schedules::list_schedules).post(routes::schedules::create_schedule),
-            )
-            .route(
-                "/schedules/{schedule_id}",
-                axum::routing::delete(routes::schedules::delete_schedule),
-            )
-            .route(
                 "/threads/{thread_id}",
                 get(routes::threads::get_thread)
                     .patch(routes::thread_list::update_thread)
@@ -437,6 +431,21 @@ impl Routes {
             )
             .route("/api/v1/chat/stream", post(routes::superagent::chat_stream))
             .route("/api/v1/chat/resume", post(routes::superagent::chat_resume));
+        #[cfg(feature = "webhooks")]
+        let protected = protected.route(
+            "/webhooks/deliveries",
+            get(routes::webhooks::list_deliveries),
+        );
+        #[cfg(feature = "schedules")]
+        let protected = protected
+            .route(
+                "/schedules",
+                get(routes::schedules::list_schedules).post(routes::schedules::create_schedule),
+            )
+            .route(
+                "/schedules/{schedule_id}",
+                axum::routing::delete(routes::schedules::delete_schedule),
+            );
         #[cfg(feature = "a2a-server")]
         let protected = protected
             .route("/a2a", post(routes::a2a::jsonrpc))

@@ -1,6 +1,7 @@
 //! A schedule's tick is a run like any other: its end is told to the webhooks, from the
 //! outbox, with the tick's thread and run. The receiver is a recording `Sender`; the
 //! notifier, the outbox and the scheduler are the real ones.
+#![cfg(all(feature = "schedules", feature = "webhooks"))]
 
 use std::sync::{Arc, Mutex};
 

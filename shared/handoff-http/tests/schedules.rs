@@ -1,6 +1,7 @@
 //! Schedules through the router and the scheduler: bad definitions refused with stable
 //! codes, each schedule managed by its owner or an admin of its tenant only, and a due
 //! tick claimed by one of two schedulers sharing the store, its run started as the owner.
+#![cfg(feature = "schedules")]
 
 mod support;
 

@@ -2,6 +2,7 @@
 //! signed to every endpoint, retried with backoff under one `webhook-id` (a served endpoint
 //! not sent again), and listed by `GET /webhooks/deliveries` for admins only. The
 //! receivers are a fake `Outbound` (it fails on purpose); the rest is the real thing.
+#![cfg(feature = "webhooks")]
 
 #[path = "support/named.rs"]
 mod named;

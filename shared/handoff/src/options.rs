@@ -34,9 +34,11 @@ pub(crate) struct HostOptions {
     pub(crate) push_signer: Option<Arc<dyn handoff_auth::PushSigner>>,
     /// How the host reaches the operator's webhooks (`HANDOFF_WEBHOOK_URLS`; none: they
     /// are not sent).
+    #[cfg_attr(not(feature = "webhooks"), allow(dead_code))]
     pub(crate) webhook_outbound: Option<Arc<dyn handoff_core::outbound::Outbound>>,
     /// The host's own URL where it knows it (the dev server's): the base of the console
     /// links webhooks carry when `HANDOFF_PUBLIC_URL` is unset.
+    #[cfg_attr(not(feature = "webhooks"), allow(dead_code))]
     pub(crate) own_url: Option<String>,
 }
 
@@ -122,13 +124,16 @@ impl HostOptions {
     /// What runs' ends are told to, from the store's outbox: served A2A tasks push their
     /// state changes, and every run is told to the operator's webhooks
     /// (`HANDOFF_WEBHOOK_URLS`; malformed settings are refused by [`HostOptions::app`]).
+    #[cfg_attr(
+        not(feature = "webhooks"),
+        allow(unused_variables, unused_mut, clippy::unused_self)
+    )]
     pub(crate) fn outbox(
         &mut self,
         store: &Arc<dyn Store>,
         runtime: &Runtime,
         vars: &impl Fn(&str) -> Option<String>,
     ) -> (Option<Outbox>, Vec<Arc<dyn Notifier>>) {
-        use handoff_http::webhooks::{WEBHOOK_KIND, WebhookConfig, WebhookNotifier, WebhookSender};
         let mut outbox = None::<Outbox>;
         let mut notifiers: Vec<Arc<dyn Notifier>> = Vec::new();
         let mut add = |kind: &str, sender: Arc<dyn handoff_core::outbox::Sender>| {
@@ -147,8 +152,14 @@ impl HostOptions {
             add(handoff_http::A2A_PUSH_KIND, Arc::new(push));
             notifiers.push(Arc::new(handoff_http::A2aPushNotifier));
         }
-        let webhooks = WebhookConfig::from_lookup(vars).ok().flatten();
-        if let (Some(config), Some(outbound)) = (webhooks, self.webhook_outbound.take()) {
+        #[cfg(feature = "webhooks")]
+        if let (Some(config), Some(outbound)) = (
+            handoff_http::webhooks::WebhookConfig::from_lookup(vars)
+                .ok()
+                .flatten(),
+            self.webhook_outbound.take(),
+        ) {
+            use handoff_http::webhooks::{WEBHOOK_KIND, WebhookNotifier, WebhookSender};
             let sender = WebhookSender::new(config, outbound, runtime.clock.clone());
             add(WEBHOOK_KIND, Arc::new(sender));
             let console_base = vars("HANDOFF_PUBLIC_URL")
@@ -160,6 +171,7 @@ impl HostOptions {
         (outbox, notifiers)
     }
 
+    #[cfg(feature = "schedules")]
     /// The scheduler of the host's agents: `engine`'s and the CopilotKit agents' (built
     /// by [`HostOptions::engine`]), ticking each schedule on its agent's engine.
     pub(crate) fn scheduler(&self, engine: &Engine) -> handoff_http::schedules::Scheduler {
@@ -179,7 +191,10 @@ impl HostOptions {
         vars: impl Fn(&str) -> Option<String>,
     ) -> Result<Router, String> {
         handoff_http::check_limits(&vars)?;
+        #[cfg(feature = "webhooks")]
         handoff_http::webhooks::check_webhooks(&vars)?;
+        #[cfg(not(feature = "webhooks"))]
+        refuse_webhooks(&vars)?;
         let http = self
             .http
             .unwrap_or_else(|| HttpConfig::for_host(host, &vars));
@@ -247,10 +262,24 @@ pub(crate) fn authenticator_from_env(
     }
 }
 
+/// Without the feature `webhooks`, endpoints set for them would never be told anything:
+/// refuse to start rather than drop every event in silence.
+#[cfg(not(feature = "webhooks"))]
+fn refuse_webhooks(vars: &impl Fn(&str) -> Option<String>) -> Result<(), String> {
+    match vars("HANDOFF_WEBHOOK_URLS").filter(|urls| !urls.trim().is_empty()) {
+        Some(_) => Err(
+            "HANDOFF_WEBHOOK_URLS is set, but this build has no webhooks: turn on the handoff \
+             crate's feature `webhooks`"
+                .to_owned(),
+        ),
+        None => Ok(()),
+    }
+}
+
 /// The native client for the operator's webhooks, behind the outbound guard
 /// (`HANDOFF_WEBHOOK_ALLOW_LOOPBACK=true` admits loopback and `http://`; a malformed value
 /// is refused by [`HostOptions::app`]).
-#[cfg(any(feature = "server", feature = "lambda"))]
+#[cfg(all(any(feature = "server", feature = "lambda"), feature = "webhooks"))]
 pub(crate) fn webhook_outbound(
     vars: impl Fn(&str) -> Option<String>,
 ) -> Arc<dyn handoff_core::outbound::Outbound> {

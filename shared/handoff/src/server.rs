@@ -228,7 +228,10 @@ impl Server {
             ));
             self.options.push_signer = crate::options::push_signer(&store, &runtime, env);
         }
-        self.options.webhook_outbound = Some(crate::options::webhook_outbound(env));
+        #[cfg(feature = "webhooks")]
+        {
+            self.options.webhook_outbound = Some(crate::options::webhook_outbound(env));
+        }
         let url = format!("http://{}", listener.local_addr()?);
         self.options.own_url = Some(url.clone());
         let engine = self
@@ -237,6 +240,7 @@ impl Server {
         if let Some(outbox) = engine.outbox().cloned() {
             tokio::spawn(sweep_outbox(outbox, crate::sweep::poll_ms(env)));
         }
+        #[cfg(feature = "schedules")]
         tokio::spawn(tick_schedules(
             self.options.scheduler(&engine),
             crate::sweep::schedule_poll_ms(env),
@@ -336,6 +340,7 @@ async fn sweep_outbox(outbox: Arc<handoff_core::outbox::Outbox>, every_ms: u64) 
 }
 
 /// Claims and starts the schedules' due ticks for as long as the server runs.
+#[cfg(feature = "schedules")]
 async fn tick_schedules(scheduler: handoff_http::schedules::Scheduler, every_ms: u64) {
     let mut ticks = tokio::time::interval(std::time::Duration::from_millis(every_ms));
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);

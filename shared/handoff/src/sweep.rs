@@ -27,7 +27,7 @@ pub(crate) fn poll_ms(vars: impl Fn(&str) -> Option<String>) -> u64 {
 
 /// `HANDOFF_SCHEDULE_POLL_MS` (default 1000): how often the dev server looks for due
 /// schedule ticks (one index query when none is due).
-#[cfg_attr(not(feature = "server"), allow(dead_code))]
+#[cfg_attr(not(all(feature = "server", feature = "schedules")), allow(dead_code))]
 pub(crate) fn schedule_poll_ms(vars: impl Fn(&str) -> Option<String>) -> u64 {
     vars("HANDOFF_SCHEDULE_POLL_MS")
         .and_then(|v| v.parse().ok())

@@ -12,10 +12,12 @@ pub(crate) mod mcp;
 #[cfg(any(feature = "a2a-server", feature = "mcp-server"))]
 pub(crate) mod origin;
 pub(crate) mod runs;
+#[cfg(feature = "schedules")]
 pub(crate) mod schedules;
 pub(crate) mod superagent;
 pub(crate) mod thread_list;
 pub(crate) mod threads;
+#[cfg(feature = "webhooks")]
 pub(crate) mod webhooks;
 
 use agui_protocol::Message;

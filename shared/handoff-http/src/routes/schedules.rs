@@ -13,9 +13,9 @@ use serde_json::{Map, Value, json};
 
 use super::json_body::read_json_body;
 use super::principal;
+use crate::ADMIN_ROLE;
 use crate::AppState;
 use crate::error::ApiError;
-use crate::webhooks::ADMIN_ROLE;
 
 /// A schedule as the routes answer it.
 pub(crate) fn wire(schedule: &Schedule) -> Value {

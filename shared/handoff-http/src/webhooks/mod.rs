@@ -41,8 +41,7 @@ pub use send::{WebhookSender, signature};
 /// The outbox kind of webhook events.
 pub const WEBHOOK_KIND: &str = "webhook";
 
-/// The role that reads `GET /webhooks/deliveries`.
-pub const ADMIN_ROLE: &str = "admin";
+pub use crate::ADMIN_ROLE;
 
 /// The listing of a tenant's webhook events, newest first.
 pub fn deliveries_scope(tenant: &str) -> String {

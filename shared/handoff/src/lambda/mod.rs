@@ -200,7 +200,10 @@ impl Lambda {
             ));
             self.options.push_signer = crate::options::push_signer(&store, &runtime, env);
         }
-        self.options.webhook_outbound = Some(crate::options::webhook_outbound(env));
+        #[cfg(feature = "webhooks")]
+        {
+            self.options.webhook_outbound = Some(crate::options::webhook_outbound(env));
+        }
         let engine = self
             .options
             .engine(Host::Lambda, self.agent, store, runtime, env);
@@ -209,6 +212,7 @@ impl Lambda {
             engine: engine.clone(),
             every_ms: crate::sweep::poll_ms(env),
             budget: deadline::RunBudget::from_env(env),
+            #[cfg(feature = "schedules")]
             scheduler: self.options.scheduler(&engine),
         };
         let app = self.options.app(Host::Lambda, engine, authenticator, env)?;

@@ -13,6 +13,7 @@ use futures::StreamExt;
 use handoff_core::Clock;
 use handoff_core::Engine;
 use handoff_core::outbox::Outbox;
+#[cfg(feature = "schedules")]
 use handoff_http::schedules::Scheduler;
 use lambda_http::Request;
 use lambda_http::RequestExt;
@@ -34,6 +35,7 @@ pub(super) struct Sweeps {
     /// `HANDOFF_RUN_BUDGET_MS`, for the runs a scheduled invocation re-drives or starts.
     pub(super) budget: super::deadline::RunBudget,
     /// The schedules' ticks, run by the `ScheduleTick` invocation ([`SCHEDULE_TICK_AGENT`]).
+    #[cfg(feature = "schedules")]
     pub(super) scheduler: Scheduler,
 }
 
@@ -65,6 +67,7 @@ where
         engine,
         every_ms,
         budget,
+        #[cfg(feature = "schedules")]
         scheduler,
     } = sweeps;
     tower::service_fn(move |request: Request| {
@@ -84,9 +87,11 @@ where
             .map(|context| super::deadline::absolute_deadline(context.deadline, clock.now_ms()))
             .map(|deadline| budget.within(deadline, clock.now_ms()));
         let redrive = scheduled(&request).then(|| (engine.clone(), deadline));
+        #[cfg(feature = "schedules")]
         let ticks = is_schedule_tick(&request).then(|| scheduler.clone());
         let call = service.clone().oneshot(request);
         async move {
+            #[cfg(feature = "schedules")]
             if let Some(scheduler) = ticks {
                 let report = scheduler.tick_until(deadline).await;
                 tracing::info!(?report, "schedules: ticked");
@@ -122,12 +127,15 @@ fn scheduled(request: &Request) -> bool {
         .is_some_and(|agent| agent == SCHEDULE_USER_AGENT)
 }
 
-/// The `user-agent` of the invocation that claims the schedules' due ticks: a Function URL
+/// The `user-agent` of the invocation that claims the schedules' due ticks (feature
+/// `schedules`; without it that invocation only sweeps): a Function URL
 /// `GET /healthz` the template's `ScheduleTick` rule sends every minute. Anyone may send
 /// it: it starts only ticks that are due anyway, each once.
+#[cfg(feature = "schedules")]
 pub(super) const SCHEDULE_TICK_AGENT: &str = "handoff-schedule-tick";
 
 /// Whether `request` is the schedules' tick ([`SCHEDULE_TICK_AGENT`]).
+#[cfg(feature = "schedules")]
 fn is_schedule_tick(request: &Request) -> bool {
     request
         .headers()

@@ -68,6 +68,7 @@ use worker::{Context, Env, HttpRequest};
 
 use crate::options::{HostOptions, authenticator_from_env, host_setters};
 
+#[cfg(feature = "schedules")]
 pub mod schedules;
 
 pub use handoff_host_worker::store::{BLOBS, PARTITIONS};
@@ -140,8 +141,11 @@ fn outbounds(options: &mut HostOptions, vars: &impl Fn(&str) -> Option<String>) 
     let allow_loopback = vars("HANDOFF_A2A_ALLOW_LOOPBACK")
         .is_some_and(|v| v == "1" || v.eq_ignore_ascii_case("true"));
     options.push_outbound = Some(Arc::new(FetchOutbound::guarded(allow_loopback)));
-    let webhook_loopback = handoff_http::webhooks::allows_loopback(vars).unwrap_or(false);
-    options.webhook_outbound = Some(Arc::new(FetchOutbound::guarded(webhook_loopback)));
+    #[cfg(feature = "webhooks")]
+    {
+        let webhook_loopback = handoff_http::webhooks::allows_loopback(vars).unwrap_or(false);
+        options.webhook_outbound = Some(Arc::new(FetchOutbound::guarded(webhook_loopback)));
+    }
 }
 
 /// The host for one request, with each part settable. Build it first when your
@@ -210,6 +214,7 @@ impl Worker {
         };
         outbounds(&mut self.options, &vars);
         let spawner = self.runtime.spawner.clone();
+        #[cfg(feature = "schedules")]
         let arm_after = spawner.clone().filter(|_| {
             req.method() == axum::http::Method::POST && req.uri().path() == "/schedules"
         });
@@ -265,6 +270,7 @@ impl Worker {
             Ok(response) => {
                 span.record("http.response.status_code", response.status().as_u16());
                 // A new schedule may tick sooner than the ticker's alarm is set for.
+                #[cfg(feature = "schedules")]
                 if let Some(spawner) = arm_after.filter(|_| response.status().as_u16() == 201) {
                     spawner.spawn(Box::pin(worker::send::SendFuture::new(async move {
                         schedules::arm(&env).await;
