@@ -75,12 +75,14 @@
 
 mod caller;
 mod deadline;
+mod restart;
 mod store;
 mod sweep;
 mod tls;
 mod warm;
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use axum::Router;
 use handoff_core::{Agent, Clock, Runtime, Store};
@@ -258,8 +260,21 @@ impl Lambda {
             }
         });
         let service = sweep::sweeping(service, sweeps);
+        // Counts the invocations the runtime loop hands over (see `keep_serving`).
+        let invocations = Arc::new(AtomicU64::new(0));
+        let service = service.map_request({
+            let invocations = invocations.clone();
+            move |request: Request| {
+                invocations.fetch_add(1, Ordering::Relaxed);
+                request
+            }
+        });
         startup_mark("serving");
-        lambda_http::run_with_streaming_response(service).await
+        restart::keep_serving(
+            || lambda_http::run_with_streaming_response(service.clone()),
+            || invocations.load(Ordering::Relaxed),
+        )
+        .await
     }
 }
 

@@ -53,7 +53,7 @@ pub(super) fn sweeping<S>(
     Response = Response,
     Error = Infallible,
     Future = impl Future<Output = Result<Response, Infallible>> + Send,
->
+> + Clone
 where
     S: Service<Request, Response = Response, Error = Infallible> + Clone + Send + 'static,
     S::Future: Send,
