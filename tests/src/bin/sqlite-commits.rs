@@ -9,10 +9,17 @@
 //! [`SqliteStore::stats`]; group commit is turned off with
 //! [`SqliteOptions::with_max_group(1)`](SqliteOptions::with_max_group).
 //!
+//! After the table, where the first setting's WAL frames went: each frame of the WAL (those
+//! since it last restarted) is one page, attributed to the b-tree that owns that page now
+//! (SQLite's `dbstat` table): the rows, the `(partition, key)` index, the listing index, the
+//! header page. That is the write amplification a different table layout would change.
+//!
 //! `sqlite-commits [PAIRS_PER_CLIENT]` (default 40).
 
 #![allow(clippy::disallowed_methods)] // It measures wall-clock time; it is not engine code.
 
+use std::collections::HashMap;
+use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -64,18 +71,23 @@ fn main() -> ExitCode {
         ("NORMAL, one per txn", Synchronous::Normal, 1),
     ];
     let mut rows = Vec::new();
+    let mut trees = None;
     for (label, synchronous, max_group) in settings {
         let options = SqliteOptions::default()
             .with_synchronous(synchronous)
             .with_max_group(max_group);
-        match runtime.block_on(measure(options, pairs_per_client)) {
-            Ok((stats, elapsed)) => rows.push(Row {
-                label,
-                synchronous,
-                pairs: CLIENTS * pairs_per_client,
-                stats,
-                elapsed,
-            }),
+        let attribute = trees.is_none();
+        match runtime.block_on(measure(options, pairs_per_client, attribute)) {
+            Ok((stats, elapsed, by_tree)) => {
+                rows.push(Row {
+                    label,
+                    synchronous,
+                    pairs: CLIENTS * pairs_per_client,
+                    stats,
+                    elapsed,
+                });
+                trees = trees.or(by_tree.map(|by_tree| (label, by_tree)));
+            }
             Err(e) => {
                 eprintln!("sqlite-commits ({label}): {e}");
                 return ExitCode::FAILURE;
@@ -83,20 +95,23 @@ fn main() -> ExitCode {
         }
     }
     print_table(&rows);
+    if let Some((label, by_tree)) = trees {
+        print_trees(label, &by_tree);
+    }
     ExitCode::SUCCESS
 }
 
 /// Runs `pairs_per_client` pairs on each of [`CLIENTS`] concurrent clients over a fresh
 /// store opened with `options`; returns the store's stats and the wall time.
+/// With `attribute`, also where the WAL's frames went ([`frames_by_tree`]).
 async fn measure(
     options: SqliteOptions,
     pairs_per_client: usize,
-) -> Result<(SqliteStats, Duration), String> {
+    attribute: bool,
+) -> Result<(SqliteStats, Duration, Option<Vec<(String, u64)>>), String> {
     let dir = tempfile::tempdir().map_err(|e| format!("temp dir: {e}"))?;
-    let store = Arc::new(
-        SqliteStore::open_with(dir.path().join("commits.db"), options)
-            .map_err(|e| format!("open: {e}"))?,
-    );
+    let path = dir.path().join("commits.db");
+    let store = Arc::new(SqliteStore::open_with(&path, options).map_err(|e| format!("open: {e}"))?);
     let shared: Arc<dyn Store> = store.clone();
     let agent = DemoAgent::new(shared.clone(), DemoConfig::default());
     let runtime = Runtime::new(
@@ -126,11 +141,63 @@ async fn measure(
     }
     let elapsed = started.elapsed();
     let stats = store.stats().since(&before);
+    // Read while the store is open: closing it checkpoints and deletes the WAL.
+    let by_tree = match attribute {
+        true => Some(frames_by_tree(&path)?),
+        false => None,
+    };
     // Dropping the store joins its threads: off the runtime's worker thread.
     tokio::task::spawn_blocking(move || drop((engine, store)))
         .await
         .map_err(|e| format!("closing the store: {e}"))?;
-    Ok((stats, elapsed))
+    Ok((stats, elapsed, by_tree))
+}
+
+/// The WAL's frames (those of its current generation: the header's salts) counted by the
+/// b-tree that owns each frame's page, most first. A page no b-tree owns is free.
+fn frames_by_tree(db: &Path) -> Result<Vec<(String, u64)>, String> {
+    let mut wal_path = db.as_os_str().to_owned();
+    wal_path.push("-wal");
+    let wal = std::fs::read(&wal_path).map_err(|e| format!("reading the WAL: {e}"))?;
+    let word = |at: usize| {
+        wal.get(at..at + 4)
+            .map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+    };
+    let (Some(page_size), Some(salt1), Some(salt2)) = (word(8), word(16), word(20)) else {
+        return Ok(Vec::new());
+    };
+    let frame_len = 24 + page_size as usize;
+    let mut pages = Vec::new();
+    let mut at = 32;
+    while at + frame_len <= wal.len() && word(at + 8) == Some(salt1) && word(at + 12) == Some(salt2)
+    {
+        pages.extend(word(at));
+        at += frame_len;
+    }
+    let conn =
+        rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .map_err(|e| format!("opening for dbstat: {e}"))?;
+    let mut owners = HashMap::new();
+    let mut statement = conn
+        .prepare("SELECT name, pageno FROM dbstat")
+        .map_err(|e| format!("dbstat: {e}"))?;
+    let rows = statement
+        .query_map([], |row| {
+            Ok((row.get::<_, u32>(1)?, row.get::<_, String>(0)?))
+        })
+        .map_err(|e| format!("dbstat: {e}"))?;
+    for row in rows {
+        let (page, name) = row.map_err(|e| format!("dbstat: {e}"))?;
+        owners.insert(page, name);
+    }
+    let mut counts = HashMap::<String, u64>::new();
+    for page in pages {
+        let owner = owners.get(&page).map_or("(free page)", String::as_str);
+        *counts.entry(owner.to_owned()).or_default() += 1;
+    }
+    let mut counts: Vec<_> = counts.into_iter().collect();
+    counts.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    Ok(counts)
 }
 
 /// One approval pair: run 1 ends in an interrupt, the approving resume refunds once.
@@ -167,6 +234,30 @@ async fn finish(engine: &Engine, input: RunAgentInput) -> Result<RunFinishedOutc
             .unwrap_or(RunFinishedOutcome::success())),
         other => Err(format!("the run did not finish: {other:?}")),
     }
+}
+
+#[allow(clippy::print_stdout)] // The table is the output.
+fn print_trees(label: &str, by_tree: &[(String, u64)]) {
+    let total: u64 = by_tree.iter().map(|(_, n)| n).sum();
+    let share = |n: u64| 100.0 * n as f64 / total.max(1) as f64;
+    let named = |tree: &str| {
+        match tree {
+            "items" => "rows (items)",
+            "sqlite_autoindex_items_1" => "(partition, key) index",
+            "items_listing" => "listing index",
+            "sqlite_schema" => "header page",
+            other => other,
+        }
+        .to_owned()
+    };
+    let parts: Vec<String> = by_tree
+        .iter()
+        .map(|(tree, n)| format!("{} {:.0}%", named(tree), share(*n)))
+        .collect();
+    println!(
+        "WAL frames by b-tree ({label}, the WAL's last {total} frames): {}",
+        parts.join(", ")
+    );
 }
 
 #[allow(clippy::print_stdout)] // The table is the output.
