@@ -193,8 +193,7 @@ impl HostOptions {
         handoff_http::check_limits(&vars)?;
         #[cfg(feature = "webhooks")]
         handoff_http::webhooks::check_webhooks(&vars)?;
-        #[cfg(not(feature = "webhooks"))]
-        refuse_webhooks(&vars)?;
+        refuse_unbuilt_webhooks(&vars, cfg!(feature = "webhooks"))?;
         let http = self
             .http
             .unwrap_or_else(|| HttpConfig::for_host(host, &vars));
@@ -262,11 +261,13 @@ pub(crate) fn authenticator_from_env(
     }
 }
 
-/// Without the feature `webhooks`, endpoints set for them would never be told anything:
-/// refuse to start rather than drop every event in silence.
-#[cfg(not(feature = "webhooks"))]
-fn refuse_webhooks(vars: &impl Fn(&str) -> Option<String>) -> Result<(), String> {
-    match vars("HANDOFF_WEBHOOK_URLS").filter(|urls| !urls.trim().is_empty()) {
+/// In a build without the feature `webhooks` (`built` false), endpoints set for them would
+/// never be told anything: refuse to start rather than drop every event in silence.
+fn refuse_unbuilt_webhooks(
+    vars: &impl Fn(&str) -> Option<String>,
+    built: bool,
+) -> Result<(), String> {
+    match vars("HANDOFF_WEBHOOK_URLS").filter(|urls| !built && !urls.trim().is_empty()) {
         Some(_) => Err(
             "HANDOFF_WEBHOOK_URLS is set, but this build has no webhooks: turn on the handoff \
              crate's feature `webhooks`"
@@ -529,4 +530,33 @@ pub(crate) fn push_signer(
         Arc::new(handoff_auth::PushKeys::new(store.clone(), runtime.clone()))
             as Arc<dyn handoff_auth::PushSigner>
     })
+}
+
+#[cfg(test)]
+mod unbuilt_tests {
+    use super::refuse_unbuilt_webhooks;
+
+    #[test]
+    fn webhook_settings_refuse_to_start_a_build_without_webhooks() {
+        let set = |key: &str| {
+            (key == "HANDOFF_WEBHOOK_URLS").then(|| "ops=https://hooks.example.com/x".to_owned())
+        };
+        let err = refuse_unbuilt_webhooks(&set, false).unwrap_err();
+        assert!(
+            err.contains("HANDOFF_WEBHOOK_URLS") && err.contains("`webhooks`"),
+            "{err}"
+        );
+        assert!(
+            !err.contains("hooks.example.com"),
+            "a webhook URL may be a credential: {err}"
+        );
+        assert_eq!(
+            refuse_unbuilt_webhooks(&set, true),
+            Ok(()),
+            "built: checked by the webhooks module"
+        );
+        let blank = |key: &str| (key == "HANDOFF_WEBHOOK_URLS").then(|| " ".to_owned());
+        assert_eq!(refuse_unbuilt_webhooks(&blank, false), Ok(()));
+        assert_eq!(refuse_unbuilt_webhooks(&|_: &str| None, false), Ok(()));
+    }
 }
