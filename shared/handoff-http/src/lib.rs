@@ -81,8 +81,8 @@
 //! | `HANDOFF_MCP_ELICIT_WAIT_MS` | 45000 | how long an MCP session call that sent an `elicitation/create` waits for the answer's run to end (never past the host deadline) before it answers that the run waits for an approver; below the official SDKs' 60 s request timeout, so such a client gets that answer rather than a timeout |
 //! | `HANDOFF_ALLOWED_HOSTS` | loopback names only | with `HANDOFF_AUTH=none`, the other `Host` names answered: see the same section |
 //!
-//! | `HANDOFF_SCHEDULE_POLL_MS` | 1000 (dev server) | how often due schedule ticks are looked for; Lambda and Workers tick on their triggers (see [`schedules`]) |
-//! | `HANDOFF_WEBHOOK_URLS`, `HANDOFF_WEBHOOK_SECRETS`, `HANDOFF_WEBHOOK_FORMAT`, `HANDOFF_WEBHOOK_ALLOW_LOOPBACK` | no webhooks | the operator's endpoints told about every run's end, signed as Standard Webhooks says: see [`webhooks`] |
+//! | `HANDOFF_SCHEDULE_POLL_MS` | 1000 (dev server) | feature `schedules`: how often due schedule ticks are looked for; Lambda and Workers tick on their triggers (see [`schedules`]) |
+//! | `HANDOFF_WEBHOOK_URLS`, `HANDOFF_WEBHOOK_SECRETS`, `HANDOFF_WEBHOOK_FORMAT`, `HANDOFF_WEBHOOK_ALLOW_LOOPBACK` | no webhooks | feature `webhooks` (a build without it refuses to start when they are set): the operator's endpoints told about every run's end, signed as Standard Webhooks says: see [`webhooks`] |
 //!
 //! A malformed `HANDOFF_RATE_LIMIT` or `HANDOFF_TOKEN_BUDGET` refuses to start with a
 //! message naming it. Their store cost: a run start 2 round trips for the rate limit and 1

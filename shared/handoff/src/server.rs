@@ -16,9 +16,9 @@
 //! | `HANDOFF_COPILOTKIT_BASE` | `/copilotkit`: where the CopilotKit runtime protocol is served |
 //! | `HANDOFF_AUTH` | `none` (with a warning): `api-key`, `jwt`, `cf-access` as on deployed hosts (see `handoff::auth`) |
 //! | `HANDOFF_CORS_ORIGINS` | no CORS |
-//! | `HANDOFF_WEBHOOK_URLS`, `HANDOFF_WEBHOOK_SECRETS`, `HANDOFF_WEBHOOK_FORMAT`, `HANDOFF_WEBHOOK_ALLOW_LOOPBACK` | no webhooks (see `handoff_http::webhooks`); approval links point at `HANDOFF_PUBLIC_URL`, else at this server's URL |
+//! | `HANDOFF_WEBHOOK_URLS`, `HANDOFF_WEBHOOK_SECRETS`, `HANDOFF_WEBHOOK_FORMAT`, `HANDOFF_WEBHOOK_ALLOW_LOOPBACK` | no webhooks (feature `webhooks`, see `handoff_http::webhooks`); approval links point at `HANDOFF_PUBLIC_URL`, else at this server's URL |
 //! | `HANDOFF_OUTBOX_POLL_MS` | 1000: how often the outbox's due retries (A2A pushes, webhooks) are swept |
-//! | `HANDOFF_SCHEDULE_POLL_MS` | 1000: how often due schedule ticks are claimed (`POST /schedules`; each tick runs once across every process sharing the store, as a background run) |
+//! | `HANDOFF_SCHEDULE_POLL_MS` | 1000 (feature `schedules`): how often due schedule ticks are claimed (`POST /schedules`; each tick runs once across every process sharing the store, as a background run) |
 //! | `HANDOFF_MCP_ELICIT_WAIT_MS` | 45000: how long an MCP session call waits for the answer to the elicitation it sent (see `handoff_http`) |
 //! | `HANDOFF_SWEEP_SECS` | 15: how often runs whose instance died before their end are looked for and finished here (0: never; see `handoff_core::Engine::redrive_due`) |
 //! | `RUST_LOG` | `info` (logs go to stderr) |

@@ -15,7 +15,7 @@
 //! | `HANDOFF_STOP_POLL_MS` | 1000: how often a running run looks for a stop sent to another instance |
 //! | `HANDOFF_LIVE_FLUSH_MS` | 250: how often a running run journals its events for reconnecting clients |
 //! | `HANDOFF_COPILOTKIT_BASE` | `/copilotkit`: where the CopilotKit runtime protocol is served |
-//! | `HANDOFF_WEBHOOK_URLS`, `HANDOFF_WEBHOOK_SECRETS`, … | no webhooks (see `handoff_http::webhooks`); posted when a run ends, within its invocation; a failed one is retried by the outbox sweeps (see push notifications below) |
+//! | `HANDOFF_WEBHOOK_URLS`, `HANDOFF_WEBHOOK_SECRETS`, … | no webhooks (feature `webhooks`, see `handoff_http::webhooks`); posted when a run ends, within its invocation; a failed one is retried by the outbox sweeps (see push notifications below) |
 //! | `HANDOFF_OUTBOX_POLL_MS` | 1000: at most one outbox sweep per instance this often (see push notifications below) |
 //! | `HANDOFF_MCP_ELICIT_WAIT_MS` | 45000, never past 5 s before the invocation's deadline: how long an MCP session call waits for the answer to the elicitation it sent |
 //! | `HANDOFF_RUN_BUDGET_MS` | unset: a run may use its invocation up to the deadline; set: at most this long of it (a background run or a re-drive is then handed over to the next scheduled invocation) |
