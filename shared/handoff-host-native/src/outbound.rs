@@ -19,7 +19,8 @@
 //! Either way: TLS trusts the platform's root certificates (read at the first TLS
 //! connection, as the DynamoDB client reads them), no redirects, statuses are not errors,
 //! connecting gives up after 10 s (sooner with a shorter timeout), and the whole exchange
-//! after the request's [`Timeout`] (10 minutes without one: a model's answer may stream that long).
+//! after the request's [`Timeout`] (10 minutes without one: a model's answer may stream
+//! that long).
 //! Whether a failure may have reached the server is kept: a refused URL, a name that
 //! does not resolve, a refused connection or a connect timeout sent nothing; a timeout or
 //! a broken connection later is in doubt.

@@ -277,18 +277,40 @@ fn refuse_unbuilt_webhooks(
     }
 }
 
-/// The native client for the operator's webhooks, behind the outbound guard
-/// (`HANDOFF_WEBHOOK_ALLOW_LOOPBACK=true` admits loopback and `http://`; a malformed value
-/// is refused by [`HostOptions::app`]).
-#[cfg(all(any(feature = "server", feature = "lambda"), feature = "webhooks"))]
-pub(crate) fn webhook_outbound(
-    vars: impl Fn(&str) -> Option<String>,
-) -> Arc<dyn handoff_core::outbound::Outbound> {
-    use handoff_host_native::outbound::{NetPolicy, UreqOutbound};
-    let policy = NetPolicy {
-        allow_loopback: handoff_http::webhooks::allows_loopback(vars).unwrap_or(false),
-    };
-    Arc::new(UreqOutbound::guarded(policy))
+#[cfg(any(feature = "server", feature = "lambda"))]
+impl HostOptions {
+    /// A native host's outbound clients, each behind the outbound guard: the A2A pushes'
+    /// (`HANDOFF_A2A_ALLOW_LOOPBACK`) and their JWT signer (`HANDOFF_A2A_PUSH_JWT`), for the
+    /// A2A server's tasks (without it nothing registers one), and the operator's webhooks'
+    /// (`HANDOFF_WEBHOOK_ALLOW_LOOPBACK=true` admits loopback and `http://`; a malformed value
+    /// is refused by [`HostOptions::app`]). Each only with its feature.
+    #[cfg_attr(not(feature = "a2a-server"), allow(unused_variables))]
+    #[cfg_attr(
+        not(any(feature = "a2a-server", feature = "webhooks")),
+        allow(clippy::unused_self)
+    )]
+    pub(crate) fn native_outbounds(
+        &mut self,
+        store: &Arc<dyn Store>,
+        runtime: &Runtime,
+        vars: impl Fn(&str) -> Option<String> + Copy,
+    ) {
+        #[cfg(any(feature = "a2a-server", feature = "webhooks"))]
+        use handoff_host_native::outbound::{NetPolicy, UreqOutbound};
+        #[cfg(feature = "a2a-server")]
+        {
+            let policy = NetPolicy::from_lookup(vars);
+            self.push_outbound = Some(Arc::new(UreqOutbound::guarded(policy)));
+            self.push_signer = push_signer(store, runtime, vars);
+        }
+        #[cfg(feature = "webhooks")]
+        {
+            let policy = NetPolicy {
+                allow_loopback: handoff_http::webhooks::allows_loopback(vars).unwrap_or(false),
+            };
+            self.webhook_outbound = Some(Arc::new(UreqOutbound::guarded(policy)));
+        }
+    }
 }
 
 /// The authenticator `HANDOFF_AUTH` names, fetching key sets with the native client.

@@ -219,19 +219,7 @@ impl Server {
             None => bind_from_env().await?,
         };
         let runtime = self.runtime.unwrap_or_else(runtime);
-        // Pushes serve the A2A server's tasks: without it nothing registers one.
-        #[cfg(feature = "a2a-server")]
-        {
-            let policy = handoff_host_native::outbound::NetPolicy::from_lookup(env);
-            self.options.push_outbound = Some(Arc::new(
-                handoff_host_native::outbound::UreqOutbound::guarded(policy),
-            ));
-            self.options.push_signer = crate::options::push_signer(&store, &runtime, env);
-        }
-        #[cfg(feature = "webhooks")]
-        {
-            self.options.webhook_outbound = Some(crate::options::webhook_outbound(env));
-        }
+        self.options.native_outbounds(&store, &runtime, env);
         let url = format!("http://{}", listener.local_addr()?);
         self.options.own_url = Some(url.clone());
         let engine = self

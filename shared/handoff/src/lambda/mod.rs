@@ -193,19 +193,7 @@ impl Lambda {
         let runtime = self.runtime.unwrap_or_else(runtime);
         // Connect during Init, not in the first request (see the module docs).
         warm_up(store.as_ref(), runtime.clock.now_ms()).await;
-        // Pushes serve the A2A server's tasks: without it nothing registers one.
-        #[cfg(feature = "a2a-server")]
-        {
-            let policy = handoff_host_native::outbound::NetPolicy::from_lookup(env);
-            self.options.push_outbound = Some(Arc::new(
-                handoff_host_native::outbound::UreqOutbound::guarded(policy),
-            ));
-            self.options.push_signer = crate::options::push_signer(&store, &runtime, env);
-        }
-        #[cfg(feature = "webhooks")]
-        {
-            self.options.webhook_outbound = Some(crate::options::webhook_outbound(env));
-        }
+        self.options.native_outbounds(&store, &runtime, env);
         let engine = self
             .options
             .engine(Host::Lambda, self.agent, store, runtime, env);
